@@ -1,0 +1,161 @@
+"""The public Python façade: ``Workspace`` (add, build, retrieve, ask, remove, marks, usage).
+
+The CLI and the web app are thin layers over this class; tests and benchmarks use it too.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .config import Settings, load_settings
+from .errors import InputError
+from .methods.base import BuildReport, MethodContext, available_methods, get_method
+from .progress import NullProgress, Progress
+from .store import open_store
+from .types import Answer, Document, Evidence, Page, Usage
+
+DEFAULT_WORKSPACE = ".docgraph"
+
+
+class AddError(InputError):
+    """Some inputs of an ``add`` failed; the others were ingested. ``.report`` has both."""
+
+    def __init__(self, report: Any):
+        self.report = report
+        lines = [str(f) for f in report.failures]
+        super().__init__(f"{len(lines)} input(s) failed:\n" + "\n".join(lines))
+
+
+class Workspace:
+    """A folder holding documents, their pages and everything methods build from them.
+
+    ``Workspace("ws/")`` opens or creates it; settings come from ``ws/docgraph.toml`` and
+    ``DOCGRAPH_*`` environment variables, with ``overrides`` (a nested dict) on top.
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_WORKSPACE, *, settings: Settings | None = None,
+                 overrides: Mapping[str, Any] | None = None):
+        self.root = Path(path).resolve()
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.settings = settings or load_settings(self.root, overrides=overrides)
+        self.store = open_store(self.root, self.settings.store)
+        self._models = None
+        self._models_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ plumbing
+    @property
+    def models(self):
+        """The ModelHub for this workspace (created on first use)."""
+        with self._models_lock:
+            if self._models is None:
+                from .models.hub import ModelHub
+
+                self._models = ModelHub(self.settings.models, self.store, self.root)
+            return self._models
+
+    def context(self, progress: Progress | None = None) -> MethodContext:
+        return MethodContext(store=self.store, settings=self.settings, models=self.models,
+                             root=self.root, progress=progress or NullProgress())
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "Workspace":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ documents
+    def ingest(self, paths: Iterable[str | Path], *, password: str | None = None,
+               progress: Progress | None = None):
+        """Ingest files/folders; returns the IngestReport (added, skipped, failures) without raising."""
+        from .documents.ingest import ingest
+
+        return ingest(self.store, self.root, self.settings.ingest, [Path(p) for p in paths],
+                      password=password, progress=progress or NullProgress())
+
+    def add(self, paths: Iterable[str | Path] | str | Path, *, password: str | None = None,
+            progress: Progress | None = None) -> list[Document]:
+        """Add documents (idempotent by content hash). Raises ``AddError`` after ingesting the
+        good inputs if some failed."""
+        if isinstance(paths, (str, Path)):
+            paths = [paths]
+        report = self.ingest(paths, password=password, progress=progress)
+        if report.failures:
+            raise AddError(report)
+        return list(report.added) + list(report.skipped)
+
+    def documents(self, with_pages: bool = False) -> list[Document]:
+        return self.store.list_documents(with_pages=with_pages)
+
+    def document(self, ref: str, with_pages: bool = True) -> Document:
+        """A document by id, id prefix, file name or title."""
+        return self.store.get_document(self.resolve(ref), with_pages=with_pages)  # type: ignore[return-value]
+
+    def resolve(self, ref: str) -> str:
+        docs = self.store.list_documents()
+        exact = [d for d in docs if d.id == ref]
+        if exact:
+            return exact[0].id
+        matches = [d for d in docs if d.id.startswith(ref) or Path(d.path).name == ref or d.title == ref]
+        if len(matches) == 1:
+            return matches[0].id
+        if not matches:
+            raise InputError(f"no document {ref!r} in workspace {self.root}; `docgraph ls` lists them")
+        raise InputError(f"{ref!r} matches {len(matches)} documents ({', '.join(d.id for d in matches)}); "
+                         "give more of the id")
+
+    def page(self, ref: str, number: int) -> Page:
+        doc_id = self.resolve(ref)
+        page = self.store.get_page(doc_id, number)
+        if page is None:
+            doc = self.store.get_document(doc_id)
+            raise InputError(f"document {doc_id} has no page {number} (it has {doc.page_count if doc else 0})")
+        return page
+
+    def remove(self, ref: str) -> Document:
+        """Remove a document and everything derived from it (rows in one transaction, then files)."""
+        doc_id = self.resolve(ref)
+        doc = self.store.get_document(doc_id)
+        ctx = self.context()
+        with self.store.transaction():
+            for name in available_methods():
+                get_method(name).remove_document(ctx, doc_id)
+            self.store.delete_document(doc_id)
+        for folder in ("pages", "crops", "marks"):
+            shutil.rmtree(self.root / folder / doc_id, ignore_errors=True)
+        return doc  # type: ignore[return-value]
+
+    def marks(self, ref: str, number: int, out: str | Path, mask: Iterable[str] = ()) -> Path:
+        """Write the Set-of-Marks image of a page (components boxed and tagged, ``mask`` greyed)."""
+        from .documents.marks import draw_marks
+
+        page = self.page(ref, number)
+        unknown = sorted(set(mask) - {c.id for c in page.components})
+        if unknown:
+            raise InputError(f"page {number} of {page.doc_id} has no component(s) {', '.join(unknown)}; "
+                             f"it has {', '.join(c.id for c in page.components)}")
+        return draw_marks(page, self.root, Path(out), mask=set(mask))
+
+    # ------------------------------------------------------------------ methods
+    def build(self, method: str = "kg4vd", *, progress: Progress | None = None) -> BuildReport:
+        """Build (or update) a method's index; resumable and incremental."""
+        return get_method(method).build(self.context(progress))
+
+    def retrieve(self, query: str, method: str = "kg4vd", **options: Any) -> Evidence:
+        return get_method(method).retrieve(self.context(), query, **options)
+
+    def ask(self, query: str, method: str = "kg4vd", **options: Any) -> Answer:
+        return get_method(method).answer(self.context(), query, **options)
+
+    def status(self) -> dict[str, dict[str, Any]]:
+        """Build status per method."""
+        ctx = self.context()
+        return {name: get_method(name).status(ctx) for name in available_methods()}
+
+    def usage(self) -> dict[str, Usage]:
+        return self.store.usage()

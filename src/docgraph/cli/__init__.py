@@ -1,0 +1,67 @@
+"""The ``docgraph`` command. Thin: parses arguments, calls the public API, shows progress.
+
+Each command group lives in its own module exposing ``register(subparsers)``; a
+handler takes ``(args, ws)`` and returns an exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from typing import Sequence
+
+from ..errors import DocgraphError
+
+COMMAND_MODULES = ("documents", "build", "ask", "graph", "eval", "serve")
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="docgraph",
+        description="Answer questions over long, visually rich documents with page-grounded knowledge graphs.")
+    parser.add_argument("--workspace", "-w", default=os.environ.get("DOCGRAPH_WORKSPACE", ".docgraph"),
+                        help="workspace folder (default: .docgraph in the current directory)")
+    parser.add_argument("--verbose", "-v", action="store_true", help="log details to stderr")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:  # a command group not present in this build
+            if exc.name != f"{__name__}.{name}":
+                raise
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return EXIT_USAGE
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    from ..api import Workspace
+
+    ws = None
+    try:
+        ws = Workspace(args.workspace)
+        return int(args.handler(args, ws) or EXIT_OK)
+    except DocgraphError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("interrupted; finished work is kept — run the same command again to resume", file=sys.stderr)
+        return 130
+    finally:
+        if ws is not None:
+            ws.close()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

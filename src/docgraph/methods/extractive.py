@@ -1,0 +1,94 @@
+"""The offline answer: quote the evidence sentences that best match the question, each cited.
+
+Used by every method when no answer model is configured. Sentences are scored by
+IDF-weighted overlap with the question's terms (IDF over the candidate sentences, so
+rare question words count most) plus a small prior from the passage's retrieval rank;
+the best few distinct sentences are quoted with their citation numbers. The answer
+says plainly that no model was used.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..text import sentences, tokenize
+from .citations import CitationBook
+
+OFFLINE_NOTICE = ("No answer model is configured (offline mode), so this answer quotes the evidence "
+                  "that best matches the question:")
+NOTHING_FOUND = "No answer model is configured (offline mode), and no evidence matching the question was found."
+
+
+@dataclass(frozen=True)
+class Passage:
+    """Evidence text grounded on components of one page, with its retrieval score."""
+
+    doc_id: str
+    page: int
+    component_ids: tuple[str, ...]
+    text: str
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    sentence: str
+    passage: Passage
+    rank: int
+    tokens: frozenset[str]
+
+
+def _candidates(passages: list[Passage]) -> list[_Candidate]:
+    out = []
+    for rank, passage in enumerate(passages):
+        for sentence in sentences(passage.text):
+            tokens = frozenset(tokenize(sentence))
+            if tokens:
+                out.append(_Candidate(sentence, passage, rank, tokens))
+    return out
+
+
+def rank_sentences(question: str, passages: list[Passage]) -> list[tuple[float, str, Passage]]:
+    """(score, sentence, passage) for every evidence sentence, best first; deterministic."""
+    q_terms = set(tokenize(question))
+    cands = _candidates(passages)
+    if not cands:
+        return []
+    df: dict[str, int] = {}
+    for cand in cands:
+        for term in cand.tokens & q_terms:
+            df[term] = df.get(term, 0) + 1
+    n = len(cands)
+    scored = []
+    for index, cand in enumerate(cands):
+        overlap = sum(math.log(1 + n / df[t]) for t in cand.tokens & q_terms)
+        prior = 1.0 / (1.0 + cand.rank)
+        length_penalty = 1.0 if len(cand.tokens) >= 4 else 0.6
+        scored.append((overlap * length_penalty + 0.5 * prior, -index, cand))
+    scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    return [(score, cand.sentence, cand.passage) for score, _, cand in scored]
+
+
+def extractive_answer(question: str, passages: list[Passage], book: CitationBook,
+                      max_sentences: int = 3) -> str:
+    """Quote up to ``max_sentences`` best sentences with citations registered in ``book``."""
+    ranked = rank_sentences(question, passages)
+    chosen: list[tuple[str, Passage]] = []
+    seen: set[str] = set()
+    for _, sentence, passage in ranked:
+        key = " ".join(tokenize(sentence))
+        if key in seen:
+            continue
+        seen.add(key)
+        chosen.append((sentence, passage))
+        if len(chosen) >= max_sentences:
+            break
+    if not chosen:
+        return NOTHING_FOUND
+    lines = [OFFLINE_NOTICE]
+    for sentence, passage in chosen:
+        number = book.cite(passage.doc_id, passage.page, list(passage.component_ids), quote=sentence)
+        suffix = f" [{number}]" if number is not None else ""
+        lines.append(f"- \u201c{sentence}\u201d{suffix}")
+    return "\n".join(lines)

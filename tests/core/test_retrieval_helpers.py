@@ -1,0 +1,92 @@
+"""Shared method helpers: chunking, citations, the extractive answer, the vector index."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from docgraph.methods.chunking import page_chunks
+from docgraph.methods.citations import CitationBook, marker
+from docgraph.methods.extractive import NOTHING_FOUND, OFFLINE_NOTICE, Passage, extractive_answer, rank_sentences
+from docgraph.methods.vector_index import delete_vectors, load_index, write_vectors
+from docgraph.store import SQLiteStore
+from docgraph.types import BBox, Component, ComponentKind, Document, Page
+
+
+def _comp(cid: str, kind: ComponentKind, order: int, text: str, section=("Doc", "Intro"), y: float = 0):
+    return Component(id=cid, kind=kind, bbox=BBox(x0=10, y0=y, x1=200, y1=y + 20), order=order, text=text,
+                     markdown=text if kind is ComponentKind.TABLE else None, section_path=list(section),
+                     furniture=kind.is_furniture)
+
+
+def _page() -> Page:
+    comps = [
+        _comp("H1", ComponentKind.HEADER, 0, "Running header", y=0),
+        _comp("TI1", ComponentKind.TITLE, 1, "Intro", y=20),
+        _comp("P1", ComponentKind.PARAGRAPH, 2, "The Nile flooded every year. Farmers planted in the silt.", y=40),
+        _comp("P2", ComponentKind.PARAGRAPH, 3, "Egypt grew wheat and barley.", y=60),
+        _comp("IM1", ComponentKind.IMAGE, 4, "", y=80),
+        _comp("C1", ComponentKind.CAPTION, 5, "Figure 1. A map of the Nile delta.", y=100),
+        _comp("T1", ComponentKind.TABLE, 6, "| crop | yield |\n|---|---|\n| wheat | 3.5 |", y=120),
+        _comp("P3", ComponentKind.PARAGRAPH, 7, "Later chapters cover Rome.", section=("Doc", "Rome"), y=140),
+    ]
+    return Page(doc_id="d1", number=3, width=300, height=400, image_path="pages/d1/p0003.png", dpi=144,
+                components=comps)
+
+
+def test_page_chunks_by_modality_section_and_order():
+    chunks = page_chunks(_page())
+    assert [c.modality for c in chunks] == ["text", "image", "text", "table", "text"]
+    assert chunks[0].component_ids == ["TI1", "P1", "P2"]
+    assert "Figure 1. A map of the Nile delta." in chunks[1].text
+    assert chunks[3].text.startswith("| crop")
+    assert chunks[-1].section_path == ["Doc", "Rome"] and chunks[-1].component_ids == ["P3"]
+    assert all("H1" not in c.component_ids for c in chunks)
+    assert len({c.id for c in chunks}) == len(chunks)
+
+
+def _store_with_page(tmp_path) -> SQLiteStore:
+    store = SQLiteStore(tmp_path)
+    store.put_document(Document(id="d1", title="Ancient Egypt", path="e.pdf", sha256="a" * 64, kind="pdf",
+                                page_count=3))
+    store.put_page(_page())
+    return store
+
+
+def test_citation_book_numbers_dedupes_and_resolves_boxes(tmp_path):
+    book = CitationBook(_store_with_page(tmp_path))
+    first = book.cite("d1", 3, ["P1", "P2"], quote="q")
+    assert first == 1
+    assert book.cite("d1", 3, ["P1", "P2"]) == 1
+    assert book.cite("d1", 3, ["T1", "NOPE"]) == 2
+    assert book.cite("d1", 99, ["P1"]) is None
+    cit = book.citations[1]
+    assert cit.component_ids == ["T1"] and cit.bboxes[0].y0 == 120 and cit.document_title == "Ancient Egypt"
+    assert marker([2, None, 1, 2]) == "[2][1]"
+
+
+def test_extractive_answer_quotes_the_matching_sentence_with_its_citation(tmp_path):
+    book = CitationBook(_store_with_page(tmp_path))
+    passages = [Passage("d1", 3, ("P3",), "Later chapters cover Rome.", 0.9),
+                Passage("d1", 3, ("P2",), "Egypt grew wheat and barley.", 0.5),
+                Passage("d1", 3, ("P1",), "The Nile flooded every year. Farmers planted in the silt.", 0.4)]
+    text = extractive_answer("Which crops did Egypt grow?", passages, book, max_sentences=1)
+    assert text.startswith(OFFLINE_NOTICE)
+    assert "Egypt grew wheat and barley." in text and "[1]" in text
+    assert book.citations[0].component_ids == ["P2"]
+    ranked = rank_sentences("When did the Nile flood?", passages)
+    assert ranked[0][1] == "The Nile flooded every year."
+    assert extractive_answer("anything", [], CitationBook(_store_with_page(tmp_path / "b"))) == NOTHING_FOUND
+
+
+def test_vector_index_search_and_reload_on_change(tmp_path):
+    store = SQLiteStore(tmp_path)
+    rows = np.eye(3, dtype=np.float32)
+    write_vectors(store, "ns", ["a", "b", "c"], rows, model="m")
+    index = load_index(store, "ns")
+    assert index.search(np.array([0, 1, 0.5], dtype=np.float32), 2) == [("b", 1.0), ("c", 0.5)]
+    assert load_index(store, "ns") is index
+    delete_vectors(store, "ns", keys=["b"])
+    reloaded = load_index(store, "ns")
+    assert reloaded is not index and reloaded.keys == ["a", "c"]
+    mask = np.array([True, False])
+    assert reloaded.search(np.array([0, 0, 1], dtype=np.float32), 5, allowed=mask) == [("a", 0.0)]
