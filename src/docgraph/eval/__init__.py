@@ -1,0 +1,1 @@
+"""Evaluation: benchmark loaders, the papers' metrics, judges, and the runner comparing methods."""

@@ -1,0 +1,188 @@
+"""KG4VD's query-adaptive Personalized PageRank on a bounded subgraph.
+
+The KG4VD paper, Appendix B.3 (Eq. 1 and 2; METHODS.md "KG4VD — Query" step 4 says
+the same)::
+
+    r_{τ+1} = (1 − α) · Pᵀ · r_τ + α · p          (1)
+    p       = (1 − β) · s + β · t(q)              (2)
+
+α is the restart probability, s the seed distribution (anchor-page entities weighted by
+their query similarity), t(q) ∝ max(0, cos(query, entity)) over the subgraph's nodes, β
+the query-bias weight; "dangling mass is redistributed through p".
+
+Reading of "P is the column-normalized adjacency matrix" together with "Pᵀ": taken
+literally (P = A·D⁻¹, so Pᵀ = D⁻¹·A) the update would not preserve probability mass and
+would not be a random walk. We implement the random walk the equation intends: the
+operator applied to r is the column-normalised adjacency, r ← (1 − α)·A·D⁻¹·r + α·p
+(i.e. Pᵀ with P the row-stochastic transition matrix D⁻¹·A). This is what the networkx
+reference PageRank computes, with networkx's ``alpha`` = 1 − our α and
+``dangling = personalization = p``. Neither the paper nor METHODS.md says how to fall
+back when s or t is all zero; see :func:`personalization_vector`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+import scipy.sparse as sp
+
+from .adjacency import degrees
+from .subgraph import bounded_subgraph
+
+
+class PPRModeLike(Protocol):
+    """Anything with the Table 8 fields (``PPRModeSettings`` in docgraph.config)."""
+
+    alpha: float
+    beta: float
+    h_max: int
+    n_max: int
+
+
+def _distribution(values: Sequence[float] | np.ndarray | None, n: int, name: str, clip: bool) -> np.ndarray:
+    if values is None:
+        return np.zeros(n, dtype=np.float64)
+    arr = np.asarray(values, dtype=np.float64).reshape(-1)
+    if len(arr) != n:
+        raise ValueError(f"{name} has {len(arr)} entries for {n} nodes")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite")
+    if clip:
+        arr = np.maximum(arr, 0.0)
+    elif arr.min(initial=0.0) < 0:
+        raise ValueError(f"{name} must be non-negative")
+    total = arr.sum()
+    return arr / total if total > 0 else np.zeros(n, dtype=np.float64)
+
+
+def personalization_vector(seed_weights: Sequence[float] | np.ndarray,
+                           query_affinity: Sequence[float] | np.ndarray | None = None,
+                           beta: float = 0.0) -> np.ndarray:
+    """p = (1 − β)·s + β·t, Eq. 2, over the subgraph's nodes; sums to 1.
+
+    ``seed_weights`` (non-negative, normalised here to s) and ``query_affinity`` (raw
+    cosines; t = max(0, cos) normalised here) have one entry per subgraph node. Fallbacks:
+    t all zero (or absent) → p = s; s all zero → p = t; both zero → uniform.
+    """
+    if not 0.0 <= beta <= 1.0:
+        raise ValueError(f"beta must be in [0, 1], got {beta}")
+    n = len(np.asarray(seed_weights).reshape(-1))
+    s = _distribution(seed_weights, n, "seed_weights", clip=False)
+    t = _distribution(query_affinity, n, "query_affinity", clip=True)
+    has_s, has_t = s.sum() > 0, t.sum() > 0
+    if has_s and has_t:
+        return (1.0 - beta) * s + beta * t
+    if has_s:
+        return s
+    if has_t:
+        return t
+    return np.full(n, 1.0 / n) if n else s
+
+
+def personalized_pagerank(adj_sub: sp.spmatrix, seed_weights: Sequence[float] | np.ndarray,
+                          query_affinity: Sequence[float] | np.ndarray | None = None, *,
+                          alpha: float, beta: float = 0.0, tol: float = 1e-8,
+                          max_iter: int = 100) -> np.ndarray:
+    """PPR scores of the subgraph's nodes (Eq. 1 with p of Eq. 2); non-negative, sums to 1.
+
+    ``adj_sub`` is the (weighted) adjacency of the subgraph; ``adj_sub[u, v]`` is the weight
+    of the edge u → v (symmetric for an undirected graph). A node without out-edges is
+    dangling: the mass it holds goes back through p. Power iteration from r₀ = p until the
+    L1 change is below ``tol`` or after ``max_iter`` iterations (the last iterate is returned;
+    with α > 0 the error shrinks by a factor (1 − α) per step). An empty subgraph gives an
+    empty array.
+    """
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    if tol <= 0 or max_iter < 1:
+        raise ValueError("tol must be > 0 and max_iter >= 1")
+    csr = sp.csr_matrix(adj_sub, dtype=np.float64)
+    n = csr.shape[0]
+    if csr.shape != (n, n):
+        raise ValueError(f"adjacency must be square, got shape {csr.shape}")
+    if len(np.asarray(seed_weights).reshape(-1)) != n:
+        raise ValueError(f"seed_weights has {len(np.asarray(seed_weights).reshape(-1))} entries for {n} nodes")
+    if n == 0:
+        return np.zeros(0, dtype=np.float64)
+    if csr.nnz and csr.data.min() < 0:
+        raise ValueError("adjacency weights must be non-negative")
+    p = personalization_vector(seed_weights, query_affinity, beta)
+
+    out_weight = np.asarray(csr.sum(axis=1)).reshape(-1)
+    dangling = out_weight <= 0
+    inv = np.zeros(n, dtype=np.float64)
+    inv[~dangling] = 1.0 / out_weight[~dangling]
+    # walk[v, u] = A[u, v] / out(u): column u of the operator spreads u's mass to its neighbours.
+    walk = sp.csr_matrix(csr.multiply(inv[:, None]).T)
+
+    r = p.copy()
+    for _ in range(max_iter):
+        spread = walk @ r + r[dangling].sum() * p
+        nxt = (1.0 - alpha) * spread + alpha * p
+        delta = np.abs(nxt - r).sum()
+        r = nxt
+        if delta < tol:
+            break
+    total = r.sum()
+    return r / total if total > 0 else p
+
+
+def ppr_on_subgraph(adj: sp.spmatrix, seeds: Sequence[int] | np.ndarray,
+                    seed_weights: Sequence[float] | np.ndarray,
+                    query_affinity: Sequence[float] | np.ndarray | None = None, *,
+                    alpha: float, beta: float, h_max: int, n_max: int,
+                    priority: Sequence[float] | np.ndarray | None = None,
+                    tol: float = 1e-8, max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """Bounded subgraph around ``seeds`` in the full graph, then PPR on it.
+
+    ``seed_weights`` has one weight per entry of ``seeds`` (repeated seeds add up);
+    ``query_affinity`` and ``priority`` are vectors over all nodes of ``adj`` (default
+    priority: seeds by weight, other nodes by degree). Returns
+    ``(nodes, scores)``: the subgraph's node indices in :func:`bounded_subgraph` order and
+    their PPR scores (summing to 1). Seeds dropped by the node cap lose their weight.
+    """
+    seed_arr = np.asarray(seeds, dtype=np.int64).reshape(-1)
+    weights = np.asarray(seed_weights, dtype=np.float64).reshape(-1)
+    if len(weights) != len(seed_arr):
+        raise ValueError(f"{len(weights)} seed weights for {len(seed_arr)} seeds")
+    n = adj.shape[0]
+    if len(seed_arr) and (seed_arr.min() < 0 or seed_arr.max() >= n):
+        raise ValueError(f"seed indices must be in [0, {n})")
+    if len(weights) and (not np.all(np.isfinite(weights)) or weights.min() < 0):
+        raise ValueError("seed_weights must be finite and non-negative")
+    if priority is None:
+        # Rings never mix seeds and non-seeds, so one vector can rank seeds by their weight
+        # (ring 0, and the node cap) and every other node by its degree.
+        priority = degrees(adj)
+        weight_of = np.zeros(len(priority))
+        np.add.at(weight_of, seed_arr, weights)
+        priority[seed_arr] = weight_of[seed_arr]
+    nodes = bounded_subgraph(adj, seed_arr, h_max, n_max, priority)
+    if len(nodes) == 0:
+        return nodes, np.zeros(0, dtype=np.float64)
+    position = {int(node): i for i, node in enumerate(nodes)}
+    s = np.zeros(len(nodes), dtype=np.float64)
+    for node, weight in zip(seed_arr, weights):
+        slot = position.get(int(node))
+        if slot is not None:
+            s[slot] += weight
+    t = None
+    if query_affinity is not None:
+        full = np.asarray(query_affinity, dtype=np.float64).reshape(-1)
+        if len(full) != n:
+            raise ValueError(f"query_affinity has {len(full)} entries for {n} nodes")
+        t = full[nodes]
+    sub = sp.csr_matrix(adj)[nodes][:, nodes]
+    scores = personalized_pagerank(sub, s, t, alpha=alpha, beta=beta, tol=tol, max_iter=max_iter)
+    return nodes, scores
+
+
+def ppr_for_mode(adj: sp.spmatrix, seeds: Sequence[int] | np.ndarray, seed_weights: Sequence[float] | np.ndarray,
+                 query_affinity: Sequence[float] | np.ndarray | None, mode: PPRModeLike, *,
+                 tol: float = 1e-8, max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`ppr_on_subgraph` with α, β, H_max, N_max taken from a mode's settings
+    (``KG4VDSettings.mode(name)``, i.e. Table 8)."""
+    return ppr_on_subgraph(adj, seeds, seed_weights, query_affinity, alpha=mode.alpha, beta=mode.beta,
+                           h_max=mode.h_max, n_max=mode.n_max, tol=tol, max_iter=max_iter)
