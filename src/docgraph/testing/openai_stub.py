@@ -1,0 +1,358 @@
+"""A small OpenAI-compatible HTTP server for tests (stdlib only, 127.0.0.1, a free port).
+
+Serves ``/v1/chat/completions``, ``/v1/embeddings`` and ``/v1/rerank`` with scripted
+replies, records every request, measures concurrency and injects faults::
+
+    with OpenAIStub(default_reply="{}") as stub:
+        stub.reply('{"entities": []}', stage="kg4vd.extract")          # by X-Docgraph-Stage header
+        stub.reply(lambda req: {"answer": "Rome"}, when="capital")     # substring of the prompt
+        stub.fault("429", times=2, retry_after=0.2)                    # next 2 chat calls get 429
+        ... point ChatSettings.base_url at stub.url ...
+        assert stub.count("/chat/completions") == 3
+        stub.requests[-1].image_urls                                   # data URIs the client sent
+
+Replies are matched in order: the first fault with attempts left, then the first rule, then
+``default_reply``. A reply may be a str, a JSON-able object, or a callable taking the
+``SeenRequest`` and returning either. Fault kinds: ``"429"`` (with Retry-After), ``"500"``,
+``"503"``, ``"400"``/``"401"``/``"404"`` (not retryable), ``"hang"`` (sleeps ``hang_s``
+before answering — past a short client timeout), ``"malformed"`` (a 200 whose body is
+not JSON), ``"truncated"`` (a 200 whose content is cut in half with
+``finish_reason="length"``), ``"disconnect"`` (a body shorter than its Content-Length).
+Token usage is words of the prompt + 100 per image, and words of the reply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+import numpy as np
+
+STAGE_HEADER = "X-Docgraph-Stage"
+FAULT_KINDS = ("400", "401", "404", "429", "500", "503", "hang", "malformed", "truncated", "disconnect")
+TOKENS_PER_IMAGE = 100
+_WORDS = re.compile(r"\w+", re.UNICODE)
+
+Reply = Any  # str | dict | list | Callable[[SeenRequest], str | dict | list]
+Matcher = Any  # None | str (substring of the prompt) | Callable[[SeenRequest], bool]
+
+
+@dataclass
+class SeenRequest:
+    """One request as the stub received it, and what it answered."""
+
+    path: str
+    body: Any
+    headers: dict[str, str]
+    status: int = 200
+    fault: str | None = None
+
+    @property
+    def stage(self) -> str | None:
+        return self.headers.get(STAGE_HEADER.lower())
+
+    def _parts(self) -> list[dict[str, Any]]:
+        parts: list[dict[str, Any]] = []
+        for m in (self.body or {}).get("messages", []) if isinstance(self.body, dict) else []:
+            content = m.get("content")
+            if isinstance(content, str):
+                parts.append({"type": "text", "text": content})
+            elif isinstance(content, list):
+                parts.extend(p for p in content if isinstance(p, dict))
+        return parts
+
+    @property
+    def texts(self) -> list[str]:
+        """Every text part of the messages (chat) or the inputs (embeddings), in order."""
+        if isinstance(self.body, dict) and "input" in self.body:
+            value = self.body["input"]
+            return [value] if isinstance(value, str) else [str(v) for v in value]
+        if isinstance(self.body, dict) and "query" in self.body:
+            return [self.body["query"], *map(str, self.body.get("documents", []))]
+        return [p.get("text", "") for p in self._parts() if p.get("type") == "text"]
+
+    @property
+    def prompt(self) -> str:
+        return "\n".join(self.texts)
+
+    @property
+    def image_urls(self) -> list[str]:
+        return [p["image_url"]["url"] for p in self._parts() if p.get("type") == "image_url"]
+
+
+@dataclass
+class _Rule:
+    reply: Reply
+    match: Matcher = None
+    stage: str | None = None
+    times: int | None = None
+    path: str = "/chat/completions"
+    kind: str | None = None  # fault kind; None for a reply rule
+    retry_after: float | None = None
+    used: int = field(default=0)
+
+    def applies(self, req: SeenRequest) -> bool:
+        if self.times is not None and self.used >= self.times:
+            return False
+        if not req.path.endswith(self.path):
+            return False
+        if self.stage is not None and req.stage != self.stage:
+            return False
+        if self.match is None:
+            return True
+        if isinstance(self.match, str):
+            return self.match in req.prompt
+        return bool(self.match(req))
+
+
+def _words(text: str) -> int:
+    return len(_WORDS.findall(text))
+
+
+def hashed_embedding(text: str, dim: int = 64) -> list[float]:
+    """A deterministic bag-of-words vector: texts sharing words point the same way."""
+    v = np.zeros(dim, dtype=np.float64)
+    for word in _WORDS.findall(text.lower()):
+        v[int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little") % dim] += 1.0
+    if not v.any():
+        v[0] = 1.0
+    return (v / np.linalg.norm(v)).tolist()
+
+
+def overlap_score(query: str, document: str) -> float:
+    """Share of the query's words found in the document (the stub's rerank score)."""
+    q = set(_WORDS.findall(query.lower()))
+    d = set(_WORDS.findall(document.lower()))
+    return len(q & d) / max(1, len(q))
+
+
+class OpenAIStub:
+    """The stub server (see module doc). Use as a context manager or ``start()``/``stop()``."""
+
+    def __init__(self, default_reply: Reply = "OK", *, delay_s: float = 0.0, hang_s: float = 5.0,
+                 embedding_dim: int = 64, embed_fn: Callable[[str], list[float]] | None = None,
+                 rerank_fn: Callable[[str, str], float] | None = None):
+        self.default_reply = default_reply
+        self.delay_s = delay_s
+        self.hang_s = hang_s
+        self.embedding_dim = embedding_dim
+        self.embed_fn = embed_fn or (lambda text: hashed_embedding(text, self.embedding_dim))
+        self.rerank_fn = rerank_fn or overlap_score
+        self.requests: list[SeenRequest] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "images": 0}
+        self._rules: list[_Rule] = []
+        self._faults: list[_Rule] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ scripting
+    def reply(self, reply: Reply, *, when: Matcher = None, stage: str | None = None, times: int | None = None,
+              path: str = "/chat/completions") -> "OpenAIStub":
+        """Answer matching requests with ``reply`` (``times`` uses at most; None = always)."""
+        with self._lock:
+            self._rules.append(_Rule(reply, when, stage, times, path))
+        return self
+
+    def fault(self, kind: str, *, times: int = 1, when: Matcher = None, stage: str | None = None,
+              retry_after: float | None = None, path: str = "/chat/completions") -> "OpenAIStub":
+        """Inject ``kind`` (one of ``FAULT_KINDS``) into the next ``times`` matching requests."""
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault {kind!r}; use one of {FAULT_KINDS}")
+        with self._lock:
+            self._faults.append(_Rule(None, when, stage, times, path, kind, retry_after))
+        return self
+
+    def reset(self) -> None:
+        """Forget rules, faults, recorded requests and counters."""
+        with self._lock:
+            self._rules.clear()
+            self._faults.clear()
+            self.requests.clear()
+            self.max_in_flight = 0
+            self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "images": 0}
+
+    def count(self, path: str | None = None, stage: str | None = None) -> int:
+        """Requests seen (ending in ``path``, with ``stage``), faults included."""
+        return len(self.seen(path, stage))
+
+    def seen(self, path: str | None = None, stage: str | None = None) -> list[SeenRequest]:
+        with self._lock:
+            return [r for r in self.requests if (path is None or r.path.endswith(path))
+                    and (stage is None or r.stage == stage)]
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def url(self) -> str:
+        """The base URL to configure (``http://127.0.0.1:<port>/v1``)."""
+        if self._server is None:
+            raise RuntimeError("stub not started")
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def start(self) -> "OpenAIStub":
+        handler = type("StubHandler", (_Handler,), {"stub": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="openai-stub", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> "OpenAIStub":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ serving (handler threads)
+    def _pick(self, req: SeenRequest) -> tuple[_Rule | None, Reply]:
+        with self._lock:
+            self.requests.append(req)
+            for rule in self._faults:
+                if rule.applies(req):
+                    rule.used += 1
+                    req.fault = rule.kind
+                    return rule, None
+            for rule in self._rules:
+                if rule.applies(req):
+                    rule.used += 1
+                    return None, rule.reply
+        return None, self.default_reply
+
+    @staticmethod
+    def _render(reply: Reply, req: SeenRequest) -> str:
+        value = reply(req) if callable(reply) else reply
+        return value if isinstance(value, str) else json.dumps(value)
+
+    def _chat_body(self, req: SeenRequest, text: str, finish: str) -> dict[str, Any]:
+        prompt_tokens = sum(_words(t) for t in req.texts) + TOKENS_PER_IMAGE * len(req.image_urls)
+        completion_tokens = _words(text)
+        return {"id": f"chatcmpl-stub-{len(self.requests)}", "object": "chat.completion", "created": 0,
+                "model": (req.body or {}).get("model", "stub"),
+                "choices": [{"index": 0, "finish_reason": finish,
+                             "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                          "total_tokens": prompt_tokens + completion_tokens}}
+
+    def _embeddings_body(self, req: SeenRequest) -> dict[str, Any]:
+        body = req.body or {}
+        if "messages" in body:  # vLLM-style multimodal embedding request: one item
+            key = " ".join(req.texts) + " " + " ".join(hashlib.sha256(u.encode()).hexdigest()[:8]
+                                                        for u in req.image_urls)
+            inputs = [key]
+        else:
+            inputs = req.texts
+        data = [{"object": "embedding", "index": i, "embedding": self.embed_fn(t)} for i, t in enumerate(inputs)]
+        return {"object": "list", "data": data, "model": body.get("model", "stub"),
+                "usage": {"prompt_tokens": sum(_words(t) for t in inputs), "total_tokens": 0}}
+
+    def _rerank_body(self, req: SeenRequest) -> dict[str, Any]:
+        body = req.body or {}
+        docs = [str(d) for d in body.get("documents", [])]
+        scored = [{"index": i, "relevance_score": self.rerank_fn(body.get("query", ""), d)} for i, d in enumerate(docs)]
+        scored.sort(key=lambda r: -r["relevance_score"])
+        return {"id": "rerank-stub", "model": body.get("model", "stub"), "results": scored}
+
+    def handle(self, req: SeenRequest) -> tuple[int, dict[str, str], bytes, str | None]:
+        """(status, headers, body, special) for a request; special is 'disconnect' or None."""
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            fault, reply = self._pick(req)
+            if self.delay_s:
+                self._stopping.wait(self.delay_s)
+            kind = fault.kind if fault else None
+            if kind == "hang":
+                self._stopping.wait(self.hang_s)
+            if kind in ("400", "401", "404", "429", "500", "503"):
+                req.status = int(kind)
+                headers = {}
+                if fault.retry_after is not None:
+                    headers["Retry-After"] = f"{fault.retry_after:g}"
+                err = {"error": {"message": f"stub fault {kind}", "type": "stub", "code": kind}}
+                return req.status, headers, json.dumps(err).encode(), None
+            if kind == "malformed":
+                return 200, {}, b'{"choices": [{"message": {"content": "unterminated', None
+            if req.path.endswith("/embeddings"):
+                out = self._embeddings_body(req)
+            elif req.path.endswith("/rerank"):
+                out = self._rerank_body(req)
+            elif req.path.endswith("/chat/completions"):
+                text = self._render(reply if not fault else self.default_reply_for(req), req)
+                finish = "stop"
+                if kind == "truncated":
+                    text, finish = text[: max(1, len(text) // 2)], "length"
+                out = self._chat_body(req, text, finish)
+                if kind != "disconnect":  # count only replies the client can read
+                    with self._lock:
+                        self.usage["prompt_tokens"] += out["usage"]["prompt_tokens"]
+                        self.usage["completion_tokens"] += out["usage"]["completion_tokens"]
+                        self.usage["images"] += len(req.image_urls)
+            else:
+                req.status = 404
+                return 404, {}, json.dumps({"error": {"message": f"no route {req.path}"}}).encode(), None
+            return 200, {}, json.dumps(out).encode(), ("disconnect" if kind == "disconnect" else None)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def default_reply_for(self, req: SeenRequest) -> Reply:
+        """The reply a faulted request would have had (first matching rule, else the default)."""
+        with self._lock:
+            for rule in self._rules:
+                if rule.applies(req):
+                    return rule.reply
+        return self.default_reply
+
+
+class _Handler(BaseHTTPRequestHandler):
+    stub: OpenAIStub
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go in two writes: no 40 ms delayed-ACK stall
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+        return
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server API
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        req = SeenRequest(self.path, body, {k.lower(): v for k, v in self.headers.items()})
+        status, headers, payload, special = self.stub.handle(req)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            for name, value in headers.items():
+                self.send_header(name, value)
+            if special == "disconnect":
+                self.send_header("Content-Length", str(len(payload) + 100))
+                self.end_headers()
+                self.wfile.write(payload[: len(payload) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up (timeout): nothing to send to

@@ -1,0 +1,65 @@
+"""BM25, the offline fusion reranker and the rerank endpoint."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from docgraph.errors import ModelError
+from docgraph.models.bm25 import BM25, bm25_scores
+from docgraph.models.rerank import EndpointReranker, FusionReranker, minmax, scores_from_response
+from docgraph.testing.fixtures import make_hub, stub_settings
+
+
+def test_bm25_prefers_rare_matching_terms_and_shorter_documents():
+    docs = ["the mongol empire expanded across the steppe",
+            "the empire of the ming dynasty",
+            "chinggis khan united the mongol tribes of the steppe " + "and many other words " * 20,
+            "a recipe for bread"]
+    index = BM25(docs)
+    scores = index.scores("mongol steppe")
+    assert scores[3] == 0 and scores[1] == 0
+    assert scores[0] > 0 and scores[2] > 0
+    assert scores[0] > scores[2]  # same terms, much shorter document (length normalisation)
+    assert index.top_k("mongol steppe", 10) == [(0, scores[0]), (2, scores[2])]
+    assert BM25(docs).scores("ming")[1] > BM25(docs).scores("empire")[1]  # rarer term weighs more
+    assert np.allclose(bm25_scores("bread", docs), BM25(docs).scores(["bread"]))
+    assert BM25([]).scores("x").shape == (0,)
+
+
+def test_minmax_edge_cases():
+    assert minmax(np.array([2.0, 4.0])).tolist() == [0.0, 1.0]
+    assert minmax(np.array([3.0, 3.0])).tolist() == [1.0, 1.0]
+    assert minmax(np.array([0.0, 0.0])).tolist() == [0.0, 0.0]
+
+
+def test_fusion_reranker_on_real_paragraphs(paragraph, e5):
+    docs = [paragraph("rigorous review process"), paragraph("Julie C. Tatlock"),
+            paragraph("Creative Commons Attribution")]
+    reranker = FusionReranker(e5, bm25_weight=0.3)
+    scores = reranker.rerank("Who chairs the history department at Mount Mary University?", docs)
+    assert len(scores) == 3 and int(np.argmax(scores)) == 1
+    assert reranker.rerank("q", []) == []
+    bm25_only = FusionReranker(e5, bm25_weight=1.0)
+    assert bm25_only.rerank("errata suggestions", docs)[0] == pytest.approx(1.0)
+
+
+def test_rerank_endpoint_maps_scores_back_to_input_order(openai_stub, tmp_path):
+    hub = make_hub(stub_settings(openai_stub, rerank=True), tmp_path / "ws")
+    reranker = hub.reranker
+    assert isinstance(reranker, EndpointReranker) and reranker.model == "stub-rerank"
+    reranker.policy.backoff_base_s = 0.01
+    openai_stub.fault("500", times=1, path="/rerank")
+    docs = ["bread and butter", "the mongol empire", "mongol empire steppe history"]
+    scores = reranker.rerank("mongol empire history", docs)
+    assert scores == pytest.approx([0.0, 2 / 3, 1.0])
+    body = openai_stub.seen("/rerank")[-1].body
+    assert body == {"model": "stub-rerank", "query": "mongol empire history", "documents": docs}
+    assert openai_stub.count("/rerank") == 2
+
+
+def test_rerank_reply_shapes():
+    assert scores_from_response([{"index": 1, "score": 0.5}, {"index": 0, "score": 0.1}], 2, "e") == [0.1, 0.5]
+    assert scores_from_response({"results": [{"index": 0, "relevance_score": 2}]}, 2, "e") == [2.0, float("-inf")]
+    with pytest.raises(ModelError):
+        scores_from_response({"results": [{"index": 5, "relevance_score": 1}]}, 2, "e")
