@@ -1,0 +1,139 @@
+// The ask view: question, method and KG4VD mode; the answer with numbered citations that
+// open the cited page with its regions outlined; the evidence used, with scores.
+import { $, api, bus, colourFor, docs, duration, el, fill, score, toast } from "./api.js";
+
+let methods = [];
+let lastAnswer = null;
+const STORAGE_KEY = "docgraph.answer";
+
+export function initAsk(methodList) {
+  methods = methodList;
+  const preferred = ["kg4vd", "hvm"].find((n) => methods.some((m) => m.name === n)) || (methods[0] || {}).name;
+  $("ask-method").replaceChildren(...methods.map((m) => el("option", { value: m.name, selected: m.name === preferred }, m.label)));
+  $("ask-method").addEventListener("change", syncMode);
+  syncMode();
+  $("ask-form").addEventListener("submit", (event) => { event.preventDefault(); ask(); });
+  $("ask-question").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); ask(); }
+  });
+  $("evidence-graph").addEventListener("click", () => lastAnswer && bus.emit("show-evidence", lastAnswer.evidence));
+  const saved = JSON.parse(sessionStorage.getItem(STORAGE_KEY) || "null");
+  if (saved) renderAnswer(saved);
+}
+
+function syncMode() {
+  const method = methods.find((m) => m.name === $("ask-method").value);
+  const modes = (method && method.modes) || [];
+  $("ask-mode-label").hidden = modes.length === 0;
+}
+
+async function ask() {
+  const question = $("ask-question").value.trim();
+  if (!question) return;
+  const method = $("ask-method").value;
+  const body = { question, method };
+  if (!$("ask-mode-label").hidden) body.mode = $("ask-mode").value;
+  $("ask-submit").disabled = true;
+  $("ask-submit").textContent = "Asking…";
+  try {
+    const answer = await api("/api/ask", { json: body });
+    sessionStorage.setItem(STORAGE_KEY, JSON.stringify(answer));
+    renderAnswer(answer);
+  } catch (error) {
+    toast(error.status === 409 ? `${error.message} (Workspace → Build)` : `Ask failed: ${error.message}`, "error");
+  } finally {
+    $("ask-submit").disabled = false;
+    $("ask-submit").textContent = "Ask";
+  }
+}
+
+/** The answer text with its [n] markers turned into citation buttons. */
+function answerText(answer) {
+  const numbers = new Set(answer.citations.map((c) => c.number));
+  const parts = [];
+  const pattern = /\[(\d+)\]/g;
+  let last = 0;
+  for (const match of answer.text.matchAll(pattern)) {
+    const n = Number(match[1]);
+    if (!numbers.has(n)) continue;
+    parts.push(answer.text.slice(last, match.index));
+    parts.push(el("button", { class: "cite-inline", dataset: { test: "citation-inline", number: n },
+      onclick: () => openCitation(answer, n) }, `[${n}]`));
+    last = match.index + match[0].length;
+  }
+  parts.push(answer.text.slice(last));
+  return parts;
+}
+
+export function renderAnswer(answer) {
+  lastAnswer = answer;
+  if ($("ask-question").value.trim() === "") $("ask-question").value = answer.question;
+  $("answer").hidden = false;
+  $("answer-text").replaceChildren(...answerText(answer));
+  $("citations").replaceChildren(...answer.citations.map((c) => el("li", {},
+    el("button", { class: "citation", dataset: { test: "citation", number: c.number, docId: c.doc_id, page: c.page },
+      onclick: () => openCitation(answer, c.number) },
+    el("span", { class: "cite-num" }, `[${c.number}]`),
+    el("span", { class: "cite-where" }, `${c.document_title || docs.title(c.doc_id)} · p. ${c.page}`),
+    el("span", { class: "sub" }, c.component_ids.length ? ` · ${c.component_ids.join(", ")}` : "")),
+    c.quote ? el("blockquote", { class: "quote" }, c.quote) : null)));
+  if (!answer.citations.length) $("citations").replaceChildren(el("li", { class: "sub" }, "No citations."));
+  const total = Object.values(answer.timings || {}).reduce((a, b) => a + b, 0);
+  fill($("answer-meta"),
+    el("span", {}, methods.find((m) => m.name === answer.method)?.label || answer.method),
+    answer.mode ? el("span", { dataset: { test: "answer-mode" } }, `mode ${answer.mode}`) : null,
+    el("span", {}, answer.model_used ? "model answer" : "extractive answer (no answer model configured)"),
+    total ? el("span", {}, duration(total) === "0s" ? `${total.toFixed(2)}s` : duration(total)) : null);
+  renderEvidence(answer.evidence);
+}
+
+/** Open the cited page with this citation's regions outlined (and the page's other citations). */
+export function openCitation(answer, number) {
+  const citation = answer.citations.find((c) => c.number === number);
+  if (!citation) return;
+  const samePage = answer.citations.filter((c) => c.doc_id === citation.doc_id && c.page === citation.page);
+  const highlights = samePage.map((c) => ({ citation: c.number, label: `[${c.number}]`, bboxes: c.bboxes,
+    active: c.number === number }));
+  document.querySelectorAll(".citation.active").forEach((b) => b.classList.remove("active"));
+  document.querySelectorAll(`.citation[data-number="${number}"]`).forEach((b) => b.classList.add("active"));
+  bus.emit("open-page", citation.doc_id, citation.page, { highlights });
+}
+
+function renderEvidence(evidence) {
+  $("evidence").hidden = false;
+  const pages = evidence.pages || [];
+  const entities = evidence.entities || [];
+  const relations = evidence.relations || [];
+  const chunks = evidence.chunks || [];
+  $("evidence-graph").hidden = entities.length === 0;
+  const none = (what) => el("li", { class: "sub" }, `no ${what}`);
+  $("evidence-pages").replaceChildren(...(pages.length ? pages.map((p) => el("li", { dataset: { test: "evidence-page" } },
+    el("a", { href: "#", onclick: (e) => { e.preventDefault(); bus.emit("open-page", p.doc_id, p.page); } },
+      `${docs.title(p.doc_id)} · p. ${p.page}`), el("span", { class: "score" }, score(p.score)))) : [none("pages")]));
+  $("evidence-entities").replaceChildren(...(entities.length ? entities.map(({ entity, score: s }) =>
+    el("li", { dataset: { test: "evidence-entity", entity: entity.id } },
+      el("span", { class: "dot", style: { background: colourFor(entity.type) } }),
+      el("a", { href: "#", title: entity.description || "", onclick: (e) => { e.preventDefault(); openMention(entity); } },
+        entity.name, el("span", { class: "sub" }, ` ${entity.type}`)),
+      el("button", { class: "chip-graph", title: "show in the graph", onclick: () => bus.emit("show-entity", [entity.id]) }, "graph"),
+      el("span", { class: "score" }, score(s)))) : [none("entities")]));
+  $("evidence-relations").replaceChildren(...(relations.length ? relations.map((r) =>
+    el("li", { dataset: { test: "evidence-relation" } },
+      el("a", { href: "#", title: r.relation.description || "", onclick: (e) => { e.preventDefault(); openMention(r.relation); } },
+        `${r.source_name || r.relation.source} `, el("em", {}, r.relation.label), ` ${r.target_name || r.relation.target}`),
+      el("span", { class: "score" }, score(r.score)))) : [none("relations")]));
+  $("evidence-chunks").replaceChildren(...(chunks.length ? chunks.map(({ chunk, score: s }) =>
+    el("li", { class: "wrap", dataset: { test: "evidence-chunk" } },
+      el("a", { href: "#", onclick: (e) => { e.preventDefault();
+        bus.emit("open-page", chunk.doc_id, chunk.page, { components: chunk.component_ids, label: chunk.id }); } },
+      `${docs.title(chunk.doc_id)} · p. ${chunk.page}`),
+      el("span", { class: "score" }, score(s)),
+      el("div", { class: "snippet" }, chunk.text.length > 240 ? `${chunk.text.slice(0, 240)}…` : chunk.text))) : [none("chunks")]));
+}
+
+/** Open the first page an entity or relation is grounded on, its components outlined. */
+function openMention(item) {
+  const mention = (item.mentions || [])[0];
+  if (!mention) { toast("Not grounded on a page."); return; }
+  bus.emit("open-page", mention.doc_id, mention.page, { components: mention.component_ids, label: item.name || item.label });
+}
