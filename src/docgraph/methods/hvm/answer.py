@@ -1,0 +1,98 @@
+"""HVM-GraphRAG answers from the modality-organised evidence, with numbered citations.
+
+With an answer model: every evidence chunk is registered in a ``CitationBook`` first, so
+the number the model sees is the citation number; the prompt (``answer.md``) has three
+sections — text, tables, pictures — and the pictures' crops go along as images when the
+model has vision (at most ``MAX_IMAGES``). The reply's ``[n]`` markers (also ``[1, 3]``)
+select the answer's citations; when it cites none, the evidence's citations are listed
+as sources considered, and the text says so. Offline: the extractive answer over the same
+chunks in the same order (table rows as sentences), citing the regions it quotes.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from ...models.base import ImagePart, user
+from ...prompts import render_prompt
+from ...types import Answer, Evidence
+from ..base import MethodContext
+from ..citations import CitationBook, marker
+from ..extractive import Passage, extractive_answer
+from .extract_table import rows_as_sentences
+from .retrieve import METHOD, retrieve
+
+STAGE_ANSWER = "hvm.answer"
+NOT_ANSWERABLE = "Not answerable"
+MAX_IMAGES = 4
+CHUNK_CHARS = {"text": 2500, "table": 6000, "image": 1500}
+_MARKER = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+_SECTIONS = ("text", "table", "image")
+
+
+def cited_numbers(text: str) -> list[int]:
+    """Citation numbers in ``[n]`` / ``[n, m]`` markers, in order of first use."""
+    out: dict[int, None] = {}
+    for match in _MARKER.finditer(text):
+        for raw in re.split(r"\s*[,;]\s*", match.group(1)):
+            out[int(raw)] = None
+    return list(out)
+
+
+def evidence_prompt(ctx: MethodContext, query: str, evidence: Evidence, book: CitationBook,
+                    vision: bool) -> tuple[str, list[ImagePart]]:
+    """The answer prompt (three modality sections, CitationBook numbers) and the picture crops to attach."""
+    sections: dict[str, list[str]] = {m: [] for m in _SECTIONS}
+    images: list[ImagePart] = []
+    for scored in evidence.chunks:
+        chunk = scored.chunk
+        number = book.cite(chunk.doc_id, chunk.page, chunk.component_ids, quote=chunk.text)
+        if number is None:
+            continue
+        title = book.citations[number - 1].document_title
+        head = f"[{number}] ({title}, page {chunk.page}"
+        if chunk.section_path[1:]:
+            head += f", section: {' > '.join(chunk.section_path[1:])}"
+        if chunk.modality == "image" and vision and len(images) < MAX_IMAGES:
+            page = book.page(chunk.doc_id, chunk.page)
+            comp = page.component(chunk.component_ids[0]) if page else None
+            if comp is not None and comp.crop_path and ctx.path(comp.crop_path).is_file():
+                images.append(ImagePart(path=ctx.path(comp.crop_path)))
+                head += f", attached image {len(images)}"
+        sections[chunk.modality].append(f"{head})\n{chunk.text.strip()[:CHUNK_CHARS[chunk.modality]]}")
+    body = {m: "\n\n".join(lines) if lines else "(none)" for m, lines in sections.items()}
+    return render_prompt(__package__, "answer.md", question=query.strip(), **body), images
+
+
+def answer(ctx: MethodContext, query: str, **options: Any) -> Answer:
+    """Retrieve, then answer with the answer model, or extractively offline."""
+    started = time.perf_counter()
+    evidence = retrieve(ctx, query, **options)
+    book = CitationBook(ctx.store)
+    chat = ctx.models.chat("answer")
+    t = time.perf_counter()
+    if chat is None:
+        passages = [Passage(doc_id=s.chunk.doc_id, page=s.chunk.page, component_ids=tuple(s.chunk.component_ids),
+                            text=rows_as_sentences(s.chunk.text) if s.chunk.modality == "table" else s.chunk.text,
+                            score=s.score) for s in evidence.chunks]
+        text = extractive_answer(query, passages, book)
+        citations, usage, model_used = book.citations, {}, False
+    else:
+        vision = bool(getattr(chat, "supports_vision", ctx.settings.models.answer.supports_vision))
+        prompt, images = evidence_prompt(ctx, query, evidence, book, vision)
+        with ctx.models.meter.track() as usage:
+            result = chat.complete([user(prompt, images)], stage=STAGE_ANSWER)
+        text = result.text.strip()
+        known = {c.number: c for c in book.citations}
+        citations = [known[n] for n in cited_numbers(text) if n in known]
+        if not citations and book.citations and text != NOT_ANSWERABLE:
+            citations = list(book.citations)
+            text += f"\n\nSources considered (the model cited none): {marker([c.number for c in citations])}"
+        model_used = True
+    timings = dict(evidence.timings)
+    timings["answer"] = time.perf_counter() - t
+    timings["total"] = time.perf_counter() - started
+    return Answer(question=query, text=text, method=METHOD, citations=citations, evidence=evidence,
+                  timings=timings, usage=usage, model_used=model_used)

@@ -1,0 +1,353 @@
+"""HVM-GraphRAG graph construction: document tree → per-modality extraction → holistic view →
+concept graph, resumable and incremental.
+
+Per document (METHODS.md, HVM build):
+1. Chunks in reading order with their structural context h_i (``methods.chunking``),
+   stored with their vectors (text embedded with its context).
+2. In windows of chunks: the missing extractions run (by modality, concurrently with a
+   model) and are stored per chunk; then each chunk is folded into the holistic view in
+   order — new facts, exact duplicates merged, candidate conflict groups, detector,
+   resolver, ``apply_resolution`` — and the view's changes, the conflict log and the
+   document's progress are written in one transaction. A rerun resumes at the first
+   chunk not folded in; finished documents are skipped.
+3. When every chunk is in, the document's part of the concept graph is added. At the end
+   of the build, concepts and relation labels without vectors are embedded, chunks of
+   finished documents whose vectors are gone are re-embedded, and (for the
+   no-concept-graph ablation) documents without entity vectors get them. Vectors made
+   with another embedding model stop the build (``EmbeddingMismatchError``).
+
+A document is redone when what shaped it changed: a different extractor (model ↔ offline,
+or another model) drops its extractions; a different ``conflict_resolution`` setting
+only redoes the holistic pass. Documents that left the workspace lose their part.
+With ``conflict_resolution = false`` (ablation) new facts go straight into M.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...errors import ModelOutputError
+from ...types import Chunk, Document, Page
+from ..base import BuildReport, MethodContext
+from ..chunking import DEFAULT_MAX_WORDS, chunk_context, document_chunks
+from ..vector_index import load_index, write_vectors
+from .concepts import add_contribution, contribution, embed_missing, graph_documents, remove_contribution
+from .conflicts import ModelDetector, ModelResolver, OfflineDetector, OfflineResolver
+from .data import Extraction, Fact
+from .extract_base import ChunkInput, Strategy, nearby_captions
+from .extract_image import ModelImageStrategy, OfflineImageStrategy
+from .extract_table import ModelTableStrategy, OfflineTableStrategy
+from .extract_text import ModelTextStrategy, OfflineTextStrategy
+from .holistic import (ApplyReport, HolisticView, Resolution, apply_resolution, candidate_groups, merge_duplicates,
+                       register_extraction)
+from .state import (NS_CHUNK, NS_CONFLICT, NS_ENTITY, NS_EXTRACT, NS_STATE, VEC_CHUNK, VEC_ENTITY, entity_record_key,
+                    get_state, load_view, put_state, reset_document, save_diff)
+
+METHOD = "hvm"
+EMBED_CHARS = 2000
+
+
+@dataclass
+class Toolkit:
+    """The extractors per modality and the conflict pair for this build."""
+
+    extractors: dict[str, Strategy]
+    name: str
+    chat: Any = None
+
+    def detector_resolver(self, max_group_size: int, context: str):
+        if self.chat is None:
+            return OfflineDetector(), OfflineResolver()
+        return ModelDetector(self.chat, max_group_size, context), ModelResolver(self.chat, context)
+
+
+def toolkit(ctx: MethodContext) -> Toolkit:
+    """Model strategies when a build model is configured, else the offline ones."""
+    text = OfflineTextStrategy(ctx.models.nlp)
+    offline = {"text": text, "table": OfflineTableStrategy(text), "image": OfflineImageStrategy(text)}
+    chat = ctx.models.chat("build")
+    if chat is None:
+        return Toolkit(extractors=offline, name="offline")
+    workers = ctx.settings.models.build.max_concurrency
+    vision = bool(getattr(chat, "supports_vision", ctx.settings.models.build.supports_vision))
+    return Toolkit(extractors={
+        "text": ModelTextStrategy(chat, offline["text"], workers),
+        "table": ModelTableStrategy(chat, offline["table"], workers),
+        "image": ModelImageStrategy(chat, offline["image"], workers, vision=vision)},
+        name=f"model:{chat.model}", chat=chat)
+
+
+@dataclass
+class Counters:
+    chunks: int = 0
+    facts_new: int = 0
+    duplicates_merged: int = 0
+    groups: int = 0
+    confirmed: int = 0
+    unresolved: int = 0
+    discarded: int = 0
+    modified: int = 0
+    merged: int = 0
+    fallbacks: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def chunk_inputs(ctx: MethodContext, pages: list[Page], chunks: list[Chunk]) -> list[ChunkInput]:
+    """ChunkInput per chunk: context h_i, the table caption / picture text, the picture's crop."""
+    by_page = {p.number: p for p in pages}
+    out = []
+    for chunk in chunks:
+        page = by_page[chunk.page]
+        description, image = "", None
+        if chunk.modality == "table":
+            description = nearby_captions(page, chunk.component_ids[0])
+        elif chunk.modality == "image":
+            description = chunk.text if not chunk.text.startswith("[") else ""
+            comp = page.component(chunk.component_ids[0])
+            if comp is not None and comp.crop_path:
+                image = ctx.path(comp.crop_path)
+        out.append(ChunkInput(chunk=chunk, context=chunk_context(chunk), description=description, image=image))
+    return out
+
+
+def _extract(kit: Toolkit, items: list[ChunkInput]) -> list[Extraction]:
+    results: dict[int, Extraction] = {}
+    for modality in ("text", "table", "image"):
+        picked = [i for i, item in enumerate(items) if item.chunk.modality == modality]
+        if picked:
+            results.update(zip(picked, kit.extractors[modality].extract([items[i] for i in picked])))
+    return [results[i] for i in range(len(items))]
+
+
+def _log_entries(chunk: Chunk, confirmed: list, resolution: Resolution, facts: dict[str, Fact],
+                 new_ids: set[str], resolver: str, note: str) -> list[tuple[str, dict, str]]:
+    decided = {d.fact_id: d for d in resolution.decisions}
+    out = []
+    for index, conf in enumerate(confirmed):
+        entry = {
+            "chunk": chunk.id, "page": chunk.page, "kind": conf.group.kind, "key": list(conf.group.key),
+            "type": conf.type, "explanation": conf.explanation, "pairs": [list(p) for p in conf.pairs],
+            "omitted": conf.group.omitted, "resolver": resolver, "unresolved": index in resolution.unresolved,
+            "summary": resolution.summary, "note": note,
+            "facts": [{"id": i, "head": facts[i].head, "relation": facts[i].relation, "tail": facts[i].tail,
+                       "qualifier": facts[i].qualifier, "new": i in new_ids,
+                       "decision": (vars(decided[i]) if i in decided else {"action": "keep"})}
+                      for i in conf.group.fact_ids]}
+        out.append((f"{chunk.id}#g{index + 1}", entry, chunk.doc_id))
+    return out
+
+
+def fold_chunk(view: HolisticView, chunk: Chunk, extraction: Extraction, kit: Toolkit, chunks: dict[str, Chunk],
+               resolve: bool, max_group_size: int, counters: Counters) -> list[tuple[str, dict, str]]:
+    """Fold one chunk's extraction into the view (METHODS.md step 3); returns conflict-log records."""
+    new = register_extraction(view, chunk.id, extraction)
+    fresh, merged = merge_duplicates(view, new)
+    counters.facts_new += len(new)
+    counters.duplicates_merged += len(merged)
+    if not resolve:
+        for fact in fresh:
+            view.add(fact)
+        return []
+    groups = candidate_groups(view, fresh)
+    counters.groups += len(groups)
+    detector, resolver = kit.detector_resolver(max_group_size, chunk_context(chunk))
+    note = ""
+    try:
+        confirmed = detector.detect(view, fresh, groups) if groups else []
+        resolution = resolver.resolve(view, fresh, confirmed, chunk, chunks) if confirmed else Resolution()
+    except ModelOutputError as exc:
+        counters.fallbacks += 1
+        note = f"model reply invalid, offline conflict rules used instead: {exc}"
+        detector, resolver = OfflineDetector(), OfflineResolver()
+        confirmed = detector.detect(view, fresh, groups)
+        resolution = resolver.resolve(view, fresh, confirmed, chunk, chunks) if confirmed else Resolution()
+    facts = {**view.facts, **{f.id: f for f in fresh}}
+    log = _log_entries(chunk, confirmed, resolution, facts, {f.id for f in fresh}, resolver.name, note)
+    report: ApplyReport = apply_resolution(view, fresh, confirmed, resolution)
+    counters.confirmed += len(confirmed)
+    counters.unresolved += len(resolution.unresolved)
+    counters.discarded += report.discarded
+    counters.modified += report.modified
+    counters.merged += report.merged
+    return log
+
+
+def _embed_chunks(ctx: MethodContext, doc_id: str, chunks: list[tuple[Chunk, str]], have: set[str]) -> int:
+    """Vectors for the (chunk, context) pairs not in ``have`` (text embedded with its context)."""
+    missing = [(chunk, context) for chunk, context in chunks if chunk.id not in have]
+    if not missing:
+        return 0
+    embedder = ctx.models.text_embedder
+    texts = [(f"{context}\n{chunk.text}" if context else chunk.text)[:EMBED_CHARS] for chunk, context in missing]
+    write_vectors(ctx.store, VEC_CHUNK, [chunk.id for chunk, _ in missing],
+                  np.asarray(embedder.embed_passages(texts), dtype=np.float32), embedder.model,
+                  doc_ids=[doc_id] * len(missing))
+    have.update(chunk.id for chunk, _ in missing)
+    return len(missing)
+
+
+def _ensure_chunk_vectors(ctx: MethodContext, doc_id: str, have: set[str]) -> int:
+    """Re-embed a finished document's chunks whose vectors are gone (e.g. vectors rebuilt)."""
+    pairs = [(Chunk.model_validate(v["chunk"]), v["context"]) for _, v in ctx.store.iter_records(NS_CHUNK, doc_id=doc_id)]
+    return _embed_chunks(ctx, doc_id, pairs, have)
+
+
+def _embed_entities(ctx: MethodContext, doc_id: str) -> int:
+    rows = list(ctx.store.iter_records(NS_ENTITY, doc_id=doc_id))
+    if not rows:
+        return 0
+    embedder = ctx.models.text_embedder
+    texts = [f"{row['name']} ({row['concept']})" for _, row in rows]
+    write_vectors(ctx.store, VEC_ENTITY, [key for key, _ in rows],
+                  np.asarray(embedder.embed_passages(texts), dtype=np.float32), embedder.model,
+                  doc_ids=[doc_id] * len(rows))
+    return len(rows)
+
+
+def _finish(ctx: MethodContext, doc_id: str, view: HolisticView, order: dict[str, int], state: dict) -> None:
+    """Concept-graph part and entity support (I_fac); marks the document complete."""
+    part = contribution(view, order)
+    with ctx.store.transaction():
+        remove_contribution(ctx.store, doc_id)
+        add_contribution(ctx.store, doc_id, part)
+        ctx.store.put_records(NS_ENTITY, [(entity_record_key(doc_id, key), {**info.model_dump(),
+                                                                          "support": view.support(key)}, doc_id)
+                                          for key, info in view.live_entities().items()])
+    state.update(complete=True, concepts=len(part.concepts), edges=len(part.edges), facts=len(view.facts),
+                 entities=len(view.live_entities()))
+    put_state(ctx.store, doc_id, state)
+
+
+def build_document(ctx: MethodContext, doc: Document, kit: Toolkit, signature: dict, counters: Counters,
+                   have: set[str]) -> int:
+    """Build (or resume) one document; returns the number of pages built now. ``have``: chunk ids with vectors."""
+    settings = ctx.settings.hvm.with_profile()
+    pages = list(ctx.store.iter_pages(doc.id))
+    chunks = document_chunks(pages)
+    order = {c.id: i for i, c in enumerate(chunks)}
+    by_id = {c.id: c for c in chunks}
+    items = chunk_inputs(ctx, pages, chunks)
+    state = get_state(ctx.store, doc.id)
+    if state is None:
+        state = {"signature": signature, "chunks": len(chunks), "done": 0, "complete": False}
+        with ctx.store.transaction():
+            ctx.store.put_records(NS_CHUNK, [(item.chunk.id, {"chunk": item.chunk.model_dump(),
+                                                              "context": item.context, "index": i}, doc.id)
+                                             for i, item in enumerate(items)])
+            put_state(ctx.store, doc.id, state)
+    _embed_chunks(ctx, doc.id, [(item.chunk, item.context) for item in items], have)
+    page_last = {c.page: i for i, c in enumerate(chunks)}
+    pages_now = 0
+    chunkless = [p.number for p in pages if p.number not in page_last]
+    if chunkless and state["done"] == 0:
+        ctx.progress.advance(len(chunkless))
+        pages_now += len(chunkless)
+        state["pages_built"] = len(chunkless)
+    view = load_view(ctx.store, doc.id, order)
+    extracted = {k: Extraction.model_validate(v) for k, v in ctx.store.iter_records(NS_EXTRACT, doc_id=doc.id)}
+    window = max(8, 2 * ctx.settings.models.build.max_concurrency)
+    start = state["done"]
+    while start < len(chunks):
+        span = range(start, min(len(chunks), start + window))
+        missing = [i for i in span if chunks[i].id not in extracted]
+        if missing:
+            results = _extract(kit, [items[i] for i in missing])
+            ctx.store.put_records(NS_EXTRACT, [(chunks[i].id, r.model_dump(), doc.id) for i, r in zip(missing, results)])
+            for i, result in zip(missing, results):
+                extracted[chunks[i].id] = result
+                counters.notes.extend(f"{chunks[i].id}: {n}" for n in result.notes)
+        for i in span:
+            chunk = chunks[i]
+            log = fold_chunk(view, chunk, extracted[chunk.id], kit, by_id, settings.conflict_resolution,
+                             settings.max_group_size, counters)
+            diff = view.take_diff()
+            state["done"] = i + 1
+            if page_last[chunk.page] == i:
+                state["pages_built"] = state.get("pages_built", 0) + 1
+            with ctx.store.transaction():
+                save_diff(ctx.store, doc.id, diff)
+                if log:
+                    ctx.store.put_records(NS_CONFLICT, log)
+                put_state(ctx.store, doc.id, state)
+            counters.chunks += 1
+            if page_last[chunk.page] == i:
+                pages_now += 1
+                ctx.progress.advance(1, document=doc.title[:30], facts=len(view.facts), conflicts=counters.confirmed)
+        start = span.stop
+    _finish(ctx, doc.id, view, order, state)
+    return pages_now
+
+
+def signature_of(ctx: MethodContext, kit: Toolkit) -> dict:
+    return {"extractor": kit.name, "conflict_resolution": ctx.settings.hvm.with_profile().conflict_resolution,
+            "chunk_words": DEFAULT_MAX_WORDS}
+
+
+def remove(ctx: MethodContext, doc_id: str) -> None:
+    """Everything HVM derived from the document: its records and vectors and its concept-graph part."""
+    from .state import drop_document
+
+    remove_contribution(ctx.store, doc_id)
+    drop_document(ctx.store, doc_id)
+
+
+def build(ctx: MethodContext) -> BuildReport:
+    """Build or update HVM-GraphRAG's index for every ready document (see module docstring)."""
+    from ..baselines.common import bump_version
+
+    started = time.perf_counter()
+    settings = ctx.settings.hvm.with_profile()
+    kit = toolkit(ctx)
+    signature = signature_of(ctx, kit)
+    docs = [d for d in ctx.store.list_documents() if d.status == "ready"]
+    present = {d.id for d in docs}
+    states = dict(ctx.store.iter_records(NS_STATE))
+    for gone in (set(states) | graph_documents(ctx.store)) - present:
+        with ctx.store.transaction():
+            remove(ctx, gone)
+    todo, skipped = [], 0
+    for doc in docs:
+        state = states.get(doc.id)
+        if state is not None and state.get("signature") != signature:
+            keep = state["signature"].get("extractor") == kit.name and \
+                state["signature"].get("chunk_words") == signature["chunk_words"]
+            remove_contribution(ctx.store, doc.id)
+            reset_document(ctx.store, doc.id, keep_extraction=keep)
+            state = None
+        if state is not None and state.get("complete"):
+            skipped += doc.page_count
+        else:
+            todo.append(doc)
+    counters = Counters()
+    ctx.models.check_embedding_model(METHOD)
+    have = set(load_index(ctx.store, VEC_CHUNK).keys)
+    ctx.progress.start(sum(d.page_count for d in todo), "hvm: building")
+    built, embedded = 0, 0
+    try:
+        for doc in docs:
+            if doc not in todo:
+                embedded += _ensure_chunk_vectors(ctx, doc.id, have)
+        for doc in todo:
+            built += build_document(ctx, doc, kit, signature, counters, have)
+        embedded += sum(embed_missing(ctx.store, ctx.models.text_embedder))
+        entity_vectors = 0
+        if not settings.concept_graph:  # the ablation retrieves entities directly: they need vectors
+            with_vectors = {key.split("|", 1)[0] for key in load_index(ctx.store, VEC_ENTITY).keys}
+            for doc in docs:
+                if doc.id not in with_vectors and (get_state(ctx.store, doc.id) or {}).get("complete"):
+                    entity_vectors += _embed_entities(ctx, doc.id)
+    finally:
+        bump_version(ctx.store, METHOD)
+        ctx.progress.close()
+    if todo or embedded or entity_vectors:
+        ctx.models.record_embedding_model()
+    for note in counters.notes[:20]:
+        ctx.progress.note(f"hvm: {note}")
+    stats: dict[str, Any] = {k: v for k, v in vars(counters).items() if k != "notes"}
+    stats.update(documents=len(todo), extractor=kit.name, notes=len(counters.notes), entity_vectors=entity_vectors)
+    return BuildReport(method=METHOD, pages_built=built, pages_skipped=skipped,
+                       seconds=time.perf_counter() - started, stats=stats)

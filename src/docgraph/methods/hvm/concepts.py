@@ -1,0 +1,119 @@
+"""The concept graph (V_con, E_con) and the evidence index I_con, kept across documents.
+
+METHODS.md, HVM build step 4: V_con = {φ(e)}, E_con = {(φ(e_h), r, φ(e_t)) for facts in
+M}, and I_con(c) = ∪ I_fac(e) over the entities of concept c. Each document's holistic
+view contributes its part (``contribution``); the global rows (``hvm.concept``,
+``hvm.edge``) keep those parts per document, so adding a document only touches the
+concepts and edges it has, and removing one drops its parts and deletes rows (and their
+vectors) nobody else supports. Concept vectors embed the concept name, relation vectors
+the relation label (``located_in`` → "located in"); ``embed_missing`` adds the ones a
+change introduced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+from ...models.base import TextEmbedder
+from ...store.base import Store
+from ..vector_index import delete_vectors, load_index, write_vectors
+from .holistic import HolisticView
+from .state import NS_CONCEPT, NS_EDGE, VEC_CONCEPT, VEC_RELATION, edge_key
+
+
+@dataclass
+class Contribution:
+    """One document's part of the concept graph."""
+
+    concepts: dict[str, dict] = field(default_factory=dict)  # concept → {"entities": n, "chunks": [...]}
+    edges: dict[tuple[str, str, str], int] = field(default_factory=dict)
+
+
+def contribution(view: HolisticView, order: Mapping[str, int]) -> Contribution:
+    """The concepts, I_con chunks (reading order) and schema edges of one document's view."""
+    out = Contribution()
+    live = view.live_entities()
+    chunk_sets: dict[str, set[str]] = {}
+    for key, info in live.items():
+        part = out.concepts.setdefault(info.concept, {"entities": 0, "chunks": []})
+        part["entities"] += 1
+        chunk_sets.setdefault(info.concept, set()).update(view.support(key))
+    for concept, chunks in chunk_sets.items():
+        out.concepts[concept]["chunks"] = sorted(chunks, key=lambda c: (order.get(c, 1 << 30), c))
+    for fact in view.facts.values():
+        head, tail = live.get(fact.head), live.get(fact.tail)
+        if head is not None and tail is not None:
+            edge = (head.concept, fact.relation, tail.concept)
+            out.edges[edge] = out.edges.get(edge, 0) + 1
+    return out
+
+
+def add_contribution(store: Store, doc_id: str, part: Contribution) -> None:
+    """Merge a document's part into the global rows (replacing an older part of the same document)."""
+    with store.transaction():
+        rows = []
+        for concept, data in part.concepts.items():
+            row = store.get_record(NS_CONCEPT, concept) or {"name": concept, "docs": {}}
+            row["docs"][doc_id] = data
+            rows.append((concept, row, None))
+        store.put_records(NS_CONCEPT, rows)
+        rows = []
+        for (head, relation, tail), count in part.edges.items():
+            key = edge_key(head, relation, tail)
+            row = store.get_record(NS_EDGE, key) or {"head": head, "relation": relation, "tail": tail, "docs": {}}
+            row["docs"][doc_id] = count
+            rows.append((key, row, None))
+        store.put_records(NS_EDGE, rows)
+
+
+def remove_contribution(store: Store, doc_id: str) -> tuple[int, int]:
+    """Drop a document's part; rows left without documents go, with their vectors.
+    Returns (concepts removed, edges removed)."""
+    with store.transaction():
+        dead_concepts = _drop_doc(store, NS_CONCEPT, doc_id)
+        dead_edges = _drop_doc(store, NS_EDGE, doc_id)
+        if dead_concepts:
+            delete_vectors(store, VEC_CONCEPT, keys=dead_concepts)
+        if dead_edges:
+            used = {row["relation"] for _, row in store.iter_records(NS_EDGE)}
+            stale = [label for label in load_index(store, VEC_RELATION).keys if label not in used]
+            if stale:
+                delete_vectors(store, VEC_RELATION, keys=stale)
+    return len(dead_concepts), len(dead_edges)
+
+
+def _drop_doc(store: Store, namespace: str, doc_id: str) -> list[str]:
+    changed, dead = [], []
+    for key, row in store.iter_records(namespace):
+        if doc_id in row["docs"]:
+            del row["docs"][doc_id]
+            (changed if row["docs"] else dead).append((key, row))
+    if changed:
+        store.put_records(namespace, [(k, row, None) for k, row in changed])
+    if dead:
+        store.delete_records(namespace, keys=[k for k, _ in dead])
+    return [k for k, _ in dead]
+
+
+def graph_documents(store: Store) -> set[str]:
+    """Documents that have a part in the concept graph."""
+    return {doc for _, row in store.iter_records(NS_CONCEPT) for doc in row["docs"]}
+
+
+def embed_missing(store: Store, embedder: TextEmbedder) -> tuple[int, int]:
+    """Embed concepts and relation labels that have no vector yet; returns (concepts, relations) embedded."""
+    counts = []
+    for vec_ns, keys, text_of in (
+            (VEC_CONCEPT, [k for k, _ in store.iter_records(NS_CONCEPT)], lambda k: k),
+            (VEC_RELATION, sorted({row["relation"] for _, row in store.iter_records(NS_EDGE)}),
+             lambda k: k.replace("_", " "))):
+        have = set(load_index(store, vec_ns).keys)
+        missing = [k for k in keys if k not in have]
+        if missing:
+            matrix = np.asarray(embedder.embed_passages([text_of(k) for k in missing]), dtype=np.float32)
+            write_vectors(store, vec_ns, missing, matrix, embedder.model)
+        counts.append(len(missing))
+    return counts[0], counts[1]

@@ -1,0 +1,62 @@
+"""The registered ``hvm`` method (HVM-GraphRAG): build, retrieve, answer, remove, status.
+
+Building lives in ``build.py``, retrieval in ``retrieve.py``, answers in ``answer.py``;
+``retrieve``/``answer`` accept per-call overrides of any ``HVMSettings`` field
+(``k_c=15``, ``theta=0.5``, ``profile="papers"``, ``modality_aware=False`` …).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...types import Answer, Evidence
+from ..base import BuildReport, MethodContext, register
+from . import build as _build
+from .state import NS_CONCEPT, NS_CONFLICT, NS_EDGE, NS_STATE
+
+
+@register("hvm")
+class HVMMethod:
+    """HVM-GraphRAG: holistic-view conflict resolution, concept graph, modality-aware evidence."""
+
+    name = "hvm"
+
+    def build(self, ctx: MethodContext) -> BuildReport:
+        return _build.build(ctx)
+
+    def retrieve(self, ctx: MethodContext, query: str, **options: Any) -> Evidence:
+        from .retrieve import retrieve
+
+        return retrieve(ctx, query, **options)
+
+    def answer(self, ctx: MethodContext, query: str, **options: Any) -> Answer:
+        from .answer import answer
+
+        return answer(ctx, query, **options)
+
+    def remove_document(self, ctx: MethodContext, doc_id: str) -> None:
+        from ..baselines.common import bump_version
+
+        _build.remove(ctx, doc_id)
+        bump_version(ctx.store, self.name)
+
+    def status(self, ctx: MethodContext) -> dict[str, Any]:
+        """Pages built (all chunks of the page folded into the holistic view), graph size, conflicts."""
+        docs = [d for d in ctx.store.list_documents() if d.status == "ready"]
+        states = dict(ctx.store.iter_records(NS_STATE))
+        built_pages = 0
+        for doc in docs:
+            state = states.get(doc.id)
+            if state is None:
+                continue
+            if state.get("complete"):
+                built_pages += doc.page_count
+            else:
+                built_pages += int(state.get("pages_built", 0))
+        conflicts = [row for _, row in ctx.store.iter_records(NS_CONFLICT)]
+        return {"built_pages": built_pages, "total_pages": sum(d.page_count for d in docs),
+                "built_documents": sum(1 for d in docs if (states.get(d.id) or {}).get("complete")),
+                "total_documents": len(docs),
+                "concepts": ctx.store.count_records(NS_CONCEPT), "schema_edges": ctx.store.count_records(NS_EDGE),
+                "facts": sum(int((states.get(d.id) or {}).get("facts", 0)) for d in docs),
+                "conflicts": len(conflicts), "unresolved_conflicts": sum(1 for c in conflicts if c.get("unresolved"))}

@@ -1,0 +1,241 @@
+"""HVM-GraphRAG retrieval: concept anchors → similarity-based propagation → evidence → organisation.
+
+METHODS.md, HVM query, with every budget a config value (``HVMSettings``):
+1. Concept anchors A_q: the top-``k_c`` concepts by cos(Enc(q), Enc(c)), kept if ≥ ``theta``.
+2. Propagation: the top-``k_r`` relation labels by similarity to q (the paper's R_q);
+   R̂_q keeps those with an E_con edge touching A_q, whose other endpoints join → Â_q.
+   One step, no multi-hop traversal.
+3. Evidence: B_graph = ∪ I_con(c), c ∈ Â_q, cut to its top-``K`` chunks by s(q, b);
+   B_rag = the top-``k_b`` chunks over all chunks; their union.
+4. Organisation: grouped by modality, at most ``k_text`` / ``k_table`` / ``k_image`` each
+   (best first), sections in that order. Ablation ``modality_aware = false``: the union's
+   best ``k_text + k_table + k_image`` chunks by score, interleaved.
+Ablation ``concept_graph = false``: anchors are entities (top-``k_c``, ≥ ``theta``) whose
+I_fac chunks form B_graph; no propagation.
+
+Everything but the query embedding is numpy over an in-memory index (``HVMIndex``),
+loaded once per store and rebuilt only when a build or removal changes the method's data.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+from pydantic import ValidationError
+
+from ...config import HVM_PROFILES, HVMSettings
+from ...errors import ConfigError, NotBuiltError
+from ...types import Chunk, Entity, Evidence, Relation, ScoredChunk, ScoredEntity, ScoredPage, ScoredRelation
+from ..base import MethodContext
+from ..vector_index import VectorIndex, load_index
+from .state import NS_CHUNK, NS_CONCEPT, NS_EDGE, NS_ENTITY, VEC_CHUNK, VEC_CONCEPT, VEC_ENTITY, VEC_RELATION
+
+METHOD = "hvm"
+MODALITIES = ("text", "table", "image")
+
+
+@dataclass
+class HVMIndex:
+    """Chunks, concepts, relation labels and I_con as arrays (rows aligned with their vectors)."""
+
+    chunks: list[Chunk]
+    chunk_vectors: VectorIndex
+    modality: np.ndarray                      # per chunk row: index into MODALITIES
+    concept_vectors: VectorIndex
+    concept_info: list[dict]                  # per concept row: {"name", "entities", "chunks"}
+    icon: list[np.ndarray]                    # per concept row: chunk rows of I_con(c)
+    relation_vectors: VectorIndex
+    edges: dict[str, list[tuple[int, int]]]   # relation label → (head row, tail row) of E_con
+    entity_vectors: VectorIndex | None = None
+    entity_rows: list[dict] = field(default_factory=list)
+    entity_support: list[np.ndarray] = field(default_factory=list)
+
+
+def _rows(positions: Mapping[str, int], keys: list[str]) -> np.ndarray:
+    return np.fromiter((positions[k] for k in keys if k in positions), dtype=np.int64)
+
+
+def load_hvm_index(ctx: MethodContext) -> HVMIndex:
+    """Read the index from the store (use ``hvm_index`` for the cached one)."""
+    store = ctx.store
+    ctx.models.check_embedding_model(METHOD)
+    chunk_vectors = load_index(store, VEC_CHUNK)
+    records = {k: v for k, v in store.iter_records(NS_CHUNK)}
+    chunks = [Chunk.model_validate(records[k]["chunk"]) if k in records else None for k in chunk_vectors.keys]
+    if any(c is None for c in chunks):  # vectors of chunks whose records are gone: leave them out
+        keep = [i for i, c in enumerate(chunks) if c is not None]
+        chunk_vectors = VectorIndex(keys=[chunk_vectors.keys[i] for i in keep], matrix=chunk_vectors.matrix[keep],
+                                    position={chunk_vectors.keys[i]: j for j, i in enumerate(keep)})
+        chunks = [chunks[i] for i in keep]
+    modality = np.array([MODALITIES.index(c.modality) for c in chunks], dtype=np.int8)
+    concept_vectors = load_index(store, VEC_CONCEPT)
+    rows = dict(store.iter_records(NS_CONCEPT))
+    info, icon = [], []
+    for key in concept_vectors.keys:
+        docs = (rows.get(key) or {}).get("docs", {})
+        chunk_ids = [c for part in docs.values() for c in part["chunks"]]
+        info.append({"name": key, "entities": sum(p["entities"] for p in docs.values()), "chunks": len(chunk_ids)})
+        icon.append(np.unique(_rows(chunk_vectors.position, chunk_ids)))
+    edges: dict[str, list[tuple[int, int]]] = {}
+    for _, row in store.iter_records(NS_EDGE):
+        head, tail = concept_vectors.position.get(row["head"]), concept_vectors.position.get(row["tail"])
+        if head is not None and tail is not None:
+            edges.setdefault(row["relation"], []).append((head, tail))
+    index = HVMIndex(chunks=chunks, chunk_vectors=chunk_vectors, modality=modality, concept_vectors=concept_vectors,
+                     concept_info=info, icon=icon, relation_vectors=load_index(store, VEC_RELATION), edges=edges)
+    entity_vectors = load_index(store, VEC_ENTITY)
+    if len(entity_vectors):
+        entities = dict(store.iter_records(NS_ENTITY))
+        index.entity_vectors = entity_vectors
+        index.entity_rows = [entities.get(k, {"name": k, "concept": "", "support": []}) for k in entity_vectors.keys]
+        index.entity_support = [np.unique(_rows(chunk_vectors.position, r.get("support", [])))
+                                for r in index.entity_rows]
+    return index
+
+
+def hvm_index(ctx: MethodContext) -> HVMIndex:
+    """The cached in-memory index (reloaded when the method's data changes)."""
+    from ..baselines.common import cached
+
+    return cached(ctx.store, METHOD, "index", lambda: load_hvm_index(ctx))
+
+
+def settings_for(ctx: MethodContext, options: Mapping[str, Any]) -> HVMSettings:
+    """The workspace's HVM settings; a per-call ``profile`` option then sets its values, and the
+    other ``options`` (any ``HVMSettings`` field) win over both."""
+    data = ctx.settings.hvm.with_profile().model_dump()
+    options = dict(options)
+    unknown = sorted(set(options) - set(HVMSettings.model_fields))
+    if unknown:
+        raise ConfigError(f"unknown hvm option(s) {', '.join(unknown)}; use {', '.join(HVMSettings.model_fields)}")
+    profile = options.pop("profile", None)
+    if profile is not None:
+        if profile not in HVM_PROFILES:
+            raise ConfigError(f"unknown hvm profile {profile!r}; use one of {', '.join(HVM_PROFILES)}")
+        data.update(HVM_PROFILES[profile], profile=profile)
+    try:
+        return HVMSettings.model_validate({**data, **options})
+    except ValidationError as exc:
+        raise ConfigError(f"invalid hvm option(s): {exc}") from exc
+
+
+def top_k(scores: np.ndarray, k: int, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``k`` (rows, scores), best first, ties by row; over ``rows`` when given."""
+    rows = np.arange(len(scores)) if rows is None else rows
+    if k <= 0 or len(rows) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    values = scores[rows]
+    if k < len(rows):
+        part = np.argpartition(-values, k - 1)[:k]
+        rows, values = rows[part], values[part]
+    order = np.lexsort((rows, -values))
+    return rows[order], values[order]
+
+
+def anchors(scores: np.ndarray, k: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` rows with score ≥ ``theta``."""
+    rows, values = top_k(scores, k)
+    keep = values >= theta
+    return rows[keep], values[keep]
+
+
+def organise(rows: np.ndarray, scores: np.ndarray, modality: np.ndarray, settings: HVMSettings) -> list[int]:
+    """Modality-aware organisation (or the plain ablation) of candidate chunk rows."""
+    rows = np.asarray(sorted(set(int(r) for r in rows)), dtype=np.int64)
+    if not len(rows):
+        return []
+    if not settings.modality_aware:
+        budget = settings.k_text + settings.k_table + settings.k_image
+        return [int(r) for r in top_k(scores, budget, rows)[0]]
+    out: list[int] = []
+    for code, budget in enumerate((settings.k_text, settings.k_table, settings.k_image)):
+        out.extend(int(r) for r in top_k(scores, budget, rows[modality[rows] == code])[0])
+    return out
+
+
+def _concept_entity(index: HVMIndex, row: int, score: float, via: str = "") -> ScoredEntity:
+    info = index.concept_info[row]
+    description = f"concept with {info['entities']} entities, {info['chunks']} supporting chunks"
+    return ScoredEntity(entity=Entity(id=f"concept:{info['name']}", name=info["name"], type="concept",
+                                      description=description + (f"; reached through {via}" if via else "")),
+                        score=float(score))
+
+
+def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
+    """Evidence for ``query`` (see module docstring); ``options`` override ``HVMSettings`` fields."""
+    settings = settings_for(ctx, options)
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+    index = hvm_index(ctx)
+    timings["index"] = time.perf_counter() - clock
+    evidence = Evidence(query=query, method=METHOD)
+    if not index.chunks:
+        evidence.notes.append("the hvm index is empty: run `docgraph build --method hvm`")
+        return evidence
+    t = time.perf_counter()
+    q = np.asarray(ctx.models.text_embedder.embed_queries([query])[0], dtype=np.float32)
+    timings["embed"] = time.perf_counter() - t
+    t = time.perf_counter()
+    chunk_scores = index.chunk_vectors.scores(q)
+    graph_rows = np.zeros(0, dtype=np.int64)
+    if settings.concept_graph:
+        concept_scores = index.concept_vectors.scores(q) if len(index.concept_vectors) else np.zeros(0)
+        a_rows, a_scores = anchors(concept_scores, settings.k_c, settings.theta)
+        evidence.entities = [_concept_entity(index, int(r), s) for r, s in zip(a_rows, a_scores)]
+        timings["anchors"] = time.perf_counter() - t
+        t = time.perf_counter()
+        anchor_set = set(int(r) for r in a_rows)
+        expanded = dict.fromkeys(anchor_set)
+        if anchor_set and len(index.relation_vectors):
+            label_rows, label_scores = top_k(index.relation_vectors.scores(q), settings.k_r)
+            for row, score in zip(label_rows, label_scores):
+                label = index.relation_vectors.keys[int(row)]
+                for head, tail in index.edges.get(label, []):
+                    if head not in anchor_set and tail not in anchor_set:
+                        continue
+                    h_name, t_name = index.concept_info[head]["name"], index.concept_info[tail]["name"]
+                    evidence.relations.append(ScoredRelation(
+                        relation=Relation(id=f"{h_name}\t{label}\t{t_name}", source=f"concept:{h_name}",
+                                          target=f"concept:{t_name}", label=label),
+                        score=float(score), source_name=h_name, target_name=t_name))
+                    for other in (head, tail):
+                        if other not in expanded:
+                            expanded[other] = None
+                            evidence.entities.append(_concept_entity(index, other, concept_scores[other], label))
+        if expanded:
+            graph_rows = np.unique(np.concatenate([index.icon[c] for c in expanded]))
+        timings["propagate"] = time.perf_counter() - t
+        if not len(a_rows):
+            evidence.notes.append(f"no concept reached theta={settings.theta}; evidence from chunk retrieval only")
+    else:
+        if index.entity_vectors is None:
+            raise NotBuiltError("the no-concept-graph ablation needs entity vectors: set hvm.concept_graph = false "
+                                "in docgraph.toml (or DOCGRAPH_HVM__CONCEPT_GRAPH=false) and run "
+                                "`docgraph build --method hvm`")
+        e_rows, e_scores = anchors(index.entity_vectors.scores(q), settings.k_c, settings.theta)
+        for row, score in zip(e_rows, e_scores):
+            data = index.entity_rows[int(row)]
+            evidence.entities.append(ScoredEntity(entity=Entity(
+                id=index.entity_vectors.keys[int(row)], name=data["name"], type=data.get("concept", ""),
+                description=data.get("description", "")), score=float(score)))
+        if len(e_rows):
+            graph_rows = np.unique(np.concatenate([index.entity_support[int(r)] for r in e_rows]))
+        timings["anchors"] = time.perf_counter() - t
+    t = time.perf_counter()
+    graph_top, _ = top_k(chunk_scores, settings.K, graph_rows)
+    rag_top, _ = top_k(chunk_scores, settings.k_b)
+    chosen = organise(np.concatenate([graph_top, rag_top]), chunk_scores, index.modality, settings)
+    evidence.chunks = [ScoredChunk(chunk=index.chunks[r], score=float(chunk_scores[r])) for r in chosen]
+    pages: dict[tuple[str, int], float] = {}
+    for sc in evidence.chunks:
+        key = (sc.chunk.doc_id, sc.chunk.page)
+        pages[key] = max(pages.get(key, -1.0), sc.score)
+    evidence.pages = [ScoredPage(doc_id=d, page=p, score=s)
+                      for (d, p), s in sorted(pages.items(), key=lambda kv: -kv[1])]
+    timings["evidence"] = time.perf_counter() - t
+    timings["retrieve"] = time.perf_counter() - clock
+    evidence.timings = timings
+    return evidence

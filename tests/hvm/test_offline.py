@@ -1,0 +1,167 @@
+"""Offline HVM-GraphRAG over two shared documents (an ESG tax table page and a textbook excerpt):
+build, the concept graph's invariants, ask with citations that resolve to real boxes, resume after
+an interruption, and incremental remove / re-add."""
+
+from __future__ import annotations
+
+import pytest
+
+from docgraph import Workspace
+from docgraph.methods.hvm import HVMMethod
+from docgraph.methods.hvm import build as hvm_build
+from docgraph.methods.hvm.extract_text import OfflineTextStrategy
+from docgraph.methods.hvm.state import (NS_CHUNK, NS_CONCEPT, NS_EDGE, NS_ENTITY, NS_EXTRACT, NS_FACT, NS_STATE,
+                                        VEC_CHUNK, VEC_CONCEPT)
+from docgraph.methods.vector_index import delete_vectors, load_index
+
+ACCIONA = "acciona_sustainability_report_2020_p1.pdf"
+OPENSTAX = "openstax_world_history_v1_excerpt.pdf"
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory, shared_data):
+    workspace = Workspace(tmp_path_factory.mktemp("hvm-offline") / "ws", overrides={"models": {"build": {}}})
+    docs = workspace.add([shared_data / "documents" / ACCIONA, shared_data / "documents" / OPENSTAX])
+    workspace.docs = {d.path.rsplit("/", 1)[-1]: d for d in docs}
+    workspace.report = workspace.build("hvm")
+    yield workspace
+    workspace.close()
+
+
+def _facts(ws, doc_id):
+    return {k: v for k, v in ws.store.iter_records(NS_FACT, doc_id=doc_id)}
+
+
+def _check_citations(ws, answer):
+    assert answer.citations
+    for citation in answer.citations:
+        page = ws.store.get_page(citation.doc_id, citation.page)
+        assert page is not None and citation.component_ids
+        for cid, box in zip(citation.component_ids, citation.bboxes, strict=True):
+            comp = page.component(cid)
+            assert comp is not None and comp.bbox == box
+            assert box.area > 0 and box.inside(page.width, page.height)
+        assert f"[{citation.number}]" in answer.text
+
+
+def test_build_report_and_status(ws):
+    report = ws.report
+    assert report.pages_built == 6 and report.stats["extractor"] == "offline"
+    assert report.stats["chunks"] == ws.store.count_records(NS_CHUNK) > 20
+    status = ws.status()["hvm"]
+    assert status["built_pages"] == status["total_pages"] == 6
+    assert status["concepts"] > 10 and status["schema_edges"] > 10
+    # offline conflicts are flagged, never silently "resolved"
+    assert status["unresolved_conflicts"] == status["conflicts"]
+
+
+def test_table_rows_become_entities_and_facts(ws):
+    doc = ws.docs[ACCIONA]
+    entities = {k.split("|", 1)[1]: v for k, v in ws.store.iter_records(NS_ENTITY, doc_id=doc.id)}
+    assert entities["spain"]["concept"] == "tax jurisdiction"
+    assert "2,673" not in entities or not entities["2,673"]["mentions"]  # numbers are values, not mentions
+    facts = _facts(ws, doc.id)
+    spain = {f["relation"]: f["tail"] for f in facts.values() if f["head"] == "spain"}
+    assert spain["total_sales"] == "2,673" and spain["corporate_income_tax_paid_on_a_cash_basis"] == "-0.7"
+
+
+def test_concept_graph_matches_the_holistic_views(ws):
+    chunks_of = {}
+    for _, row in ws.store.iter_records(NS_ENTITY):
+        for chunk in row["support"]:
+            chunks_of.setdefault(row["concept"], set()).add(chunk)
+    concepts = dict(ws.store.iter_records(NS_CONCEPT))
+    assert set(concepts) == set(chunks_of)
+    for name, row in concepts.items():  # I_con(c) = ∪ I_fac(e) over c's entities
+        assert {c for part in row["docs"].values() for c in part["chunks"]} == chunks_of[name]
+    assert set(load_index(ws.store, VEC_CONCEPT).keys) == set(concepts)
+    phi = {row["key"]: row["concept"] for _, row in ws.store.iter_records(NS_ENTITY)}
+    edges = {(r["head"], r["relation"], r["tail"]) for _, r in ws.store.iter_records(NS_EDGE)}
+    from_facts = {(phi[f["head"]], f["relation"], phi[f["tail"]]) for _, f in ws.store.iter_records(NS_FACT)}
+    assert edges == from_facts
+
+
+def test_offline_ask_cites_the_tax_table(ws):
+    answer = ws.ask("What were the total sales in Spain in the tax jurisdiction table?", method="hvm")
+    assert not answer.model_used and answer.text.startswith("No answer model is configured")
+    assert "Spain — Total sales (M€): 2,673" in answer.text  # the table row is quoted, not the whole table
+    assert any(sc.chunk.modality == "table" and sc.chunk.doc_id == ws.docs[ACCIONA].id
+               for sc in answer.evidence.chunks)
+    assert answer.evidence.entities and answer.evidence.timings["retrieve"] < 5
+    _check_citations(ws, answer)
+
+
+def test_offline_ask_finds_the_author_passage(ws):
+    answer = ws.ask("Who wrote Arab Conquests and Early Islamic Historiography?", method="hvm")
+    doc = ws.docs[OPENSTAX]
+    assert any(c.doc_id == doc.id and c.page == 5 for c in answer.citations)
+    assert "Arab Conquests" in answer.text
+    _check_citations(ws, answer)
+
+
+def test_interrupted_build_resumes_where_it_stopped(ws, monkeypatch):
+    doc = ws.docs[ACCIONA]
+    before = _facts(ws, doc.id)
+    HVMMethod().remove_document(ws.context(), doc.id)  # forget HVM's work on it; the document stays
+    assert ws.store.get_record(NS_STATE, doc.id) is None
+    folded = []
+    original_fold = hvm_build.fold_chunk
+
+    def interrupted(view, chunk, *args, **kwargs):
+        if len(folded) == 4:
+            raise KeyboardInterrupt  # the user pressed Ctrl-C while the fifth chunk was being folded in
+        folded.append(chunk.id)
+        return original_fold(view, chunk, *args, **kwargs)
+
+    monkeypatch.setattr(hvm_build, "fold_chunk", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        ws.build("hvm")
+    state = ws.store.get_record(NS_STATE, doc.id)
+    assert state["done"] == 4 and not state["complete"]
+    assert {f["chunks"][0] for f in _facts(ws, doc.id).values()} <= set(folded)
+
+    extracted = []
+    original_extract = OfflineTextStrategy.extract
+    monkeypatch.setattr(OfflineTextStrategy, "extract",
+                        lambda self, items: extracted.extend(items) or original_extract(self, items))
+    monkeypatch.setattr(hvm_build, "fold_chunk", original_fold)
+    report = ws.build("hvm")
+    assert report.pages_built == 1 and report.pages_skipped == 5
+    assert report.stats["chunks"] == state["chunks"] - 4  # folded chunks were not redone
+    assert extracted == []  # the window's extractions were stored before the interruption
+    assert _facts(ws, doc.id) == before
+
+
+def test_remove_then_add_again_is_incremental(ws, shared_data):
+    doc = ws.docs[ACCIONA]
+    other = ws.docs[OPENSTAX]
+    other_facts = _facts(ws, other.id)
+    ws.remove(doc.id)
+    for namespace in (NS_CHUNK, NS_FACT, NS_ENTITY, NS_EXTRACT, NS_STATE):
+        assert list(ws.store.iter_records(namespace, doc_id=doc.id)) == []
+    assert not any(k.startswith(doc.id) for k in load_index(ws.store, VEC_CHUNK).keys)
+    concepts = dict(ws.store.iter_records(NS_CONCEPT))
+    assert "tax jurisdiction" not in concepts and "tax jurisdiction" not in load_index(ws.store, VEC_CONCEPT).keys
+    assert all(doc.id not in row["docs"] for row in concepts.values())
+    assert _facts(ws, other.id) == other_facts
+    evidence = ws.retrieve("total sales in Spain", method="hvm")
+    assert evidence.chunks and all(sc.chunk.doc_id == other.id for sc in evidence.chunks)
+
+    ws.add(shared_data / "documents" / ACCIONA)
+    report = ws.build("hvm")
+    assert report.pages_built == 1 and report.pages_skipped == 5
+    assert "tax jurisdiction" in dict(ws.store.iter_records(NS_CONCEPT))
+    evidence = ws.retrieve("total sales in Spain", method="hvm")
+    assert any(sc.chunk.doc_id == doc.id for sc in evidence.chunks)
+
+
+def test_lost_vectors_are_rebuilt_without_rebuilding_the_graph(ws):
+    other = ws.docs[OPENSTAX]
+    chunk_keys = set(load_index(ws.store, VEC_CHUNK).keys)
+    concept_keys = set(load_index(ws.store, VEC_CONCEPT).keys)
+    delete_vectors(ws.store, VEC_CHUNK, doc_id=other.id)
+    delete_vectors(ws.store, VEC_CONCEPT)
+    report = ws.build("hvm")
+    assert report.pages_built == 0 and report.pages_skipped == 6
+    assert set(load_index(ws.store, VEC_CHUNK).keys) == chunk_keys
+    assert set(load_index(ws.store, VEC_CONCEPT).keys) == concept_keys

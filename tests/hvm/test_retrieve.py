@@ -1,0 +1,197 @@
+"""Retrieval over a constructed store: θ, k_c, k_r, K, k_b, the modality budgets and the ablations.
+
+Vectors are built so that cos(query, x) is exactly the number given for each concept,
+relation label and chunk (query = e0; x = s·e0 + √(1−s²)·e_j with its own axis j)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from docgraph.config import Settings
+from docgraph.errors import ConfigError, NotBuiltError
+from docgraph.methods.base import MethodContext
+from docgraph.methods.baselines.common import bump_version
+from docgraph.methods.hvm.retrieve import retrieve
+from docgraph.methods.hvm.state import (NS_CHUNK, NS_CONCEPT, NS_EDGE, NS_ENTITY, VEC_CHUNK, VEC_CONCEPT, VEC_ENTITY,
+                                        VEC_RELATION, edge_key)
+from docgraph.methods.vector_index import delete_vectors, write_vectors
+from docgraph.store.sqlite import SQLiteStore
+from docgraph.types import Chunk
+
+DIM = 64
+CONCEPTS = {"alpha": 0.9, "beta": 0.8, "gamma": 0.6, "delta": 0.2, "epsilon": 0.15, "zeta": 0.1}
+RELATIONS = {"r_high": 0.9, "r_mid": 0.7, "r_low": 0.1}
+EDGES = [("alpha", "r_high", "epsilon"), ("zeta", "r_mid", "delta"), ("beta", "r_low", "zeta")]
+# chunk: (modality, cos, concept whose I_con holds it or None)
+CHUNKS = {
+    "c01": ("text", 0.95, "alpha"), "c02": ("text", 0.50, "alpha"), "c03": ("table", 0.60, "beta"),
+    "c04": ("image", 0.55, "beta"), "c05": ("text", 0.40, "epsilon"), "c06": ("text", 0.97, None),
+    "c07": ("text", 0.30, "zeta"), "c08": ("text", 0.45, "delta"), "c09": ("table", 0.58, "alpha"),
+    "c10": ("table", 0.52, "alpha"), "c11": ("table", 0.51, "alpha"), "c12": ("image", 0.49, "alpha"),
+    "c13": ("image", 0.48, "alpha"), "c14": ("text", 0.47, "alpha"), "c15": ("text", 0.20, "gamma"),
+    "c16": ("text", 0.46, "alpha"), "c17": ("text", 0.44, "alpha"), "c18": ("text", 0.43, "alpha"),
+    "c19": ("image", 0.96, None),
+}
+
+
+def _vectors(scores: dict[str, float], offset: int) -> tuple[list[str], np.ndarray]:
+    keys = sorted(scores)
+    matrix = np.zeros((len(keys), DIM), dtype=np.float32)
+    for i, key in enumerate(keys):
+        s = scores[key]
+        matrix[i, 0] = s
+        matrix[i, offset + i] = np.sqrt(1 - s * s)
+    return keys, matrix
+
+
+@dataclass
+class FakeEmbedder:
+    model: str = "fake"
+    dim: int = DIM
+
+    def embed_queries(self, texts):
+        q = np.zeros((len(texts), DIM), dtype=np.float32)
+        q[:, 0] = 1.0
+        return q
+
+    embed_passages = embed_queries
+
+
+class FakeModels:
+    text_embedder = FakeEmbedder()
+
+    def check_embedding_model(self, method=None):
+        pass
+
+
+@pytest.fixture(scope="module")
+def ctx(tmp_path_factory):
+    store = SQLiteStore(tmp_path_factory.mktemp("hvm-retrieve"))
+    chunks = {cid: Chunk(id=cid, doc_id="d", page=i + 1, component_ids=["P1"], modality=m, text=f"chunk {cid}")
+              for i, (cid, (m, _, _)) in enumerate(CHUNKS.items())}
+    store.put_records(NS_CHUNK, [(cid, {"chunk": c.model_dump(), "context": "", "index": i}, "d")
+                                 for i, (cid, c) in enumerate(chunks.items())])
+    keys, matrix = _vectors({k: v[1] for k, v in CHUNKS.items()}, 1)
+    write_vectors(store, VEC_CHUNK, keys, matrix, "fake", ["d"] * len(keys))
+    for concept in CONCEPTS:
+        members = [cid for cid, (_, _, c) in CHUNKS.items() if c == concept]
+        store.put_record(NS_CONCEPT, concept, {"name": concept, "docs": {"d": {"entities": 1, "chunks": members}}})
+    write_vectors(store, VEC_CONCEPT, *_vectors(CONCEPTS, 21), "fake")
+    for head, label, tail in EDGES:
+        store.put_record(NS_EDGE, edge_key(head, label, tail),
+                         {"head": head, "relation": label, "tail": tail, "docs": {"d": 1}})
+    write_vectors(store, VEC_RELATION, *_vectors(RELATIONS, 31), "fake")
+    bump_version(store, "hvm")
+    yield MethodContext(store=store, settings=Settings(), models=FakeModels(), root=store.root)
+    store.close()
+
+
+def ids(evidence) -> list[str]:
+    return [sc.chunk.id for sc in evidence.chunks]
+
+
+def concepts(evidence) -> list[str]:
+    return [se.entity.name for se in evidence.entities]
+
+
+WIDE = dict(k_text=100, k_table=100, k_image=100)
+
+
+def test_defaults_follow_the_long_reports_profile(ctx):
+    ev = retrieve(ctx, "q")
+    # anchors: top-10 with s >= 0.25 -> alpha, beta, gamma; the top-10 labels are all three, and
+    # r_high (alpha-epsilon) and r_low (beta-zeta) touch anchors: epsilon and zeta join
+    assert concepts(ev) == ["alpha", "beta", "gamma", "epsilon", "zeta"]
+    assert [(r.source_name, r.relation.label, r.target_name) for r in ev.relations] == [
+        ("alpha", "r_high", "epsilon"), ("beta", "r_low", "zeta")]
+    # K=10 best graph chunks (c16 is 11th) + k_b=2 best overall (c06, c19), then at most
+    # 5 text / 3 table (c11 cut) / 2 image (c12, c13 cut), sections in that order
+    assert ids(ev) == ["c06", "c01", "c02", "c14", "c03", "c09", "c10", "c19", "c04"]
+    assert [sc.chunk.modality for sc in ev.chunks] == ["text"] * 4 + ["table"] * 3 + ["image"] * 2
+    assert ev.pages[0].page == CHUNKS_PAGE["c06"]
+    assert set(ev.timings) >= {"embed", "anchors", "propagate", "evidence", "retrieve"}
+
+
+CHUNKS_PAGE = {cid: i + 1 for i, cid in enumerate(CHUNKS)}
+
+
+def test_theta_filters_anchors(ctx):
+    assert concepts(retrieve(ctx, "q", theta=0.7, k_r=0)) == ["alpha", "beta"]
+    assert concepts(retrieve(ctx, "q", theta=0.85, k_r=0)) == ["alpha"]
+    ev = retrieve(ctx, "q", theta=0.95, **WIDE)
+    assert concepts(ev) == [] and ev.relations == []
+    assert ids(ev) == ["c06", "c19"]  # only B_rag (k_b=2) is left
+    assert any("theta=0.95" in n for n in ev.notes)
+
+
+def test_k_c_caps_anchors(ctx):
+    assert concepts(retrieve(ctx, "q", k_c=1, k_r=0)) == ["alpha"]
+    assert concepts(retrieve(ctx, "q", k_c=2, k_r=0)) == ["alpha", "beta"]
+
+
+def test_k_r_controls_one_step_propagation(ctx):
+    assert concepts(retrieve(ctx, "q", k_r=0)) == ["alpha", "beta", "gamma"]
+    assert "c05" not in ids(retrieve(ctx, "q", k_r=0, K=100, **WIDE))
+    with_rhigh = retrieve(ctx, "q", k_r=1, K=100, **WIDE)
+    assert concepts(with_rhigh) == ["alpha", "beta", "gamma", "epsilon"] and "c05" in ids(with_rhigh)
+    # r_mid (zeta-delta) touches no anchor: nothing from it even when selected
+    assert "delta" not in concepts(retrieve(ctx, "q", k_r=2))
+    # k_r=3 also selects r_low (beta-zeta): zeta joins, but delta (zeta's neighbour) does not: no multi-hop
+    ev = retrieve(ctx, "q", k_r=3, K=100, **WIDE)
+    assert concepts(ev) == ["alpha", "beta", "gamma", "epsilon", "zeta"]
+    assert "c07" in ids(ev) and "c08" not in ids(ev)
+
+
+def test_K_keeps_the_best_graph_chunks_and_k_b_adds_the_best_overall(ctx):
+    ev = retrieve(ctx, "q", K=3, k_b=0, **WIDE)
+    assert sorted(ids(ev)) == ["c01", "c03", "c09"]
+    ev = retrieve(ctx, "q", K=3, k_b=1, **WIDE)
+    assert sorted(ids(ev)) == ["c01", "c03", "c06", "c09"]
+    ev = retrieve(ctx, "q", K=3, k_b=3, **WIDE)  # c01 is in both: the union counts it once
+    assert sorted(ids(ev)) == ["c01", "c03", "c06", "c09", "c19"]
+    ev = retrieve(ctx, "q", K=0, k_b=2, **WIDE)
+    assert sorted(ids(ev)) == ["c06", "c19"]
+
+
+def test_modality_budgets_and_sections(ctx):
+    ev = retrieve(ctx, "q", K=100, k_text=2, k_table=1, k_image=0)
+    assert ids(ev) == ["c06", "c01", "c03"]
+    ev = retrieve(ctx, "q", K=100, k_text=0, k_table=2, k_image=3)
+    assert ids(ev) == ["c03", "c09", "c19", "c04", "c12"]
+
+
+def test_without_modality_awareness_the_best_chunks_interleave(ctx):
+    ev = retrieve(ctx, "q", K=100, modality_aware=False, k_text=2, k_table=1, k_image=1)
+    assert ids(ev) == ["c06", "c19", "c01", "c03"]  # 4 = 2 + 1 + 1 by score, modalities mixed
+
+
+def test_profiles_and_bad_options(ctx):
+    ev = retrieve(ctx, "q", profile="short_pages")  # theta 0.5, k_r 15, k_b 4
+    assert concepts(ev) == ["alpha", "beta", "gamma", "epsilon", "zeta"]
+    with pytest.raises(ConfigError):
+        retrieve(ctx, "q", top_k=3)
+    with pytest.raises(ConfigError):
+        retrieve(ctx, "q", profile="nope")
+
+
+def test_no_concept_graph_ablation_retrieves_entities_directly(ctx):
+    with pytest.raises(NotBuiltError):
+        retrieve(ctx, "q", concept_graph=False)
+    store = ctx.store
+    entities = {"d|ann": (0.9, ["c02", "c05"]), "d|bob": (0.3, ["c08"]), "d|cy": (0.1, ["c07"])}
+    store.put_records(NS_ENTITY, [(k, {"key": k[2:], "name": k[2:], "concept": "person", "mentions": support,
+                                       "support": support}, "d") for k, (_, support) in entities.items()])
+    write_vectors(store, VEC_ENTITY, *_vectors({k: v[0] for k, v in entities.items()}, 41), "fake", ["d"] * 3)
+    bump_version(store, "hvm")
+    try:
+        ev = retrieve(ctx, "q", concept_graph=False, k_b=0, **WIDE)
+        assert concepts(ev) == ["ann", "bob"] and ev.relations == []
+        assert sorted(ids(ev)) == ["c02", "c05", "c08"]
+        assert ids(retrieve(ctx, "q", concept_graph=False, k_b=0, k_c=1, **WIDE)) == ["c02", "c05"]
+    finally:
+        delete_vectors(store, VEC_ENTITY)
+        store.delete_records(NS_ENTITY)
+        bump_version(store, "hvm")
