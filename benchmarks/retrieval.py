@@ -1,0 +1,72 @@
+"""The offline retrieval table of issue 7: every method, no model, on the shared sets.
+
+    .venv/bin/python benchmarks/retrieval.py [--data ../shared/data] [--out results/retrieval]
+        [--workspace-root results/eval-corpora] [--methods bm25,dense,pages,hipporag,kg4vd,hvm]
+        [--sets mmlongbench,mmlongbench-packed,hotpotqa,musique] [--limit N]
+
+For each set it runs ``docgraph eval <set> --retrieval-only`` through the same runner
+(so corpora and indexes are cached under the workspace root, and an interrupted run
+resumes), then writes ``<out>/retrieval.md``: recall@1/5/10 and MRR of gold pages on the
+321 MMLongBench-Doc development questions (per-document corpora and the packed corpus),
+and passage recall@2/@5 on the 100 + 100 HotpotQA / MuSiQue questions. Methods that are
+not installed in this build are skipped and named.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+SETS = {  # name -> (benchmark, data folder, packed)
+    "mmlongbench": ("mmlongbench", "mmlongbench_doc", False),
+    "mmlongbench-packed": ("mmlongbench", "mmlongbench_doc", True),
+    "hotpotqa": ("hotpotqa", "multihop", False),
+    "musique": ("musique", "multihop", False),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    repo = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(repo / "src"))
+    from docgraph.config import load_settings
+    from docgraph.eval.runner import EvalOptions, run_eval
+    from docgraph.methods.base import available_methods
+    from docgraph.progress import TerminalProgress
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", default=str(repo.parent / "shared" / "data"))
+    parser.add_argument("--out", default="results/retrieval")
+    parser.add_argument("--workspace-root", default="results/eval-corpora")
+    parser.add_argument("--methods", default="bm25,dense,pages,hipporag,kg4vd,hvm")
+    parser.add_argument("--sets", default=",".join(SETS))
+    parser.add_argument("--limit", type=int, default=None)
+    args = parser.parse_args(argv)
+
+    wanted = [m for m in args.methods.split(",") if m]
+    methods = [m for m in wanted if m in available_methods()]
+    missing = [m for m in wanted if m not in methods]
+    out = Path(args.out)
+    sections = [f"# Offline retrieval (no model), {time.strftime('%Y-%m-%d')}", "",
+                f"Command: `.venv/bin/python benchmarks/retrieval.py {' '.join(argv or sys.argv[1:])}`", ""]
+    if missing:
+        sections += [f"Not in this build (skipped): {', '.join(missing)}", ""]
+    for name in [s for s in args.sets.split(",") if s]:
+        benchmark, folder, packed = SETS[name]
+        started = time.perf_counter()
+        result = run_eval(EvalOptions(
+            benchmark=benchmark, path=Path(args.data) / folder, methods=methods, out=out,
+            workspace_root=Path(args.workspace_root), limit=args.limit, retrieval_only=True, packed=packed,
+            settings=load_settings(None), progress=TerminalProgress))
+        sections += [result.markdown, f"({time.perf_counter() - started:.0f} s this run; "
+                                      f"{result.questions_run} questions run, {result.questions_skipped} resumed)", ""]
+        print(result.markdown, flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "retrieval.md").write_text("\n".join(sections) + "\n", encoding="utf-8")
+    print(f"wrote {out / 'retrieval.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""``docgraph ask``: answer a question with a method, print the answer and its citations.
+
+Readable output: the answer, the numbered citations (``[1] <title> p.12 — P3, T1``), the
+mode, the model usage and the per-stage timings. ``--json`` prints the whole ``Answer``;
+``--highlight DIR`` writes each cited page with its cited regions outlined.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..highlight import write_highlights
+from ..types import Answer, Citation
+
+MODES = ("auto", "local", "multi_hop", "document")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    ask = subparsers.add_parser("ask", help="answer a question over the workspace's documents, with citations")
+    ask.add_argument("question", help="the question (quote it)")
+    ask.add_argument("--method", "-m", default="kg4vd", help="method to answer with (default: kg4vd)")
+    ask.add_argument("--mode", choices=MODES, default="auto",
+                     help="kg4vd retrieval mode (default: auto = the query analyzer decides)")
+    ask.add_argument("--top-pages", type=int, metavar="N", help="page budget (default: the method's)")
+    ask.add_argument("--json", action="store_true", help="print the whole answer as JSON")
+    ask.add_argument("--highlight", metavar="DIR", help="write the cited pages with their regions outlined here")
+    ask.set_defaults(handler=cmd_ask)
+
+
+def ask_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The method options the arguments ask for; ``mode`` only goes to kg4vd."""
+    options: dict[str, Any] = {}
+    if args.method == "kg4vd":
+        options["mode"] = args.mode
+    elif args.mode != "auto":
+        print(f"note: --mode applies to kg4vd only; {args.method} ignores it", file=sys.stderr)
+    if args.top_pages is not None:
+        options["top_pages"] = args.top_pages
+    return options
+
+
+def format_citation(citation: Citation) -> str:
+    """``[1] Title p.12 — P3, T1``."""
+    title = citation.document_title or citation.doc_id
+    regions = ", ".join(citation.component_ids) if citation.component_ids else "whole page"
+    return f"[{citation.number}] {title} p.{citation.page} — {regions}"
+
+
+def format_timings(timings: dict[str, float]) -> str:
+    return ", ".join(f"{name.replace('_', ' ')} {seconds * 1000:.0f} ms" for name, seconds in timings.items())
+
+
+def format_answer(answer: Answer) -> str:
+    """The answer as a person reads it in a terminal."""
+    lines = [answer.text.strip(), ""]
+    if answer.citations:
+        lines.append("Citations:")
+        lines.extend(format_citation(c) for c in answer.citations)
+    else:
+        lines.append("Citations: none")
+    lines.append("")
+    meta = f"method {answer.method}"
+    if answer.mode:
+        meta += f" · mode {answer.mode}"
+    meta += " · model " + ("used" if answer.model_used else "none (offline)")
+    lines.append(meta)
+    if answer.usage:
+        calls = sum(u.calls for u in answer.usage.values())
+        tokens = sum(u.input_tokens + u.output_tokens for u in answer.usage.values())
+        images = sum(u.images for u in answer.usage.values())
+        lines.append(f"usage: {calls} call(s), {tokens} tokens, {images} image(s)")
+    if answer.timings:
+        lines.append("timings: " + format_timings(answer.timings))
+    return "\n".join(lines)
+
+
+def cmd_ask(args: argparse.Namespace, ws) -> int:
+    answer = ws.ask(args.question, method=args.method, **ask_options(args))
+    if args.json:
+        print(answer.model_dump_json(indent=2))
+    else:
+        print(format_answer(answer))
+    if args.highlight:
+        paths = write_highlights(ws.store, ws.root, answer, Path(args.highlight))
+        stream = sys.stderr if args.json else sys.stdout
+        if paths:
+            print(f"\nhighlighted {len(paths)} page(s):", file=stream)
+            for path in paths:
+                print(f"  {path}", file=stream)
+        else:
+            print("\nno citations to highlight", file=stream)
+    return 0

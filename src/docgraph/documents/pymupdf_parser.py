@@ -1,0 +1,116 @@
+"""Default ``Parser`` backend: PyMuPDF 2.x with pymupdf4llm's layout analysis (AGPL-3.0).
+
+pymupdf4llm types each region (title, section-header, text, list-item, table, caption,
+formula, picture, page-header, page-footer, footnote) with a model that ships inside the
+``pymupdf-layout`` wheel, and puts them in reading order. Table cells come from its layout
+grid as Markdown (``Table.extract()`` would mangle decimals). OCR is never run here: pages
+without a text layer take the pipeline's OCR path instead.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pymupdf
+
+from ..types import ComponentKind
+from .lines import lines_to_text
+from .parser import LayoutBlock, PageInfo, ParsedPdf
+from .pdf import open_pdf
+
+_KINDS = {
+    "title": ComponentKind.TITLE,
+    "section-header": ComponentKind.TITLE,
+    "text": ComponentKind.PARAGRAPH,
+    "footnote": ComponentKind.PARAGRAPH,
+    "code": ComponentKind.PARAGRAPH,
+    "list-item": ComponentKind.LIST,
+    "caption": ComponentKind.CAPTION,
+    "table": ComponentKind.TABLE,
+    "picture": ComponentKind.IMAGE,
+    "formula": ComponentKind.EQUATION,
+    "page-header": ComponentKind.HEADER,
+    "page-footer": ComponentKind.FOOTER,
+}
+_PUA = re.compile("[\ue000-\uf8ff]")
+_BULLET = re.compile(r"^[\s•◦▪▫■□●○‣⁃∙·\-–*]+")
+
+
+def _span_join(spans: list[dict]) -> str:
+    """Text of one line: spans in order, with a space where the PDF leaves a visible gap."""
+    out = ""
+    prev = None
+    for span in spans:
+        text = _PUA.sub("", span["text"])
+        if prev is not None and out and not out[-1].isspace() and not text[:1].isspace():
+            gap = span["bbox"][0] - prev["bbox"][2]
+            if gap > 0.15 * max(span.get("size", 10.0), 1.0):
+                out += " "
+        out += text
+        prev = span
+    return " ".join(out.split())
+
+
+def _textlines_text(textlines: list[dict] | None) -> str:
+    return lines_to_text([_span_join(tl["spans"]) for tl in textlines or []])
+
+
+def _table_text(table: dict) -> str:
+    rows = table.get("extract") or []
+    return "\n".join(" | ".join(" ".join((cell or "").split()) for cell in row) for row in rows)
+
+
+class PyMuPDFDocument:
+    """A PDF opened with PyMuPDF; ``layout`` runs pymupdf4llm on one page at a time."""
+
+    def __init__(self, path: Path, password: str | None = None):
+        self.path = path
+        self._doc = open_pdf(path, password)
+        self.page_count = self._doc.page_count
+
+    def page_info(self, number: int) -> PageInfo:
+        page = self._doc[number - 1]
+        chars = sum(len(w) for w in page.get_text("text").split())
+        return PageInfo(width=page.rect.width, height=page.rect.height, text_chars=chars,
+                        has_images=bool(page.get_image_info()))
+
+    def layout(self, number: int) -> list[LayoutBlock]:
+        from pymupdf4llm.helpers.document_layout import parse_document
+        from pymupdf4llm.ocr import OCRMode
+
+        parsed = parse_document(self._doc, pages=[number - 1], use_ocr=OCRMode.NEVER, force_text=True)
+        page = self._doc[number - 1]
+        blocks = []
+        for box in parsed.pages[0].boxes:
+            block = self._block(page, box)
+            if block is not None:
+                blocks.append(block)
+        return blocks
+
+    def _block(self, page: pymupdf.Page, box) -> LayoutBlock | None:
+        kind = _KINDS.get(box.boxclass, ComponentKind.PARAGRAPH)
+        bbox = (float(box.x0), float(box.y0), float(box.x1), float(box.y1))
+        if kind is ComponentKind.TABLE:
+            table = box.table or {}
+            markdown = (table.get("markdown") or "").strip() or None
+            text = _table_text(table) or " ".join(page.get_text("text", clip=bbox).split())
+            return LayoutBlock(kind, bbox, text=text, markdown=markdown)
+        text = _textlines_text(box.textlines)
+        if kind is ComponentKind.LIST:
+            text = _BULLET.sub("", text)
+        if kind is ComponentKind.TITLE:
+            return LayoutBlock(kind, bbox, text=text, heading_size=float(box.max_fontsize or 0)) if text else None
+        if not text and not kind.is_visual:
+            return None  # an empty text region carries nothing
+        return LayoutBlock(kind, bbox, text=text)
+
+    def close(self) -> None:
+        self._doc.close()
+
+
+class PyMuPDFParser:
+    name = "pymupdf"
+
+    def open(self, path: Path, password: str | None = None) -> ParsedPdf:
+        return PyMuPDFDocument(Path(path), password)

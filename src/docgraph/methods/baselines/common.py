@@ -1,0 +1,253 @@
+"""What the baselines share: per-document build bookkeeping, the chunk table, the answer step.
+
+``IndexedBaseline`` is the build/remove/status half of a baseline that indexes documents
+one at a time: a state record per document (namespace ``<name>.state``, owned by the
+document) says it is done and with which settings, so a build skips finished documents,
+redoes documents whose settings changed, drops what belonged to documents that are gone,
+and an interrupted build resumes at the first unfinished document.
+
+``ChunkBaseline`` adds the chunk-retrieval pattern (bm25, dense, hipporag): chunks from
+``methods.chunking`` stored under ``<name>.chunk``; a subclass ranks chunk ids for a
+query and the base turns the ranking into ``Evidence`` (chunks and the pages they lie
+on, best first) and an ``Answer``.
+
+``answer_from_passages`` is the answer step of every baseline: with an answer model, a
+prompt with numbered evidence (numbers are CitationBook numbers, so the model's ``[n]``
+markers are the answer's citations); offline, the extractive answer.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+import uuid
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, Sequence
+
+from ...models.base import ImagePart, user
+from ...prompts import render_prompt
+from ...store.base import Store
+from ...types import Answer, Chunk, Document, Evidence, Page, ScoredChunk, ScoredPage, Usage
+from ..base import BuildReport, MethodContext
+from ..chunking import chunk_context, document_chunks
+from ..citations import CitationBook
+from ..extractive import Passage, extractive_answer
+from .settings import BaselineSettings, baseline_settings
+
+_CITE = re.compile(r"\[(\d+)\]")
+
+
+class IndexedBaseline(ABC):
+    """Build bookkeeping; subclasses set ``name`` and implement ``index_document``/``drop_document``."""
+
+    name: str = ""
+
+    # ----------------------------------------------------------------- subclass hooks
+    def index_version(self, settings: BaselineSettings) -> str:
+        """A string that changes when a setting that shapes the index changes."""
+        return "1"
+
+    @abstractmethod
+    def index_document(self, ctx: MethodContext, doc: Document, pages: list[Page],
+                       settings: BaselineSettings) -> dict[str, Any]:
+        """Index one document (idempotent writes); returns stats to keep in its state record."""
+
+    @abstractmethod
+    def drop_document(self, ctx: MethodContext, doc_id: str) -> None:
+        """Delete what ``index_document`` wrote for the document (inside the caller's transaction)."""
+
+    # ----------------------------------------------------------------- Method protocol
+    @property
+    def state_namespace(self) -> str:
+        return f"{self.name}.state"
+
+    def build(self, ctx: MethodContext) -> BuildReport:
+        started = time.perf_counter()
+        settings = baseline_settings(ctx)
+        version = self.index_version(settings)
+        docs = [d for d in ctx.store.list_documents() if d.status == "ready"]
+        present = {d.id for d in docs}
+        states = dict(ctx.store.iter_records(self.state_namespace))
+        for doc_id in [k for k in states if k not in present]:
+            with ctx.store.transaction():
+                self.remove_document(ctx, doc_id)
+        todo = [d for d in docs if (states.get(d.id) or {}).get("version") != version]
+        skipped = sum(int((states.get(d.id) or {}).get("pages", 0)) for d in docs if d not in todo)
+        ctx.progress.start(sum(d.page_count for d in todo), f"{self.name}: indexing")
+        built, totals = 0, {}
+        for doc in todo:
+            if doc.id in states:
+                with ctx.store.transaction():
+                    self.remove_document(ctx, doc.id)
+            pages = list(ctx.store.iter_pages(doc.id))
+            stats = self.index_document(ctx, doc, pages, settings)
+            ctx.store.put_record(self.state_namespace, doc.id,
+                                 {"version": version, "pages": len(pages), **stats}, doc_id=doc.id)
+            bump_version(ctx.store, self.name)
+            built += len(pages)
+            for key, value in stats.items():
+                if isinstance(value, (int, float)):
+                    totals[key] = totals.get(key, 0) + value
+            ctx.progress.advance(len(pages), document=doc.title[:40])
+        return BuildReport(method=self.name, pages_built=built, pages_skipped=skipped,
+                           seconds=time.perf_counter() - started, stats={"documents": len(todo), **totals})
+
+    def remove_document(self, ctx: MethodContext, doc_id: str) -> None:
+        self.drop_document(ctx, doc_id)
+        ctx.store.delete_records(self.state_namespace, doc_id=doc_id)
+        ctx.store.delete_records(self.state_namespace, keys=[doc_id])
+        bump_version(ctx.store, self.name)
+
+    def status(self, ctx: MethodContext) -> dict[str, Any]:
+        settings = baseline_settings(ctx)
+        version = self.index_version(settings)
+        docs = [d for d in ctx.store.list_documents() if d.status == "ready"]
+        states = dict(ctx.store.iter_records(self.state_namespace))
+        built = [d for d in docs if (states.get(d.id) or {}).get("version") == version]
+        return {"built_pages": sum(int(states[d.id].get("pages", 0)) for d in built),
+                "total_pages": sum(d.page_count for d in docs),
+                "built_documents": len(built), "total_documents": len(docs)}
+
+
+# --------------------------------------------------------------------- versions and caches
+def bump_version(store: Store, name: str) -> None:
+    """Mark the method's derived data as changed, so in-memory tables reload."""
+    store.set_meta(f"{name}:index_version", uuid.uuid4().hex)
+
+
+_CACHE: dict[tuple[str, str, str], tuple[str | None, Any]] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def cached(store: Store, name: str, what: str, load: Any) -> Any:
+    """``load()`` computed once per (workspace, method, what) until the method's data changes."""
+    version = store.get_meta(f"{name}:index_version")
+    key = (str(Path(store.root).resolve()), name, what)
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+    value = load()
+    with _CACHE_LOCK:
+        _CACHE[key] = (version, value)
+    return value
+
+
+# --------------------------------------------------------------------- chunk baselines
+class ChunkBaseline(IndexedBaseline):
+    """Text chunks per document plus a ranking over them; subclasses implement ``rank``."""
+
+    def index_version(self, settings: BaselineSettings) -> str:
+        return f"chunks{settings.chunk_words}"
+
+    @property
+    def chunk_namespace(self) -> str:
+        return f"{self.name}.chunk"
+
+    def index_chunks(self, ctx: MethodContext, doc: Document, chunks: list[Chunk],
+                     settings: BaselineSettings) -> dict[str, Any]:
+        """Index the document's chunks (already stored); returns stats."""
+        return {}
+
+    @abstractmethod
+    def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],
+             settings: BaselineSettings) -> list[tuple[int, float]]:
+        """(position in ``chunks``, score) pairs, best first; may leave chunks out."""
+
+    def index_document(self, ctx: MethodContext, doc: Document, pages: list[Page],
+                       settings: BaselineSettings) -> dict[str, Any]:
+        chunks = document_chunks(pages, settings.chunk_words)
+        ctx.store.put_records(self.chunk_namespace, [(c.id, c.model_dump(), doc.id) for c in chunks])
+        return {"chunks": len(chunks), **self.index_chunks(ctx, doc, chunks, settings)}
+
+    def drop_document(self, ctx: MethodContext, doc_id: str) -> None:
+        ctx.store.delete_records(self.chunk_namespace, doc_id=doc_id)
+
+    def chunks(self, ctx: MethodContext) -> list[Chunk]:
+        """Every stored chunk, in key order (cached until the index changes)."""
+        return cached(ctx.store, self.name, "chunks", lambda: [
+            Chunk.model_validate(v) for _, v in ctx.store.iter_records(self.chunk_namespace)])
+
+    def retrieve(self, ctx: MethodContext, query: str, **options: Any) -> Evidence:
+        started = time.perf_counter()
+        settings = baseline_settings(ctx, options)
+        chunks = self.chunks(ctx)
+        ranked = self.rank(ctx, query, chunks, settings) if chunks else []
+        evidence = evidence_from_ranking(query, self.name, [(chunks[i], s) for i, s in ranked], settings)
+        evidence.timings["retrieve"] = time.perf_counter() - started
+        if not chunks:
+            evidence.notes.append(f"the {self.name} index is empty: run `docgraph build --method {self.name}`")
+        return evidence
+
+    def answer(self, ctx: MethodContext, query: str, **options: Any) -> Answer:
+        evidence = self.retrieve(ctx, query, **options)
+        passages = [passage_of(sc.chunk, sc.score) for sc in evidence.chunks]
+        return answer_from_passages(ctx, self.name, query, evidence, passages)
+
+
+def evidence_from_ranking(query: str, method: str, ranked: Sequence[tuple[Chunk, float]],
+                          settings: BaselineSettings) -> Evidence:
+    """Evidence with the top ``settings.top_k`` chunks and the first ``settings.top_pages``
+    distinct pages of the whole ranking (a page scores as its best chunk)."""
+    pages: list[ScoredPage] = []
+    seen: set[tuple[str, int]] = set()
+    for chunk, score in ranked:
+        key = (chunk.doc_id, chunk.page)
+        if key not in seen:
+            seen.add(key)
+            pages.append(ScoredPage(doc_id=chunk.doc_id, page=chunk.page, score=float(score)))
+            if len(pages) >= settings.top_pages:
+                break
+    return Evidence(query=query, method=method, pages=pages,
+                    chunks=[ScoredChunk(chunk=c, score=float(s)) for c, s in ranked[:settings.top_k]])
+
+
+def indexed_text(chunk: Chunk) -> str:
+    """What the chunk baselines index for a chunk: its section context line, then its text."""
+    context = chunk_context(chunk)
+    return f"{context}\n{chunk.text}" if context else chunk.text
+
+
+def passage_of(chunk: Chunk, score: float = 0.0) -> Passage:
+    return Passage(doc_id=chunk.doc_id, page=chunk.page, component_ids=tuple(chunk.component_ids),
+                   text=chunk.text, score=score)
+
+
+# --------------------------------------------------------------------- answering
+def answer_from_passages(ctx: MethodContext, method: str, query: str, evidence: Evidence,
+                         passages: list[Passage], *, images: Sequence[ImagePart] = (),
+                         prompt: str = "answer.md") -> Answer:
+    """The baselines' answer: a model answer over numbered evidence, or the extractive one.
+
+    Every passage is registered in a ``CitationBook`` before the prompt is written, so
+    the numbers the model sees are the citation numbers; the answer keeps the citations
+    it refers to (all of them when it refers to none).
+    """
+    started = time.perf_counter()
+    book = CitationBook(ctx.store)
+    chat = ctx.models.chat("answer")
+    usage: dict[str, Usage] = {}
+    if chat is None:
+        text = extractive_answer(query, passages, book)
+        citations, model_used = book.citations, False
+    else:
+        blocks = []
+        for passage in passages:
+            number = book.cite(passage.doc_id, passage.page, list(passage.component_ids), quote=passage.text)
+            title = book.citations[number - 1].document_title if number else passage.doc_id
+            blocks.append(f"[{number}] ({title}, page {passage.page})\n{passage.text.strip()}")
+        body = render_prompt(__package__, prompt, question=query,
+                             evidence="\n\n".join(blocks) if blocks else "(no evidence was retrieved)")
+        stage = f"{method}.answer"
+        result = chat.complete([user(body, list(images))], stage=stage)
+        text = result.text.strip()
+        usage[stage] = result.usage
+        cited = {int(n) for n in _CITE.findall(text)}
+        citations = [c for c in book.citations if c.number in cited] or book.citations
+        model_used = True
+    timings = dict(evidence.timings)
+    timings["answer"] = time.perf_counter() - started
+    return Answer(question=query, text=text, method=method, citations=citations, evidence=evidence,
+                  timings=timings, usage=usage, model_used=model_used)

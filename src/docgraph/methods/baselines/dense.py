@@ -1,0 +1,47 @@
+"""``dense``: NaiveRAG — text chunks embedded with the text embedder, ranked by cosine to the query.
+
+Vectors live in the store namespace ``dense.chunk`` (one row per chunk, owned by its
+document); the text embedded is ``common.indexed_text`` — the chunk's section context
+line followed by its text, so a chunk keeps the heading it sits under.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...types import Chunk, Document
+from ..base import MethodContext, register
+from ..vector_index import delete_vectors, load_index, write_vectors
+from .common import ChunkBaseline, indexed_text
+from .settings import BaselineSettings
+
+VECTOR_NAMESPACE = "dense.chunk"
+
+
+@register("dense")
+class DenseBaseline(ChunkBaseline):
+    name = "dense"
+
+    def index_chunks(self, ctx: MethodContext, doc: Document, chunks: list[Chunk],
+                     settings: BaselineSettings) -> dict[str, Any]:
+        if not chunks:
+            return {"vectors": 0}
+        embedder = ctx.models.text_embedder
+        matrix = embedder.embed_passages([indexed_text(c) for c in chunks])
+        write_vectors(ctx.store, VECTOR_NAMESPACE, [c.id for c in chunks], matrix, embedder.model,
+                      [doc.id] * len(chunks))
+        return {"vectors": len(chunks)}
+
+    def drop_document(self, ctx: MethodContext, doc_id: str) -> None:
+        super().drop_document(ctx, doc_id)
+        delete_vectors(ctx.store, VECTOR_NAMESPACE, doc_id=doc_id)
+
+    def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],
+             settings: BaselineSettings) -> list[tuple[int, float]]:
+        index = load_index(ctx.store, VECTOR_NAMESPACE)
+        if not len(index):
+            return []
+        position = {c.id: i for i, c in enumerate(chunks)}
+        q = ctx.models.text_embedder.embed_queries([query])[0]
+        hits = index.search(q, len(index))
+        return [(position[key], score) for key, score in hits if key in position]

@@ -1,0 +1,234 @@
+"""``hipporag``: text-only graph RAG in the style of HippoRAG 2 (OpenIE triples + PPR).
+
+Build, per document: its chunks are the passages; each passage yields triples and
+phrases — from the build model through ``prompts/openie.md`` when one is configured
+(a chunk whose reply stays unusable falls back to the offline NLP, counted in the build
+stats), else from the offline NLP (SVO triples and named entities). Stored: the extraction per
+chunk (``hipporag.openie``), fact vectors (``hipporag.fact``: "subject predicate object"),
+phrase vectors (``hipporag.phrase``) and passage vectors (``hipporag.passage``), all
+owned by the document. The graph itself (``hipporag_graph``) is assembled from these in
+memory on first query and reused until the index changes.
+
+Query: distinct facts ranked by cosine to the query; the top ``fact_top_k`` (filtered by
+the answer model through ``prompts/fact_filter.md`` when one is configured — HippoRAG
+2's recognition memory) seed PPR through their phrases, passages get a small reset weight
+from their dense score, and passages are ranked by PPR. With no matched fact the
+ranking is the dense one (as HippoRAG 2 falls back).
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from ...errors import ModelOutputError
+from ...graph.ppr import personalized_pagerank
+from ...models.base import user
+from ...prompts import render_prompt
+from ...types import Chunk, Document, Entity, Evidence, Mention, Relation, ScoredEntity, ScoredRelation
+from ..base import MethodContext, register
+from ..chunking import chunk_context
+from ..vector_index import delete_vectors, load_index, write_vectors
+from .common import ChunkBaseline, cached, evidence_from_ranking, indexed_text
+from .hipporag_graph import HippoGraph, PassageExtraction, assemble_graph, clean_extraction, seed_weights
+from .settings import BaselineSettings, baseline_settings
+
+OPENIE_NS, FACT_NS, PHRASE_NS, PASSAGE_NS = ("hipporag.openie", "hipporag.fact", "hipporag.phrase",
+                                             "hipporag.passage")
+
+
+class OpenIETriple(BaseModel):
+    subject: str
+    predicate: str
+    object: str
+
+
+class OpenIEResult(BaseModel):
+    entities: list[str] = Field(default_factory=list)
+    triples: list[OpenIETriple] = Field(default_factory=list)
+
+
+class FactSelection(BaseModel):
+    keep: list[int] = Field(default_factory=list)
+
+
+def fact_text(triple: tuple[str, str, str]) -> str:
+    s, p, o = triple
+    return f"{s} {p.replace('_', ' ')} {o}"
+
+
+@register("hipporag")
+class HippoRAGBaseline(ChunkBaseline):
+    name = "hipporag"
+
+    def index_version(self, settings: BaselineSettings) -> str:
+        return f"chunks{settings.chunk_words}-phrase{settings.hipporag.max_phrase_words}"
+
+    # ------------------------------------------------------------------ build
+    def _extract(self, ctx: MethodContext, chunks: list[Chunk]) -> tuple[list[tuple[list, list[str]]], int]:
+        """(triples, entities) per chunk — from the build model (calls in parallel up to its
+        concurrency limit) or the offline NLP — and how many chunks fell back to the offline
+        NLP because the model's reply stayed unusable."""
+        chat = ctx.models.chat("build")
+        if chat is None:
+            return self._offline(ctx, chunks), 0
+
+        def one(chunk: Chunk) -> tuple[list, list[str]] | None:
+            prompt = render_prompt(__package__, "openie.md", passage=chunk.text,
+                                   context=chunk_context(chunk) or chunk.doc_id)
+            try:
+                parsed = chat.complete([user(prompt)], stage="hipporag.openie", schema=OpenIEResult).parsed
+            except ModelOutputError:
+                return None
+            result = parsed if isinstance(parsed, OpenIEResult) else OpenIEResult()
+            return [(t.subject, t.predicate, t.object) for t in result.triples], result.entities
+
+        workers = max(1, ctx.settings.models.build.max_concurrency)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            out = list(pool.map(one, chunks))
+        failed = [i for i, item in enumerate(out) if item is None]
+        for i, item in zip(failed, self._offline(ctx, [chunks[i] for i in failed])):
+            out[i] = item
+        return out, len(failed)  # type: ignore[return-value]
+
+    @staticmethod
+    def _offline(ctx: MethodContext, chunks: list[Chunk]) -> list[tuple[list, list[str]]]:
+        analyses = ctx.models.nlp.analyze([c.text for c in chunks]) if chunks else []
+        return [([(t.subject, t.predicate, t.object) for t in a.triples], [e.text for e in a.entities])
+                for a in analyses]
+
+    def index_chunks(self, ctx: MethodContext, doc: Document, chunks: list[Chunk],
+                     settings: BaselineSettings) -> dict[str, Any]:
+        if not chunks:
+            return {"triples": 0, "phrases": 0, "openie_fallbacks": 0}
+        raw, fallbacks = self._extract(ctx, chunks)
+        extractions = [clean_extraction(c.id, triples, entities, settings.hipporag.max_phrase_words)
+                       for c, (triples, entities) in zip(chunks, raw)]
+        embedder = ctx.models.text_embedder
+        fact_keys = [f"{ex.chunk_id}#{i}" for ex in extractions for i in range(len(ex.triples))]
+        facts = [fact_text(t) for ex in extractions for t in ex.triples]
+        phrases = sorted({p for ex in extractions for p in ex.phrases})
+        passage_matrix = embedder.embed_passages([indexed_text(c) for c in chunks])
+        ctx.store.put_records(OPENIE_NS, [(ex.chunk_id, {"triples": [list(t) for t in ex.triples],
+                                                          "phrases": ex.phrases}, doc.id) for ex in extractions])
+        write_vectors(ctx.store, PASSAGE_NS, [c.id for c in chunks], passage_matrix, embedder.model,
+                      [doc.id] * len(chunks))
+        if facts:
+            write_vectors(ctx.store, FACT_NS, fact_keys, embedder.embed_passages(facts), embedder.model,
+                          [doc.id] * len(facts))
+        if phrases:
+            write_vectors(ctx.store, PHRASE_NS, [f"{doc.id}\t{p}" for p in phrases],
+                          embedder.embed_passages(phrases), embedder.model, [doc.id] * len(phrases))
+        return {"triples": len(facts), "phrases": len(phrases), "openie_fallbacks": fallbacks}
+
+    def drop_document(self, ctx: MethodContext, doc_id: str) -> None:
+        super().drop_document(ctx, doc_id)
+        ctx.store.delete_records(OPENIE_NS, doc_id=doc_id)
+        for namespace in (FACT_NS, PHRASE_NS, PASSAGE_NS):
+            delete_vectors(ctx.store, namespace, doc_id=doc_id)
+
+    # ------------------------------------------------------------------ query
+    def graph(self, ctx: MethodContext, settings: BaselineSettings) -> HippoGraph:
+        """The assembled graph (cached until the index or the synonym settings change)."""
+        hp = settings.hipporag
+
+        def load() -> HippoGraph:
+            extractions = [PassageExtraction(key, [tuple(t) for t in value["triples"]], value["phrases"])
+                           for key, value in ctx.store.iter_records(OPENIE_NS)]
+            phrase_index = load_index(ctx.store, PHRASE_NS)
+            vectors: dict[str, np.ndarray] = {}
+            for key, row in zip(phrase_index.keys, phrase_index.matrix):
+                vectors.setdefault(key.split("\t", 1)[1], row)
+            return assemble_graph(extractions, vectors, hp.synonym_threshold, hp.synonym_top_k)
+
+        return cached(ctx.store, self.name, f"graph:{hp.synonym_threshold}:{hp.synonym_top_k}", load)
+
+    def _filter_facts(self, ctx: MethodContext, query: str, candidates: list[tuple[tuple[str, str, str], float]],
+                      limit: int) -> list[tuple[tuple[str, str, str], float]]:
+        chat = ctx.models.chat("answer")
+        if chat is None or not candidates:
+            return candidates[:limit]
+        listing = "\n".join(f"{i}. ({s}, {p.replace('_', ' ')}, {o})"
+                            for i, ((s, p, o), _) in enumerate(candidates, 1))
+        prompt = render_prompt(__package__, "fact_filter.md", question=query, facts=listing, limit=str(limit))
+        try:
+            parsed = chat.complete([user(prompt)], stage="hipporag.fact_filter", schema=FactSelection).parsed
+        except ModelOutputError:  # an unusable filter reply: keep the similarity ranking
+            return candidates[:limit]
+        keep = parsed.keep if isinstance(parsed, FactSelection) else []
+        return [candidates[i - 1] for i in dict.fromkeys(keep) if 1 <= i <= len(candidates)][:limit]
+
+    def search(self, ctx: MethodContext, query: str, chunks: list[Chunk], settings: BaselineSettings
+               ) -> tuple[list[tuple[int, float]], list[tuple[tuple[str, str, str], float, str]], HippoGraph,
+                          np.ndarray | None]:
+        """(ranking over ``chunks``, seed facts with score and chunk id, graph, PPR scores or None)."""
+        hp = settings.hipporag
+        graph = self.graph(ctx, settings)
+        q = ctx.models.text_embedder.embed_queries([query])[0]
+        position = {c.id: i for i, c in enumerate(chunks)}
+        passage_index = load_index(ctx.store, PASSAGE_NS)
+        dense = {key: float(s) for key, s in zip(passage_index.keys, passage_index.scores(q))}
+        passage_ids = [graph.nodes.id(i) for i in graph.passage_nodes()]
+        passage_scores = np.array([dense.get(pid, 0.0) for pid in passage_ids])
+        fact_index = load_index(ctx.store, FACT_NS)
+        by_chunk: dict[str, list[tuple[str, str, str]]] = {}
+        for triple, cid in zip(graph.facts, graph.fact_chunks):
+            by_chunk.setdefault(cid, []).append(triple)
+        candidates: list[tuple[tuple[str, str, str], float, str]] = []
+        seen: set[tuple[str, str, str]] = set()
+        for key, score in fact_index.search(q, len(fact_index)) if len(fact_index) else []:
+            cid, _, n = key.rpartition("#")
+            triples = by_chunk.get(cid, [])
+            if n.isdigit() and int(n) < len(triples) and triples[int(n)] not in seen:
+                seen.add(triples[int(n)])  # a fact stated in several passages counts once
+                candidates.append((triples[int(n)], score, cid))
+                if len(candidates) >= hp.fact_top_k:
+                    break
+        kept = self._filter_facts(ctx, query, [(t, s) for t, s, _ in candidates], hp.fact_top_k)
+        kept_set = {t for t, _ in kept}
+        seeds = [(t, s, c) for t, s, c in candidates if t in kept_set][:hp.fact_top_k]
+        dense_rank = sorted(((position[pid], dense[pid]) for pid in dense if pid in position),
+                            key=lambda item: -item[1])
+        if not seeds or graph.adjacency.shape[0] == 0:
+            return dense_rank, seeds, graph, None
+        reset = seed_weights(graph, [(t, s) for t, s, _ in seeds], passage_scores, hp.passage_node_weight)
+        scores = personalized_pagerank(graph.adjacency, reset, alpha=hp.restart)
+        ranked = sorted(((position[pid], float(scores[node])) for node, pid in zip(graph.passage_nodes(), passage_ids)
+                         if pid in position), key=lambda item: -item[1])
+        return ranked, seeds, graph, scores
+
+    def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],
+             settings: BaselineSettings) -> list[tuple[int, float]]:
+        return self.search(ctx, query, chunks, settings)[0]
+
+    def retrieve(self, ctx: MethodContext, query: str, **options: Any) -> Evidence:
+        started = time.perf_counter()
+        settings = baseline_settings(ctx, options)
+        chunks = self.chunks(ctx)
+        if not chunks:
+            evidence = Evidence(query=query, method=self.name,
+                                notes=["the hipporag index is empty: run `docgraph build --method hipporag`"])
+            return evidence
+        ranked, seeds, graph, scores = self.search(ctx, query, chunks, settings)
+        evidence = evidence_from_ranking(query, self.name, [(chunks[i], s) for i, s in ranked], settings)
+        by_id = {c.id: c for c in chunks}
+        for n, (triple, score, cid) in enumerate(seeds):
+            chunk = by_id.get(cid)
+            mentions = [Mention(doc_id=chunk.doc_id, page=chunk.page, component_ids=chunk.component_ids)] \
+                if chunk else []
+            relation = Relation(id=f"{cid}#fact{n}", source=triple[0], target=triple[2], label=triple[1],
+                                mentions=mentions)
+            evidence.relations.append(ScoredRelation(relation=relation, score=score,
+                                                     source_name=triple[0], target_name=triple[2]))
+        if scores is not None:
+            top = np.argsort(-scores[:graph.n_phrases])[:settings.top_k]
+            evidence.entities = [ScoredEntity(entity=Entity(id=f"phrase:{graph.nodes.id(i)}",
+                                                            name=graph.nodes.id(i), type="phrase"),
+                                              score=float(scores[i])) for i in top if scores[i] > 0]
+        evidence.mode = "ppr" if scores is not None else "dense_fallback"
+        evidence.timings["retrieve"] = time.perf_counter() - started
+        return evidence

@@ -1,0 +1,179 @@
+"""The HippoRAG 2 graph and its query-time walk, as pure functions over arrays.
+
+Nodes are phrases (distinct normalised subject/object/entity strings) followed by
+passages (chunk ids). Edges, undirected and summed when they coincide:
+- relation edges between the subject and object phrase of every triple (weight 1 each);
+- context edges between a passage and every phrase extracted from it (weight 1);
+- synonym edges between phrases whose embeddings are similar enough (weight = cosine),
+  among each phrase's ``synonym_top_k`` nearest phrases. "Similar enough" is HippoRAG's
+  threshold (0.8) on the cosine *rescaled* so that the median cosine between the
+  corpus's phrases maps to 0: ``(cos − b) / (1 − b) ≥ threshold`` with ``b`` that median
+  (when positive). Raw 0.8 suits the spread-out cosines of HippoRAG's embedders, but
+  e5-small (the offline embedder) puts unrelated phrases at a median cosine of ~0.83, so
+  a raw 0.8 would link nearly every pair; rescaled, it means the same thing for both.
+
+Query (``seed_weights``): the phrases of the query-matched facts get the mean score of
+the facts they occur in, divided by the number of passages containing the phrase (rare
+phrases seed more); every passage gets ``passage_node_weight`` × its min-max normalised
+dense score. PPR over the whole graph (``graph.ppr.personalized_pagerank``) then ranks
+the passages.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...graph.adjacency import IdIndex, build_adjacency
+
+_NON_WORD = re.compile(r"[^\w\s]", re.UNICODE)
+
+
+def normalize_phrase(text: str) -> str:
+    """Lowercase, NFKC, punctuation removed, whitespace collapsed (HippoRAG's phrase key)."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    return " ".join(_NON_WORD.sub(" ", text).split())
+
+
+@dataclass
+class PassageExtraction:
+    """What OpenIE gave for one passage: normalised triples and phrases."""
+
+    chunk_id: str
+    triples: list[tuple[str, str, str]]
+    phrases: list[str]
+
+
+def clean_extraction(chunk_id: str, triples: list[tuple[str, str, str]], entities: list[str],
+                     max_phrase_words: int) -> PassageExtraction:
+    """Normalise phrases, drop empty/over-long ones and self-loops; phrases = entities ∪ triple ends."""
+    def ok(phrase: str) -> bool:
+        return bool(phrase) and len(phrase.split()) <= max_phrase_words
+
+    kept: list[tuple[str, str, str]] = []
+    for subject, predicate, obj in triples:
+        s, o = normalize_phrase(subject), normalize_phrase(obj)
+        p = "_".join(normalize_phrase(predicate).split()) or "related_to"
+        if ok(s) and ok(o) and s != o and (s, p, o) not in kept:
+            kept.append((s, p, o))
+    phrases = [normalize_phrase(e) for e in entities]
+    phrases += [x for s, _, o in kept for x in (s, o)]
+    return PassageExtraction(chunk_id, kept, list(dict.fromkeys(p for p in phrases if ok(p))))
+
+
+@dataclass
+class HippoGraph:
+    nodes: IdIndex                      # phrases first, then passages (chunk ids)
+    n_phrases: int
+    adjacency: sp.csr_matrix
+    phrase_passages: np.ndarray         # passages containing each phrase (≥ 1)
+    facts: list[tuple[str, str, str]] = field(default_factory=list)  # aligned with fact keys
+    fact_chunks: list[str] = field(default_factory=list)
+
+    def passage_nodes(self) -> range:
+        return range(self.n_phrases, len(self.nodes))
+
+
+def median_cosine(matrix: np.ndarray, sample: int = 2000, seed: int = 0) -> float:
+    """Median cosine between distinct rows (on a fixed random sample of at most ``sample`` rows)."""
+    n = matrix.shape[0]
+    if n < 2:
+        return 0.0
+    rows = np.random.default_rng(seed).choice(n, size=min(n, sample), replace=False)
+    sims = matrix[rows] @ matrix[rows].T
+    return float(np.median(sims[~np.eye(len(rows), dtype=bool)]))
+
+
+def calibrated_cut(matrix: np.ndarray, threshold: float) -> float:
+    """The raw cosine that the rescaled ``threshold`` corresponds to (see the module docstring)."""
+    baseline = max(median_cosine(matrix), 0.0)
+    return baseline + threshold * (1.0 - baseline)
+
+
+def synonym_pairs(phrase_matrix: np.ndarray, threshold: float, top_k: int,
+                  block: int = 1024) -> tuple[list[tuple[int, int]], list[float]]:
+    """Pairs (i, j), i ≠ j, with raw cosine ≥ threshold among each row's ``top_k`` nearest rows."""
+    pairs: list[tuple[int, int]] = []
+    weights: list[float] = []
+    n = phrase_matrix.shape[0]
+    for start in range(0, n, block):
+        sims = phrase_matrix[start:start + block] @ phrase_matrix.T
+        for offset, row in enumerate(sims):
+            i = start + offset
+            row[i] = -1.0
+            k = min(top_k, n - 1)
+            if k <= 0:
+                continue
+            top = np.argpartition(-row, k - 1)[:k]
+            for j in top[row[top] >= threshold]:
+                pairs.append((i, int(j)))
+                weights.append(float(row[j]))
+    return pairs, weights
+
+
+def assemble_graph(extractions: list[PassageExtraction], phrase_vectors: dict[str, np.ndarray],
+                   synonym_threshold: float, synonym_top_k: int) -> HippoGraph:
+    """The graph of the given passages; ``phrase_vectors`` maps phrase → unit vector."""
+    nodes = IdIndex()
+    phrases = sorted({p for ex in extractions for p in ex.phrases})
+    for phrase in phrases:
+        nodes.add(phrase)
+    n_phrases = len(nodes)
+    edges: list[tuple[int, int]] = []
+    weights: list[float] = []
+    counts = np.zeros(n_phrases, dtype=np.float64)
+    facts: list[tuple[str, str, str]] = []
+    fact_chunks: list[str] = []
+    for ex in extractions:
+        passage = nodes.add(ex.chunk_id)
+        for phrase in ex.phrases:
+            idx = nodes.index(phrase)
+            counts[idx] += 1
+            edges.append((passage, idx))
+            weights.append(1.0)
+        for s, p, o in ex.triples:
+            edges.append((nodes.index(s), nodes.index(o)))
+            weights.append(1.0)
+            facts.append((s, p, o))
+            fact_chunks.append(ex.chunk_id)
+    with_vectors = [p for p in phrases if p in phrase_vectors]
+    if len(with_vectors) > 1:
+        matrix = np.stack([phrase_vectors[p] for p in with_vectors]).astype(np.float32)
+        pairs, sims = synonym_pairs(matrix, calibrated_cut(matrix, synonym_threshold), synonym_top_k)
+        rows = nodes.indices(with_vectors)
+        edges.extend((int(rows[i]), int(rows[j])) for i, j in pairs)
+        weights.extend(sims)
+    adjacency = build_adjacency(len(nodes), edges, weights, combine="sum")
+    return HippoGraph(nodes=nodes, n_phrases=n_phrases, adjacency=adjacency,
+                      phrase_passages=np.maximum(counts, 1.0), facts=facts, fact_chunks=fact_chunks)
+
+
+def minmax(values: np.ndarray) -> np.ndarray:
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return values
+    lo, hi = values.min(), values.max()
+    return (values - lo) / (hi - lo) if hi > lo else np.ones_like(values)
+
+
+def seed_weights(graph: HippoGraph, matched_facts: list[tuple[tuple[str, str, str], float]],
+                 passage_scores: np.ndarray, passage_node_weight: float) -> np.ndarray:
+    """The PPR reset vector (unnormalised) over all nodes, as the module docstring says."""
+    weights = np.zeros(len(graph.nodes), dtype=np.float64)
+    occurrences = np.zeros(len(graph.nodes), dtype=np.float64)
+    for (s, _, o), score in matched_facts:
+        for phrase in (s, o):
+            idx = graph.nodes.get(phrase)
+            if idx is not None and idx < graph.n_phrases:
+                weights[idx] += max(score, 0.0)
+                occurrences[idx] += 1
+    hit = occurrences > 0
+    weights[hit] /= occurrences[hit]
+    weights[:graph.n_phrases] /= graph.phrase_passages
+    if len(passage_scores):
+        weights[graph.n_phrases:] = minmax(passage_scores) * passage_node_weight
+    return weights

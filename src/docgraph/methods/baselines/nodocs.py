@@ -1,0 +1,49 @@
+"""``nodocs``: the answer model alone, without any document — the floor every method must beat.
+
+It builds nothing and retrieves nothing. Offline (no answer model) it cannot answer and
+says so plainly instead of guessing.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ...models.base import user
+from ...prompts import render_prompt
+from ...types import Answer, Evidence
+from ..base import BuildReport, MethodContext, register
+
+OFFLINE_TEXT = ("The no-documents baseline answers from the answer model alone, and no answer model is "
+                "configured (offline mode), so it cannot answer.")
+
+
+@register("nodocs")
+class NoDocsBaseline:
+    name = "nodocs"
+
+    def build(self, ctx: MethodContext) -> BuildReport:
+        return BuildReport(method=self.name, stats={"index": "none"})
+
+    def retrieve(self, ctx: MethodContext, query: str, **options: Any) -> Evidence:
+        return Evidence(query=query, method=self.name, notes=["nodocs retrieves nothing by design"])
+
+    def answer(self, ctx: MethodContext, query: str, **options: Any) -> Answer:
+        started = time.perf_counter()
+        evidence = self.retrieve(ctx, query)
+        chat = ctx.models.chat("answer")
+        if chat is None:
+            return Answer(question=query, text=OFFLINE_TEXT, method=self.name, evidence=evidence,
+                          timings={"answer": time.perf_counter() - started}, model_used=False)
+        stage = f"{self.name}.answer"
+        result = chat.complete([user(render_prompt(__package__, "nodocs.md", question=query))], stage=stage)
+        return Answer(question=query, text=result.text.strip(), method=self.name, evidence=evidence,
+                      timings={"answer": time.perf_counter() - started}, usage={stage: result.usage},
+                      model_used=True)
+
+    def remove_document(self, ctx: MethodContext, doc_id: str) -> None:
+        """Nothing is derived from documents."""
+
+    def status(self, ctx: MethodContext) -> dict[str, Any]:
+        total = sum(d.page_count for d in ctx.store.list_documents() if d.status == "ready")
+        return {"built_pages": total, "total_pages": total, "index": "none"}

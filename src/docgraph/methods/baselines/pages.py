@@ -1,0 +1,101 @@
+"""``pages``: page retrieval + multimodal answer (the VisRAG / ColQwen / GME family).
+
+Build: one vector per page from the image embedder (``ctx.models.image_embedder``: a
+served multimodal embedder, or offline its text fallback over the page's text layer),
+stored under ``pages.page`` with key ``<doc_id>:<page number>``. The page item and key
+are KG4VD's page-index ones (``kg4vd.index.page_item``, ``kg4vd.storage.page_key``), so
+this baseline is exactly KG4VD's page-anchor retrieval on its own, and a workspace that
+builds both embeds each page once (the embedding cache is keyed by content).
+Query: the top ``top_pages`` pages (10, the papers' page budget) by cosine; the answer
+model sees those page images (and their text layer) and cites pages by number. Each
+page is cited at its components that best match the question, so a citation still
+outlines a region. Offline, the extractive answer quotes the chunks of those pages.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ...models.base import ImagePart
+from ...types import Answer, Document, Evidence, Page, ScoredChunk, ScoredPage
+from ..base import MethodContext, register
+from ..chunking import page_chunks
+from ..extractive import Passage, rank_sentences
+from ..kg4vd.index import embed_items, page_item
+from ..kg4vd.storage import page_key, parse_page_key
+from ..vector_index import delete_vectors, load_index, write_vectors
+from .common import IndexedBaseline, answer_from_passages, passage_of
+from .settings import BaselineSettings, baseline_settings
+
+VECTOR_NAMESPACE = "pages.page"
+PAGE_TEXT_WORDS = 400  # text layer shown beside each page image in the prompt
+
+
+@register("pages")
+class PagesBaseline(IndexedBaseline):
+    name = "pages"
+
+    def index_version(self, settings: BaselineSettings) -> str:
+        return "kg4vd-page-item"
+
+    def index_document(self, ctx: MethodContext, doc: Document, pages: list[Page],
+                       settings: BaselineSettings) -> dict[str, Any]:
+        if not pages:
+            return {"vectors": 0}
+        embedder = ctx.models.image_embedder
+        matrix = embed_items(ctx, [page_item(ctx, p) for p in pages])
+        write_vectors(ctx.store, VECTOR_NAMESPACE, [page_key(doc.id, p.number) for p in pages], matrix,
+                      embedder.model, [doc.id] * len(pages))
+        return {"vectors": len(pages), "text_fallback": int(bool(getattr(embedder, "is_text_fallback", False)))}
+
+    def drop_document(self, ctx: MethodContext, doc_id: str) -> None:
+        delete_vectors(ctx.store, VECTOR_NAMESPACE, doc_id=doc_id)
+
+    def retrieve(self, ctx: MethodContext, query: str, **options: Any) -> Evidence:
+        started = time.perf_counter()
+        settings = baseline_settings(ctx, options)
+        index = load_index(ctx.store, VECTOR_NAMESPACE)
+        evidence = Evidence(query=query, method=self.name)
+        if not len(index):
+            evidence.notes.append("the pages index is empty: run `docgraph build --method pages`")
+            return evidence
+        q = ctx.models.image_embedder.embed_queries([query])[0]
+        for key, score in index.search(q, settings.top_pages):
+            doc_id, number = parse_page_key(key)
+            evidence.pages.append(ScoredPage(doc_id=doc_id, page=number, score=score))
+            page = ctx.store.get_page(doc_id, number)
+            if page is not None:
+                evidence.chunks.extend(ScoredChunk(chunk=c, score=score)
+                                       for c in page_chunks(page, settings.chunk_words))
+        evidence.timings["retrieve"] = time.perf_counter() - started
+        return evidence
+
+    def answer(self, ctx: MethodContext, query: str, **options: Any) -> Answer:
+        evidence = self.retrieve(ctx, query, **options)
+        chat = ctx.models.chat("answer")
+        if chat is None:
+            return answer_from_passages(ctx, self.name, query, evidence,
+                                        [passage_of(sc.chunk, sc.score) for sc in evidence.chunks])
+        passages, images = [], []
+        vision = bool(getattr(chat, "supports_vision", True))
+        for scored in evidence.pages:
+            page = ctx.store.get_page(scored.doc_id, scored.page)
+            if page is None:
+                continue
+            passages.append(page_passage(query, page, scored.score))
+            if vision and page.image_path:
+                images.append(ImagePart(path=ctx.path(page.image_path)))
+        return answer_from_passages(ctx, self.name, query, evidence, passages, images=images,
+                                    prompt="pages_answer.md")
+
+
+def page_passage(query: str, page: Page, score: float) -> Passage:
+    """The page as one passage: its (shortened) text layer, cited at the chunk that best matches."""
+    chunks = page_chunks(page)
+    ranked = rank_sentences(query, [passage_of(c) for c in chunks])
+    components = ranked[0][2].component_ids if ranked else ()
+    words = page.text.split()
+    text = " ".join(words[:PAGE_TEXT_WORDS]) + (" …" if len(words) > PAGE_TEXT_WORDS else "")
+    return Passage(doc_id=page.doc_id, page=page.number, component_ids=tuple(components),
+                   text=text or "(no text layer)", score=score)

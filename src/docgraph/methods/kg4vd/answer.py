@@ -1,0 +1,238 @@
+"""KG4VD's two-stage answer, and the offline extractive answer, both with numbered citations.
+
+With an answer model (METHODS.md "KG4VD — Query" step 6, after MegaRAG):
+
+1. **preliminary** (``prompts/answer_preliminary.md``): the kept entities and relations,
+   numbered [1] … [n], are organised into a preliminary answer citing those numbers;
+2. **final** (``prompts/answer_final.md``): the question, the preliminary answer, the same
+   numbered entities and relations and the kept pages (numbered after them) go to the
+   vision model with the top ``max_images`` page images attached as data URIs; pages
+   beyond that (or all pages, when the model has no vision) go as text excerpts.
+
+The reply's ``[n]`` markers (also ``[3, 5]``) are mapped back to page regions through
+:class:`CitationBook`: an entity or relation item cites the components of its mentions
+(at most ``MENTIONS_PER_ITEM``), a page item cites the components of that page that the
+kept entities and relations are grounded on (else every non-furniture component with
+text). Unknown numbers are dropped. Citations are numbered in order of first use.
+
+Offline (no answer model): :func:`extractive_answer` over passages made of the text of
+grounded components — every component of the kept pages, then the components of each
+kept entity's and relation's mentions — which says plainly that no model was used.
+Furniture is not quoted, except page headers that carry a running title (:func:`quotable`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from ...models.base import ChatModel, ImagePart, user
+from ...prompts import render_prompt
+from ...store.base import Store
+from ...types import Component, ComponentKind, Evidence, Mention, Page, Usage
+from ..citations import CitationBook, marker
+from ..extractive import Passage, extractive_answer
+from .retrieval import Timer
+
+if TYPE_CHECKING:
+    from ..base import MethodContext
+
+DEFAULT_MAX_IMAGES = 5
+MENTIONS_PER_ITEM = 3
+EXCERPT_CHARS = 700
+STAGE_PRELIMINARY = "kg4vd.answer_preliminary"
+STAGE_FINAL = "kg4vd.answer_final"
+NO_GRAPH_EVIDENCE = "(no entities or relations were retrieved for this question)"
+_MARKER = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+@dataclass
+class Item:
+    """One numbered piece of evidence shown to the model."""
+
+    number: int
+    kind: Literal["entity", "relation", "page"]
+    label: str
+    mentions: list[Mention]
+    page: Page | None = None
+
+
+@dataclass
+class ModelAnswer:
+    text: str
+    preliminary: str
+    usage: dict[str, Usage] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    images_sent: int = 0
+    unknown_markers: list[int] = field(default_factory=list)
+
+
+class _Titles:
+    """Document titles by id, read once each."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.cache: dict[str, str] = {}
+
+    def label(self, doc_id: str, number: int) -> str:
+        if doc_id not in self.cache:
+            doc = self.store.get_document(doc_id)
+            self.cache[doc_id] = doc.title if doc else doc_id
+        return f"{self.cache[doc_id]}, page {number}"
+
+
+def number_items(evidence: Evidence, book: CitationBook, store: Store) -> list[Item]:
+    """Entities, then relations, then pages, numbered from 1 in evidence order."""
+    titles = _Titles(store)
+    items: list[Item] = []
+    for scored in evidence.entities:
+        e = scored.entity
+        where = "; ".join(titles.label(m.doc_id, m.page) for m in e.mentions[:MENTIONS_PER_ITEM])
+        text = f"{e.name} ({e.type}): {e.description}".rstrip(": ")
+        items.append(Item(len(items) + 1, "entity", f"{text} — {where}" if where else text, e.mentions))
+    for scored in evidence.relations:
+        r = scored.relation
+        text = f"{scored.source_name or r.source} —{r.label}→ {scored.target_name or r.target}"
+        if r.description:
+            text += f": {r.description}"
+        items.append(Item(len(items) + 1, "relation", text, r.mentions))
+    grounded: dict[tuple[str, int], list[str]] = {}
+    for mention in [m for s in evidence.entities for m in s.entity.mentions] + \
+                   [m for s in evidence.relations for m in s.relation.mentions]:
+        grounded.setdefault((mention.doc_id, mention.page), []).extend(mention.component_ids)
+    for scored in evidence.pages:
+        page = book.page(scored.doc_id, scored.page)
+        if page is None:
+            continue
+        ids = list(dict.fromkeys(grounded.get((page.doc_id, page.number), [])))
+        ids = [c for c in ids if page.component(c) is not None] or \
+            [c.id for c in page.components if not c.furniture and c.content.strip()]
+        items.append(Item(len(items) + 1, "page", titles.label(page.doc_id, page.number),
+                          [Mention(doc_id=page.doc_id, page=page.number, component_ids=ids)], page))
+    return items
+
+
+def resolve_markers(text: str, items: list[Item], book: CitationBook) -> tuple[str, list[int]]:
+    """``text`` with item markers replaced by citation markers; also the unknown numbers."""
+    by_number = {item.number: item for item in items}
+    unknown: list[int] = []
+
+    def replace(match: re.Match[str]) -> str:
+        cited: list[int | None] = []
+        for raw in re.split(r"\s*[,;]\s*", match.group(1)):
+            item = by_number.get(int(raw))
+            if item is None:
+                unknown.append(int(raw))
+                continue
+            for mention in item.mentions[:MENTIONS_PER_ITEM]:
+                cited.append(book.cite_mention(mention, quote=item.label))
+        return marker(cited)
+
+    return _MARKER.sub(replace, text), unknown
+
+
+def _lines(items: list[Item], kind: str) -> str:
+    lines = [f"[{i.number}] {i.label}" for i in items if i.kind == kind]
+    return "\n".join(lines) if lines else "(none)"
+
+
+def _excerpt(page: Page) -> str:
+    text = " ".join(c.content for c in sorted(page.components, key=lambda c: c.order)
+                    if c.content and not c.furniture)
+    text = " ".join(text.split())
+    return text[:EXCERPT_CHARS] + ("…" if len(text) > EXCERPT_CHARS else "")
+
+
+def two_stage_answer(ctx: "MethodContext", chat: ChatModel, query: str, evidence: Evidence,
+                     book: CitationBook, max_images: int = DEFAULT_MAX_IMAGES) -> ModelAnswer:
+    """Preliminary answer from the graph, then the final answer with the page images."""
+    items = number_items(evidence, book, ctx.store)
+    usage: dict[str, Usage] = {}
+    timings: dict[str, float] = {}
+    entities, relations = _lines(items, "entity"), _lines(items, "relation")
+    if any(i.kind in ("entity", "relation") for i in items):
+        prompt = render_prompt(__package__, "answer_preliminary.md", question=query.strip(),
+                               entities=entities, relations=relations)
+        with Timer(timings).stage("answer_preliminary"):
+            result = chat.complete([user(prompt)], stage=STAGE_PRELIMINARY)
+        usage[STAGE_PRELIMINARY] = result.usage
+        preliminary = result.text.strip()
+    else:
+        preliminary = NO_GRAPH_EVIDENCE
+
+    vision = bool(getattr(chat, "supports_vision", True))
+    images: list[ImagePart] = []
+    image_lines: list[str] = []
+    other_lines: list[str] = []
+    for item in (i for i in items if i.kind == "page"):
+        assert item.page is not None
+        path = ctx.path(item.page.image_path)
+        if vision and len(images) < max_images and path.is_file():
+            images.append(ImagePart(path=path))
+            image_lines.append(f"[{item.number}] {item.label} (image {len(images)})")
+        else:
+            other_lines.append(f"[{item.number}] {item.label}: {_excerpt(item.page)}")
+    prompt = render_prompt(__package__, "answer_final.md", question=query.strip(), preliminary=preliminary,
+                           entities=entities, relations=relations,
+                           images="\n".join(image_lines) or "(none)", other_pages="\n".join(other_lines) or "(none)")
+    with Timer(timings).stage("answer_final"):
+        result = chat.complete([user(prompt, images)], stage=STAGE_FINAL)
+    usage[STAGE_FINAL] = result.usage
+    text, unknown = resolve_markers(result.text.strip(), items, book)
+    if not book.citations:
+        # The model cited nothing usable: point at the best pages rather than leave the
+        # answer unverifiable, and say so.
+        pages = [i for i in items if i.kind == "page"][:3]
+        sources, _ = resolve_markers("".join(f"[{i.number}]" for i in pages), items, book)
+        if sources:
+            text += f"\n\nSources considered (the model cited none): {sources}"
+    return ModelAnswer(text=text, preliminary=preliminary, usage=usage, timings=timings, images_sent=len(images),
+                       unknown_markers=unknown)
+
+
+def quotable(component: Component) -> bool:
+    """Whether the offline answer may quote a component: any non-furniture text, and page
+    headers that read as a running title (three or more words, e.g. "Unit 4 A Global
+    Middle Ages"), not page numbers ("Preface 3") or footers."""
+    if not component.content.strip():
+        return False
+    if not component.furniture:
+        return True
+    return component.kind is ComponentKind.HEADER and len(_WORD.findall(component.content)) >= 3
+
+
+def offline_passages(evidence: Evidence, book: CitationBook) -> list[Passage]:
+    """Passages of grounded component text: the kept pages' components in page rank and
+    reading order, then each kept entity's and relation's mentions; duplicates dropped."""
+    passages: list[Passage] = []
+    seen: set[tuple[str, int, tuple[str, ...]]] = set()
+
+    def add(doc_id: str, number: int, component_ids: list[str], score: float) -> None:
+        page = book.page(doc_id, number)
+        if page is None:
+            return
+        comps = [c for cid in dict.fromkeys(component_ids) if (c := page.component(cid)) is not None]
+        comps = [c for c in comps if quotable(c)]
+        key = (doc_id, number, tuple(c.id for c in comps))
+        if not comps or key in seen:
+            return
+        seen.add(key)
+        # Blank lines keep components apart as sentences, so one quoted sentence is not
+        # repeated inside a longer multi-component passage.
+        passages.append(Passage(doc_id, number, key[2], "\n\n".join(c.content for c in comps), score))
+
+    for scored in evidence.pages:
+        page = book.page(scored.doc_id, scored.page)
+        for comp in sorted(page.components, key=lambda c: c.order) if page else []:
+            add(scored.doc_id, scored.page, [comp.id], scored.score)
+    for mention, score in [(m, s.score) for s in evidence.entities for m in s.entity.mentions] + \
+                          [(m, s.score) for s in evidence.relations for m in s.relation.mentions]:
+        add(mention.doc_id, mention.page, mention.component_ids, score)
+    return passages
+
+
+def offline_answer(query: str, evidence: Evidence, book: CitationBook) -> str:
+    """The extractive answer (no model), citing the components it quotes."""
+    return extractive_answer(query, offline_passages(evidence, book), book)

@@ -1,0 +1,334 @@
+"""Building the KG4VD graph of a workspace: pages → page graphs → canonical graph → index.
+
+``build_graph(ctx)``:
+1. **Pages.** Every page of a ready document without a ``kg4vd.pagegraph`` record runs the
+   adaptive loop (``loop.run_page``) — model-driven when the build model is configured,
+   offline otherwise — on a thread pool (as many workers as the build model's concurrency
+   limit; offline ``OFFLINE_WORKERS``). Each page graph is stored the moment it is final,
+   so an interrupted build resumes with the pages it had not finished. A page whose model
+   calls fail is reported and left for the next build; the others go on.
+2. **Cross-page connection** (``crosspage.connect``) of every extracted page not yet
+   connected, against the canonical graph already stored (so a document added later is
+   connected to the existing graph), then entity and relation vectors — all written in one
+   transaction.
+3. **Page vectors** for pages that have none.
+Re-running a finished build changes nothing and calls no model. Progress: pages (with
+rounds, model calls and tokens so far), then cross-page candidates.
+
+``remove_document(ctx, doc_id)`` drops a document's page graphs, its mentions, the
+entities and relations left without mentions (and their vectors) and its page vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from ...errors import DocgraphError
+from ...types import Page, Usage
+from ..base import BuildReport, MethodContext
+from ..vector_index import delete_vectors, load_index
+from .crosspage import ConnectResult, connect
+from .index import CropFinder, check_models, embed_entities, index_pages, missing_page_vectors, relation_matrix, \
+    write_graph_vectors
+from .judge import Judge, ModelJudge, OfflineJudge
+from .loop import MarksFn, PageStrategy, RoundLog, run_page
+from .model import ModelStrategy
+from .offline import OfflineStrategy
+from .schemas import EntitySchema, get_schema
+from .storage import NS_CONNECTED, NS_ENTITY, NS_PAGEGRAPH, NS_RELATION, VEC_ENTITY, VEC_PAGE, VEC_RELATION, \
+    StoredPageGraph, load_entities, load_page_graph, load_relations, page_key, parse_page_key
+
+OFFLINE_WORKERS = 2
+CONFIG_META = "kg4vd.build_config"  # the settings the stored page graphs were built with
+
+
+def page_strategy(ctx: MethodContext) -> PageStrategy:
+    """The model-driven strategy when a build model is configured, else the offline one."""
+    chat = ctx.models.chat("build")
+    return ModelStrategy(chat) if chat is not None else OfflineStrategy(ctx.models.nlp)
+
+
+def cross_page_judge(ctx: MethodContext, schema: EntitySchema) -> Judge | None:
+    """None for the "no cross-page connection" ablation; else the model or offline judge."""
+    settings = ctx.settings.kg4vd
+    if not settings.cross_page:
+        return None
+    chat = ctx.models.chat("build")
+    if chat is not None:
+        return ModelJudge(chat)
+    return OfflineJudge(settings.same_threshold, settings.related_threshold, schema.structural_types)
+
+
+def marks_writer(ctx: MethodContext, folder: Path) -> MarksFn:
+    """Draws each round's Set-of-Marks image into ``folder`` (``p<page>-r<round>.png``)."""
+    from ...documents.marks import draw_marks
+
+    def draw(page: Page, mask: set[str], round_index: int) -> Path:
+        out = folder / f"{page.doc_id}-p{page.number:04d}-r{round_index + 1}.png"
+        return Path(draw_marks(page, ctx.root, out, mask=set(mask)))
+
+    return draw
+
+
+def _workers(ctx: MethodContext, strategy: PageStrategy) -> int:
+    return OFFLINE_WORKERS if isinstance(strategy, OfflineStrategy) else max(1, ctx.settings.models.build.max_concurrency)
+
+
+class _Tally:
+    """Thread-safe running totals for the progress bar and the report."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.rounds = 0
+        self.usage = Usage()
+        self.rounds_per_page: Counter = Counter()
+        self.stop_reasons: Counter = Counter()
+
+    def round_done(self, log: RoundLog, usage: Usage) -> None:
+        with self.lock:
+            self.rounds += 1
+            self.usage = self.usage.add(usage)
+
+    def page_done(self, record: StoredPageGraph) -> None:
+        with self.lock:
+            self.rounds_per_page[record.rounds] += 1
+            self.stop_reasons[record.stop_reason] += 1
+
+    def postfix(self) -> dict[str, Any]:
+        with self.lock:
+            return {"rounds": self.rounds, "calls": self.usage.calls, "cached": self.usage.cache_hits,
+                    "tokens": self.usage.input_tokens + self.usage.output_tokens}
+
+
+def build_page(ctx: MethodContext, page: Page, strategy: PageStrategy, schema: EntitySchema,
+               tally: _Tally | None = None) -> StoredPageGraph:
+    """Run the adaptive loop on one page and store its graph; returns the stored record. The
+    round images live in a temporary folder for the duration of the loop (model calls are
+    cached by image content, so they need not be kept)."""
+    settings = ctx.settings.kg4vd
+    with tempfile.TemporaryDirectory(prefix="kg4vd-marks-") as folder:
+        marks = marks_writer(ctx, Path(folder)) if strategy.needs_image else None
+        outcome = run_page(page, strategy, schema, max_rounds=settings.max_rounds, reflector=settings.reflector,
+                           marks=marks, on_round=tally.round_done if tally else None)
+    record = StoredPageGraph.from_graph(
+        page.doc_id, page.number, outcome.graph, rounds=len(outcome.rounds), stop_reason=outcome.stop_reason,
+        strategy=strategy.name, usage=outcome.usage,
+        feedback=[{"round": r.round + 1, "masked": r.masked, **r.feedback.model_dump()}
+                  for r in outcome.rounds if r.feedback is not None],
+        rejected=[{"round": t + 1, **rej.as_dict()} for t, rej in outcome.rejected])
+    ctx.store.put_record(NS_PAGEGRAPH, record.key, record.model_dump(mode="json"), doc_id=page.doc_id)
+    return record
+
+
+def _pending_pages(ctx: MethodContext) -> tuple[list[tuple[str, int]], int, list[str]]:
+    """(pages to extract, pages already extracted, keys of all pages of ready documents)."""
+    done = _keys(ctx, NS_PAGEGRAPH)
+    todo: list[tuple[str, int]] = []
+    all_keys: list[str] = []
+    for doc in ctx.store.list_documents():
+        if doc.status != "ready":
+            continue
+        for number in sorted(ctx.store.page_numbers(doc.id)):
+            all_keys.append(page_key(doc.id, number))
+            if all_keys[-1] not in done:
+                todo.append((doc.id, number))
+    return todo, len(all_keys) - len(todo), all_keys
+
+
+def _extract_pages(ctx: MethodContext, todo: list[tuple[str, int]], schema: EntitySchema,
+                   tally: _Tally) -> list[str]:
+    """Extract ``todo`` pages concurrently; returns failure messages."""
+    strategy = page_strategy(ctx)
+    failures: list[str] = []
+
+    def one(doc_id: str, number: int) -> StoredPageGraph:
+        page = ctx.store.get_page(doc_id, number)
+        if page is None:
+            raise DocgraphError(f"page {number} of {doc_id} is gone from the workspace")
+        return build_page(ctx, page, strategy, schema, tally)
+
+    ctx.progress.start(len(todo), "kg4vd pages")
+    pool = ThreadPoolExecutor(max_workers=_workers(ctx, strategy), thread_name_prefix="kg4vd-page")
+    try:
+        futures = {pool.submit(one, doc_id, number): (doc_id, number) for doc_id, number in todo}
+        for future in as_completed(futures):
+            doc_id, number = futures[future]
+            try:
+                tally.page_done(future.result())
+            except DocgraphError as exc:
+                failures.append(f"{doc_id} page {number}: {exc}")
+                ctx.progress.note(f"kg4vd: page {number} of {doc_id} failed and will be retried by the next "
+                                  f"build: {exc}")
+            ctx.progress.advance(1, **tally.postfix())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        ctx.progress.close()
+    return failures
+
+
+class _LazyBar:
+    """A progress bar started on the first advance (judging starts after the embeddings)."""
+
+    def __init__(self, ctx: MethodContext, total: int, description: str):
+        self.ctx, self.total, self.description, self.started = ctx, total, description, False
+        self.lock = threading.Lock()
+
+    def advance(self, pairs: int) -> None:
+        with self.lock:
+            if not self.started:
+                self.ctx.progress.start(self.total, self.description)
+                self.started = True
+            self.ctx.progress.advance(1, pairs=pairs)
+
+    def close(self) -> None:
+        if self.started:
+            self.ctx.progress.close()
+
+
+def _keys(ctx: MethodContext, namespace: str) -> set[str]:
+    return {key for key, _ in ctx.store.iter_records(namespace)}
+
+
+def _connect_pending(ctx: MethodContext, schema: EntitySchema, ready_keys: list[str]) -> ConnectResult | None:
+    """Connect the extracted pages not yet connected and write the result in one transaction."""
+    pending = (_keys(ctx, NS_PAGEGRAPH) - _keys(ctx, NS_CONNECTED)) & set(ready_keys)
+    graphs = [g for key in sorted(pending, key=parse_page_key) if (g := load_page_graph(ctx.store, *parse_page_key(key)))]
+    if not graphs:
+        return None
+    entities, relations = load_entities(ctx.store), load_relations(ctx.store)
+    index = load_index(ctx.store, VEC_ENTITY)
+    crops = CropFinder(ctx)
+    judge = cross_page_judge(ctx, schema)
+    workers = max(1, ctx.settings.models.build.max_concurrency) if isinstance(judge, ModelJudge) else 1
+    judged = _LazyBar(ctx, sum(len(g.entities) for g in graphs), "kg4vd cross-page")
+    try:
+        result = connect(graphs, entities, relations,
+                         embed=lambda ents: embed_entities(ctx, ents, crops, ctx.progress),
+                         existing_vectors=index.vector, judge=judge, top_k=ctx.settings.kg4vd.cross_page_top_k,
+                         crop=crops, workers=workers, on_judged=judged.advance)
+    finally:
+        judged.close()
+    names = {eid: e.name for eid, e in entities.items()}
+    names.update({eid: e.name for eid, e in result.entities.items()})
+    entity_rows = embed_entities(ctx, list(result.entities.values()), crops, ctx.progress)
+    relation_rows = relation_matrix(ctx, list(result.relations.values()), names, ctx.progress)
+    with ctx.store.transaction():
+        ctx.store.put_records(NS_ENTITY, [(k, e.model_dump(mode="json"), None) for k, e in result.entities.items()])
+        ctx.store.put_records(NS_RELATION, [(k, r.model_dump(mode="json"), None)
+                                            for k, r in result.relations.items()])
+        if result.deleted_entities:
+            ctx.store.delete_records(NS_ENTITY, keys=result.deleted_entities)
+        if result.deleted_relations:
+            ctx.store.delete_records(NS_RELATION, keys=result.deleted_relations)
+        ctx.store.put_records(NS_CONNECTED, [(g.key, {"entities": len(g.entities), "relations": len(g.relations)},
+                                              g.doc_id) for g in graphs])
+        write_graph_vectors(ctx, result.entities, entity_rows, result.relations, relation_rows,
+                            result.deleted_entities, result.deleted_relations)
+        ctx.models.record_embedding_model()
+    return result
+
+
+def _check_config(ctx: MethodContext, built_pages: int) -> None:
+    """Record the page-graph settings; warn when stored pages were built with others."""
+    s = ctx.settings.kg4vd
+    config = json.dumps({"schema_preset": s.schema_preset, "max_rounds": s.max_rounds, "reflector": s.reflector,
+                         "model": ctx.settings.models.build.model if ctx.models.chat("build") else "offline"},
+                        sort_keys=True)
+    recorded = ctx.store.get_meta(CONFIG_META)
+    if built_pages and recorded and recorded != config:
+        ctx.progress.note(f"kg4vd: {built_pages} page graph(s) were built with {recorded}, now {config}; they are "
+                          "kept — run `docgraph graph reset` first to rebuild every page with the new settings")
+    elif not built_pages or not recorded:
+        ctx.store.set_meta(CONFIG_META, config)
+
+
+def build_graph(ctx: MethodContext) -> BuildReport:
+    """Build or update the workspace's KG4VD graph (see the module docstring)."""
+    started = time.perf_counter()
+    schema = get_schema(ctx.settings.kg4vd.schema_preset)
+    check_models(ctx)
+    todo, already, all_keys = _pending_pages(ctx)
+    _check_config(ctx, already)
+    tally = _Tally()
+    failures = _extract_pages(ctx, todo, schema, tally) if todo else []
+    result = _connect_pending(ctx, schema, all_keys)
+    missing = missing_page_vectors(ctx, all_keys)
+    if missing:
+        pages = [p for key in missing if (p := ctx.store.get_page(*parse_page_key(key))) is not None]
+        index_pages(ctx, pages, ctx.progress)
+        ctx.models.record_embedding_model()
+    stats: dict[str, Any] = {"failed_pages": len(failures), "rounds": tally.rounds,
+                             "rounds_per_page": dict(sorted(tally.rounds_per_page.items())),
+                             "stop_reasons": dict(tally.stop_reasons), "model_calls": tally.usage.calls,
+                             "input_tokens": tally.usage.input_tokens, "output_tokens": tally.usage.output_tokens,
+                             "entities": ctx.store.count_records(NS_ENTITY),
+                             "relations": ctx.store.count_records(NS_RELATION), "page_vectors": len(missing)}
+    if result is not None:
+        stats.update(connected_pages=result.pages, merged_entities=len(result.canonical) - len(set(result.canonical.values())),
+                     verdicts=dict(result.verdicts), judge_calls=result.usage.calls)
+    if failures:
+        stats["failures"] = failures
+    return BuildReport(method="kg4vd", pages_built=len(todo) - len(failures), pages_skipped=already,
+                       seconds=time.perf_counter() - started, stats=stats)
+
+
+def remove_document(ctx: MethodContext, doc_id: str) -> None:
+    """Remove what KG4VD derived from one document (inside the caller's transaction, if any)."""
+    store = ctx.store
+    with store.transaction():
+        entities, relations = load_entities(store), load_relations(store)
+        kept_entities, gone_entities = {}, set()
+        for entity in entities.values():
+            mentions = [m for m in entity.mentions if m.doc_id != doc_id]
+            if len(mentions) == len(entity.mentions):
+                continue
+            if mentions:
+                kept_entities[entity.id] = entity.model_copy(update={"mentions": mentions})
+            else:
+                gone_entities.add(entity.id)
+        kept_relations, gone_relations = {}, set()
+        for rel in relations.values():
+            mentions = [m for m in rel.mentions if m.doc_id != doc_id]
+            if rel.source in gone_entities or rel.target in gone_entities or not mentions:
+                gone_relations.add(rel.id)
+            elif len(mentions) != len(rel.mentions):
+                kept_relations[rel.id] = rel.model_copy(update={"mentions": mentions})
+        store.put_records(NS_ENTITY, [(k, e.model_dump(mode="json"), None) for k, e in kept_entities.items()])
+        store.put_records(NS_RELATION, [(k, r.model_dump(mode="json"), None) for k, r in kept_relations.items()])
+        if gone_entities:
+            store.delete_records(NS_ENTITY, keys=sorted(gone_entities))
+            delete_vectors(store, VEC_ENTITY, keys=sorted(gone_entities))
+        if gone_relations:
+            store.delete_records(NS_RELATION, keys=sorted(gone_relations))
+            delete_vectors(store, VEC_RELATION, keys=sorted(gone_relations))
+        for namespace in (NS_PAGEGRAPH, NS_CONNECTED):
+            store.delete_records(namespace, doc_id=doc_id)
+        delete_vectors(store, VEC_PAGE, doc_id=doc_id)
+
+
+def reset_graph(ctx: MethodContext) -> int:
+    """Delete every KG4VD record and vector (the model cache stays); returns the page graphs removed."""
+    with ctx.store.transaction():
+        removed = ctx.store.delete_records(NS_PAGEGRAPH)
+        for namespace in (NS_CONNECTED, NS_ENTITY, NS_RELATION):
+            ctx.store.delete_records(namespace)
+        for namespace in (VEC_PAGE, VEC_ENTITY, VEC_RELATION):
+            delete_vectors(ctx.store, namespace)
+        ctx.store.set_meta(CONFIG_META, "")
+    return removed
+
+
+def status(ctx: MethodContext) -> dict[str, Any]:
+    """Build status: pages extracted/connected of the ready documents, entities, relations."""
+    todo, built, all_keys = _pending_pages(ctx)
+    connected = ctx.store.count_records(NS_CONNECTED)
+    return {"built_pages": built, "total_pages": len(all_keys), "connected_pages": connected,
+            "entities": ctx.store.count_records(NS_ENTITY), "relations": ctx.store.count_records(NS_RELATION),
+            "complete": not todo and connected >= built}

@@ -1,0 +1,215 @@
+"""Cross-page connection: page-level entities join the canonical, document-level graph.
+
+``connect(...)`` takes the page graphs not yet connected and the canonical graph so far:
+1. every page-local entity becomes an *instance* ``"<doc>:<page>:<local id>"``, every
+   page-local relation a relation between instances;
+2. with a judge (the "no cross-page connection" ablation passes none): each instance's
+   top-``top_k`` most similar entities by embedding — other instances and canonical
+   entities — that lie on OTHER pages become candidate pairs; each unordered pair is
+   judged once (``same`` / ``related`` / ``unrelated``);
+3. ``same`` pairs are unioned (``graph.merge.merge_entities``): one canonical node per
+   group — an existing canonical id when the group has one, else the instance id of its
+   first page-local member; relations are redirected to canonical ids, self-loops and
+   duplicate edges (same source, label, target) removed; every mention is kept, and the
+   other names become aliases;
+4. ``related`` pairs become ``related_to`` edges with ``cross_page=True`` between the two
+   canonical entities, unless such an edge already links them.
+The result says which canonical entities and relations to write and which ids to
+delete; nothing is written here (build.py does, in one transaction).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ...graph.merge import merge_entities
+from ...types import Entity, Mention, Relation, Usage
+from .judge import Judge, JudgeItem
+from .storage import StoredPageGraph
+
+CROSS_PAGE_LABEL = "related_to"
+EmbedFn = Callable[[Sequence[Entity]], np.ndarray]
+"""L2-normalised entity-index rows for entities (same space as the stored entity vectors)."""
+
+
+@dataclass
+class ConnectResult:
+    entities: dict[str, Entity] = field(default_factory=dict)  # canonical entities to (re)write
+    deleted_entities: list[str] = field(default_factory=list)
+    relations: dict[str, Relation] = field(default_factory=dict)  # canonical relations to (re)write
+    deleted_relations: list[str] = field(default_factory=list)
+    canonical: dict[str, str] = field(default_factory=dict)  # instance id → canonical id
+    pages: int = 0  # page graphs connected
+    verdicts: Counter = field(default_factory=Counter)  # label → number of judged pairs
+    usage: Usage = field(default_factory=Usage)
+
+
+def _instances(graphs: Sequence[StoredPageGraph]) -> tuple[list[Entity], list[Relation]]:
+    entities: list[Entity] = []
+    relations: list[Relation] = []
+    for g in graphs:
+        entities += [e.model_copy(update={"id": g.instance_id(e.id)}, deep=True) for e in g.entities]
+        relations += [r.model_copy(update={"id": g.instance_id(r.id), "source": g.instance_id(r.source),
+                                           "target": g.instance_id(r.target)}, deep=True) for r in g.relations]
+    return entities, relations
+
+
+def _single_page(entity: Entity) -> tuple[str, int] | None:
+    pages = {(m.doc_id, m.page) for m in entity.mentions}
+    return next(iter(pages)) if len(pages) == 1 else None
+
+
+def candidate_pairs(instances: Sequence[Entity], instance_vectors: np.ndarray, pool: Sequence[Entity],
+                    pool_vectors: np.ndarray, top_k: int) -> list[tuple[int, list[tuple[int, float]]]]:
+    """For each instance (index into ``instances``), its top-``top_k`` pool entries (index into
+    ``pool``, cosine) on other pages, best first; a pair already listed for an earlier
+    instance is not listed again. ``pool`` contains the instances themselves. An instance
+    lies on one page; a pool entity is on another page unless all its mentions are on the
+    instance's page."""
+    if not len(instances) or not len(pool) or top_k <= 0:
+        return []
+    page_ids: dict[tuple[str, int] | None, int] = {None: -1}
+    pool_page = np.array([page_ids.setdefault(_single_page(e), len(page_ids)) for e in pool], dtype=np.int64)
+    seen: set[frozenset[str]] = set()
+    out: list[tuple[int, list[tuple[int, float]]]] = []
+    for start in range(0, len(instances), 256):
+        block = np.asarray(pool_vectors @ instance_vectors[start:start + 256].T, dtype=np.float32)
+        for col in range(block.shape[1]):
+            i = start + col
+            sims = block[:, col].copy()
+            sims[pool_page == page_ids.get(_single_page(instances[i]), -2)] = -np.inf
+            k = min(top_k, int(np.isfinite(sims).sum()))
+            if k <= 0:
+                continue
+            top = np.argpartition(-sims, k - 1)[:k]
+            top = top[np.lexsort((top, -sims[top]))]
+            chosen = []
+            for j in top:
+                pair = frozenset((instances[i].id, pool[j].id))
+                if pair not in seen:
+                    seen.add(pair)
+                    chosen.append((int(j), float(sims[j])))
+            if chosen:
+                out.append((i, chosen))
+    return out
+
+
+def _merge_group(head: str, members: list[Entity]) -> Entity:
+    lead = next(m for m in members if m.id == head)
+    seen = {lead.name.casefold()}
+    aliases: list[str] = []
+    for name in (n for m in members for n in (m.name, *m.aliases)):
+        if name.casefold() not in seen:
+            seen.add(name.casefold())
+            aliases.append(name)
+    mentions: list[Mention] = []
+    for m in members:
+        mentions += [x for x in m.mentions if x not in mentions]
+    description = lead.description or next((m.description for m in members if m.description), "")
+    return lead.model_copy(update={"id": head, "aliases": aliases, "mentions": mentions, "description": description},
+                           deep=True)
+
+
+def _merge_relation(rid: str, source: str, target: str, members: list[Relation]) -> Relation:
+    mentions: list[Mention] = []
+    for r in members:
+        mentions += [x for x in r.mentions if x not in mentions]
+    lead = next(r for r in members if r.id == rid)
+    return lead.model_copy(update={"source": source, "target": target, "mentions": mentions,
+                                   "description": lead.description or next((r.description for r in members
+                                                                            if r.description), ""),
+                                   "cross_page": any(r.cross_page for r in members)}, deep=True)
+
+
+def _instance_rank(entity_id: str) -> tuple:
+    doc, page, local = entity_id.rsplit(":", 2)
+    digits = "".join(ch for ch in local if ch.isdigit())
+    return (doc, int(page), int(digits) if digits else 0, local)
+
+
+def connect(graphs: Sequence[StoredPageGraph], existing_entities: dict[str, Entity],
+            existing_relations: dict[str, Relation], embed: EmbedFn, existing_vectors: Callable[[str], np.ndarray | None],
+            judge: Judge | None, top_k: int, crop: Callable[[Entity], Path | None] = lambda e: None,
+            workers: int = 1, on_judged: Callable[[int], None] | None = None) -> ConnectResult:
+    """Connect the page graphs ``graphs`` to the canonical graph (see the module docstring).
+    ``existing_vectors(id)`` gives a stored entity vector (None → embedded now); ``crop``
+    gives a visual entity's crop image for the judge; ``workers`` judge calls run at once
+    (results are used in a fixed order, so the outcome does not depend on timing);
+    ``on_judged(n)`` is told after each judged anchor with its number of candidates."""
+    result = ConnectResult(pages=len(graphs))
+    instances, inst_relations = _instances(graphs)
+    same: list[tuple[str, str]] = []
+    related: list[tuple[Entity, Entity, str]] = []
+    if judge is not None and instances:
+        pool = list(existing_entities.values()) + instances
+        inst_vectors = embed(instances)
+        stored = [existing_vectors(e.id) for e in existing_entities.values()]
+        missing = [e for e, v in zip(existing_entities.values(), stored) if v is None]
+        fresh = iter(embed(missing)) if missing else iter(())
+        rows = [v if v is not None else next(fresh) for v in stored]
+        pool_vectors = np.vstack(rows + [inst_vectors]) if rows else inst_vectors
+        pairs = candidate_pairs(instances, inst_vectors, pool, pool_vectors, top_k)
+
+        def ask(entry: tuple[int, list[tuple[int, float]]]):
+            anchor = instances[entry[0]]
+            items = [(JudgeItem(pool[j].id, pool[j], crop(pool[j])), sim) for j, sim in entry[1]]
+            verdicts, usage = judge.judge(JudgeItem(anchor.id, anchor, crop(anchor)), items)
+            if on_judged is not None:
+                on_judged(len(items))
+            return anchor, items, verdicts, usage
+
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool_exec:
+            answers = list(pool_exec.map(ask, pairs))
+        for anchor, items, verdicts, usage in answers:
+            result.usage = result.usage.add(usage)
+            for (item, _), verdict in zip(items, verdicts):
+                result.verdicts[verdict.label] += 1
+                if verdict.label == "same":
+                    same.append((anchor.id, item.id))
+                elif verdict.label == "related":
+                    related.append((anchor, item.entity, verdict.reason))
+
+    everything = {**existing_entities, **{e.id: e for e in instances}}
+    all_relations = list(existing_relations.values()) + inst_relations
+    rank = lambda eid: (0, eid) if eid in existing_entities else (1, *_instance_rank(eid))  # noqa: E731
+    merged = merge_entities(list(everything), same, [(r.source, r.target, r.label) for r in all_relations], key=rank)
+
+    for head, member_ids in merged.groups.items():
+        if len(member_ids) == 1 and head in existing_entities:
+            continue  # untouched canonical entity
+        result.entities[head] = _merge_group(head, [everything[m] for m in member_ids])
+    result.deleted_entities = sorted(e for e in existing_entities if merged.canonical[e] != e)
+    result.canonical = {e.id: merged.canonical[e.id] for e in instances}
+
+    kept: set[str] = set()
+    for rel in merged.relations:
+        members = [all_relations[i] for i in rel.members]
+        old = [r for r in members if r.id in existing_relations]
+        rid = min(r.id for r in old) if old else members[0].id
+        kept.add(rid)
+        unchanged = (len(members) == 1 and old and (old[0].source, old[0].target) == (rel.source, rel.target))
+        if not unchanged:
+            result.relations[rid] = _merge_relation(rid, rel.source, rel.target, members)
+    result.deleted_relations = sorted(r for r in existing_relations if r not in kept)
+
+    linked = {frozenset((r.source, r.target)) for r in all_relations if r.label == CROSS_PAGE_LABEL}
+    linked = {frozenset(merged.canonical[e] for e in pair) for pair in linked}
+    for a, b, reason in related:
+        ca, cb = merged.canonical[a.id], merged.canonical[b.id]
+        pair = frozenset((ca, cb))
+        if ca == cb or pair in linked:
+            continue
+        linked.add(pair)
+        source, target = sorted(pair)
+        rid = "xp:" + hashlib.sha1(f"{source}|{target}".encode()).hexdigest()[:16]
+        mentions = [a.mentions[0], b.mentions[0]] if a.mentions and b.mentions else [*a.mentions, *b.mentions]
+        result.relations[rid] = Relation(id=rid, source=source, target=target, label=CROSS_PAGE_LABEL,
+                                         description=reason, mentions=mentions[:2], cross_page=True)
+    return result

@@ -1,0 +1,176 @@
+"""The cross-page judge: is a pair of entities from different pages the ``same`` entity,
+``related``, or ``unrelated``?
+
+``OfflineJudge`` (no model), deterministic:
+- ``same`` when the two share a normalised name or alias and a modality (structural
+  entities — headings — and visual entities only within one document, where a repeated
+  name means the same heading or figure), or when they have the same type (not a
+  structural one: "Contributing Authors" is not the section "About the Authors"), their
+  embeddings' cosine reaches ``same_threshold`` and one name's content words all occur in
+  the other ("Lynch" / "Ryan J. Lynch");
+- ``related`` when the cosine reaches ``related_threshold`` and the two share lexical
+  evidence: half the content words of the shorter name occur in the other name, or one's
+  name appears in the other's description (the offline embedder's cosines are
+  compressed — most top-10 candidate pairs score above 0.8 — so similarity alone would
+  link nearly everything);
+- ``unrelated`` otherwise.
+
+``ModelJudge`` asks the build model (prompt ``prompts/judge.md``) about one entity and
+its candidates at once, with the crops of visual entities as images; a candidate the
+reply does not label is ``unrelated``, and so are all candidates of a reply that stays
+unparseable after the model layer's repair and re-ask (logged; counted as a failure).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol, Sequence
+
+from pydantic import BaseModel, Field
+
+from ...errors import ModelOutputError
+from ...models.base import ChatModel, ImagePart, user
+from ...prompts import render_prompt
+from ...text import tokenize
+from ...types import Entity, Usage
+
+log = logging.getLogger(__name__)
+Label = Literal["same", "related", "unrelated"]
+_ARTICLE = re.compile(r"^(the|a|an)\s+")
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    """An entity offered to the judge, with the crop of its region for visual entities."""
+
+    id: str
+    entity: Entity
+    crop: Path | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    label: Label
+    reason: str = ""
+
+
+class Judge(Protocol):
+    name: str
+
+    def judge(self, anchor: JudgeItem, candidates: Sequence[tuple[JudgeItem, float]]) -> tuple[list[Verdict], Usage]:
+        """One verdict per candidate (aligned); each candidate comes with its cosine to ``anchor``."""
+
+
+def normalize_name(name: str) -> str:
+    """Casefolded, accents and punctuation removed, leading article dropped, spaces collapsed."""
+    text = unicodedata.normalize("NFKD", name)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
+    text = re.sub(r"['’]s\b", "", text)
+    text = " ".join(re.sub(r"[^\w]+", " ", text).split())
+    return _ARTICLE.sub("", text)
+
+
+def entity_names(entity: Entity) -> set[str]:
+    return {n for n in (normalize_name(x) for x in [entity.name, *entity.aliases]) if n}
+
+
+def name_overlap(a: Entity, b: Entity) -> float:
+    """Share of the shorter name's content words (stopwords dropped) found in the other name
+    (0 … 1; 1 when one name's words all occur in the other: "Lynch" / "Ryan J. Lynch")."""
+    wa, wb = set(tokenize(normalize_name(a.name))), set(tokenize(normalize_name(b.name)))
+    if not wa or not wb:
+        return 0.0
+    return len(wa & wb) / min(len(wa), len(wb))
+
+
+def mentions_other(a: Entity, b: Entity) -> bool:
+    """Whether one entity's (normalised) name occurs in the other's description."""
+    def inside(x: Entity, y: Entity) -> bool:
+        name = normalize_name(x.name)
+        return bool(name) and f" {name} " in f" {normalize_name(y.description)} "
+
+    return inside(a, b) or inside(b, a)
+
+
+def _documents(entity: Entity) -> set[str]:
+    return {m.doc_id for m in entity.mentions}
+
+
+class OfflineJudge:
+    """Names, aliases and embedding thresholds (rules in the module docstring)."""
+
+    name = "offline"
+
+    def __init__(self, same_threshold: float, related_threshold: float, structural_types: Sequence[str] = ()):
+        self.same_threshold = same_threshold
+        self.related_threshold = related_threshold
+        self.structural_types = frozenset(structural_types)
+
+    def verdict(self, a: Entity, b: Entity, similarity: float) -> Verdict:
+        if a.modality == b.modality and entity_names(a) & entity_names(b):
+            local_only = a.modality == "visual" or a.type in self.structural_types or b.type in self.structural_types
+            if not local_only or _documents(a) & _documents(b):
+                return Verdict("same", "same name")
+        if (a.type == b.type and a.modality == b.modality and a.type not in self.structural_types
+                and similarity >= self.same_threshold and name_overlap(a, b) == 1.0):
+            return Verdict("same", "one name contains the other")
+        if similarity >= self.related_threshold and (name_overlap(a, b) >= 0.5 or mentions_other(a, b)):
+            return Verdict("related")
+        return Verdict("unrelated")
+
+    def judge(self, anchor: JudgeItem, candidates: Sequence[tuple[JudgeItem, float]]) -> tuple[list[Verdict], Usage]:
+        return [self.verdict(anchor.entity, c.entity, sim) for c, sim in candidates], Usage()
+
+
+class JudgeLabel(BaseModel):
+    candidate: int = Field(description="the candidate's number in the list")
+    label: Label
+    reason: str = ""
+
+
+class JudgeReply(BaseModel):
+    labels: list[JudgeLabel] = Field(default_factory=list)
+
+
+def _describe(entity: Entity) -> str:
+    pages = ", ".join(sorted({f"{m.doc_id} p.{m.page}" for m in entity.mentions}))
+    aliases = f"; also called {', '.join(entity.aliases)}" if entity.aliases else ""
+    return f"{entity.name} [{entity.type}, {entity.modality}]{aliases} — {entity.description or '(no description)'} ({pages})"
+
+
+class ModelJudge:
+    """Judges with the build model, one call per anchor entity and its candidates."""
+
+    name = "model"
+
+    def __init__(self, chat: ChatModel):
+        self.chat = chat
+        self.vision = bool(getattr(chat, "supports_vision", True))
+
+    def judge(self, anchor: JudgeItem, candidates: Sequence[tuple[JudgeItem, float]]) -> tuple[list[Verdict], Usage]:
+        images: list[ImagePart] = []
+
+        def with_image(item: JudgeItem, text: str) -> str:
+            if self.vision and item.entity.modality == "visual" and item.crop is not None:
+                images.append(ImagePart(path=item.crop))
+                return f"{text} [image {len(images)}]"
+            return text
+
+        entity = with_image(anchor, _describe(anchor.entity))
+        listing = "\n".join(with_image(item, f"{n}. {_describe(item.entity)}")
+                            for n, (item, _) in enumerate(candidates, start=1))
+        prompt = render_prompt(__package__, "judge.md", entity=entity, candidates=listing)
+        try:
+            result = self.chat.complete([user(prompt, images)], stage="kg4vd.judge", schema=JudgeReply)
+        except ModelOutputError as exc:  # an unusable reply links nothing; endpoint failures propagate
+            log.warning("kg4vd judge: unusable reply for %r, its candidates count as unrelated: %s",
+                        anchor.entity.name, exc)
+            return [Verdict("unrelated", "unusable judge reply")] * len(candidates), Usage(failures=1)
+        reply = result.parsed if isinstance(result.parsed, JudgeReply) else JudgeReply()
+        by_number = {lab.candidate: Verdict(lab.label, lab.reason) for lab in reply.labels}
+        return [by_number.get(n, Verdict("unrelated", "not labelled")) for n in range(1, len(candidates) + 1)], \
+            result.usage

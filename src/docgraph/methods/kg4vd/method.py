@@ -1,0 +1,40 @@
+"""The registered ``kg4vd`` method: building here, querying in ``query.py``.
+
+``build``, ``remove_document`` and ``status`` are this package's build side (``build.py``);
+``retrieve`` and ``answer`` delegate to ``query.retrieve`` / ``query.answer``, imported on
+first use so the build side works on its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...types import Answer, Evidence
+from ..base import BuildReport, MethodContext, register
+from . import build as _build
+
+
+@register("kg4vd")
+class KG4VDMethod:
+    """KG4VD: page-grounded multimodal knowledge graph + query-adaptive PPR."""
+
+    name = "kg4vd"
+
+    def build(self, ctx: MethodContext) -> BuildReport:
+        return _build.build_graph(ctx)
+
+    def retrieve(self, ctx: MethodContext, query: str, **options: Any) -> Evidence:
+        from .query import retrieve
+
+        return retrieve(ctx, query, **options)
+
+    def answer(self, ctx: MethodContext, query: str, **options: Any) -> Answer:
+        from .query import answer
+
+        return answer(ctx, query, **options)
+
+    def remove_document(self, ctx: MethodContext, doc_id: str) -> None:
+        _build.remove_document(ctx, doc_id)
+
+    def status(self, ctx: MethodContext) -> dict[str, Any]:
+        return _build.status(ctx)

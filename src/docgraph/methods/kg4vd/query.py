@@ -1,0 +1,119 @@
+"""KG4VD's query entry points, called by the registered ``kg4vd`` method.
+
+``retrieve(ctx, query, **options) -> Evidence`` runs the analyzer and the retrieval of
+``retrieval.py``; ``answer(ctx, query, **options) -> Answer`` adds the two-stage model
+answer (or the offline extractive one) of ``answer.py``.
+
+Options (all optional):
+
+- ``mode``: ``"auto"`` (default: ``fixed_mode`` setting, else the analyzer), ``"local"``,
+  ``"multi_hop"`` or ``"document"``;
+- ``top_pages``: the page budget (default: the mode's ``k_pages``, 10);
+- ``max_images``: page images sent to the final answer stage (default 5);
+- ``rerank_weight``: λ of ``retrieval.py``'s score fusion (default 0.5).
+
+Timings (seconds) per stage: ``analyzer``, ``query_embedding`` (model inference, kept
+apart), ``page_retrieval``, ``graph_load`` (0 unless the graph changed), ``entity_retrieval``,
+``subgraph_ppr``, ``rerank``, and for answers ``answer_preliminary``, ``answer_final`` and
+``answer`` (the whole answer step, offline included).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from ...errors import InputError
+from ...types import Answer, Evidence, Usage
+from ..citations import CitationBook
+from .analyzer import STAGE as STAGE_ANALYZE
+from .analyzer import ModeDecision, choose_mode
+from .answer import DEFAULT_MAX_IMAGES, offline_answer, two_stage_answer
+from .retrieval import DEFAULT_RERANK_WEIGHT, RetrievalTrace, Timer, retrieve_graph
+
+if TYPE_CHECKING:
+    from ..base import MethodContext
+
+METHOD = "kg4vd"
+OPTIONS = ("mode", "top_pages", "max_images", "rerank_weight")
+
+
+def _check_options(options: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise InputError(f"kg4vd does not take the option(s) {', '.join(unknown)}; it takes {', '.join(OPTIONS)}")
+    top_pages = options.get("top_pages")
+    if top_pages is not None and (not isinstance(top_pages, int) or top_pages < 1):
+        raise InputError(f"top_pages must be a positive integer, got {top_pages!r}")
+    max_images = options.get("max_images", DEFAULT_MAX_IMAGES)
+    if not isinstance(max_images, int) or max_images < 0:
+        raise InputError(f"max_images must be a non-negative integer, got {max_images!r}")
+    weight = options.get("rerank_weight", DEFAULT_RERANK_WEIGHT)
+    if not isinstance(weight, (int, float)) or not 0.0 <= weight <= 1.0:
+        raise InputError(f"rerank_weight must be within [0, 1], got {weight!r}")
+    return {"mode": options.get("mode"), "top_pages": top_pages, "max_images": max_images,
+            "rerank_weight": float(weight)}
+
+
+def _clean_query(query: str) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InputError("the question is empty; ask something about the documents")
+    return query.strip()
+
+
+def run_retrieval(ctx: "MethodContext", query: str, **options: Any) -> tuple[Evidence, RetrievalTrace, ModeDecision]:
+    """Analyzer + retrieval; the Evidence with the trace and the mode decision behind it."""
+    return _run(ctx, _clean_query(query), _check_options(options))
+
+
+def _run(ctx: "MethodContext", query: str, opts: dict[str, Any]) -> tuple[Evidence, RetrievalTrace, ModeDecision]:
+    timings: dict[str, float] = {}
+    with Timer(timings).stage("analyzer"):
+        decision = choose_mode(ctx, query, opts["mode"])
+    trace = retrieve_graph(ctx, query, decision.mode, k_pages=opts["top_pages"],
+                           rerank_weight=opts["rerank_weight"], timings=timings)
+    cfg = ctx.settings.kg4vd
+    notes = [f"mode {decision.mode} ({decision.source}: {decision.reason})",
+             f"{len(trace.anchors)} anchor pages, {len(trace.seeds)} seed entities, subgraph of "
+             f"{len(trace.subgraph)} entities (H_max {trace.settings.h_max}, N_max {trace.settings.n_max})",
+             "candidates before rerank: " + ", ".join(f"{v} {k}" for k, v in trace.candidates.items())]
+    if not cfg.page_anchoring:
+        notes.append("ablation: no page anchoring (seeds from direct entity retrieval)")
+    if cfg.fixed_mode is not None and decision.source == "config":
+        notes.append(f"ablation: fixed {cfg.fixed_mode}-mode PPR")
+    evidence = Evidence(query=query, method=METHOD, mode=decision.mode, pages=trace.pages,
+                        entities=trace.entities, relations=trace.relations, timings=dict(timings),
+                        notes=notes + trace.notes)
+    return evidence, trace, decision
+
+
+def retrieve(ctx: "MethodContext", query: str, **options: Any) -> Evidence:
+    """Ranked pages, entities and relations for ``query`` (see the module doc for options)."""
+    return run_retrieval(ctx, query, **options)[0]
+
+
+def answer(ctx: "MethodContext", query: str, **options: Any) -> Answer:
+    """Retrieve, then answer with the two-stage model answer or, offline, extractively."""
+    opts = _check_options(options)
+    evidence, _, decision = _run(ctx, _clean_query(query), opts)
+    timings = dict(evidence.timings)
+    usage: dict[str, Usage] = {}
+    if decision.usage != Usage():
+        usage[STAGE_ANALYZE] = decision.usage
+    book = CitationBook(ctx.store)
+    chat = ctx.models.chat("answer")
+    start = time.perf_counter()
+    if chat is None:
+        text = offline_answer(evidence.query, evidence, book)
+    else:
+        result = two_stage_answer(ctx, chat, evidence.query, evidence, book, max_images=opts["max_images"])
+        text = result.text
+        usage.update(result.usage)
+        timings.update(result.timings)
+        if result.unknown_markers:
+            evidence.notes.append("the model cited unknown evidence numbers "
+                                  + ", ".join(str(n) for n in sorted(set(result.unknown_markers))) + "; dropped")
+    timings["answer"] = time.perf_counter() - start
+    return Answer(question=evidence.query, text=text, method=METHOD, mode=decision.mode,
+                  citations=book.citations, evidence=evidence, timings=timings, usage=usage,
+                  model_used=chat is not None or decision.source == "model")

@@ -1,0 +1,273 @@
+"""KG4VD's online retrieval: page anchors → seeds → bounded subgraph + PPR → rerank → budgets.
+
+METHODS.md "KG4VD — Query", steps 2–5 (paper Section 3.3 and Appendix B.3):
+
+1. **Page anchors**: the top ``page_anchors`` pages of the page index.
+2. **Seeds**: the entities grounded on the anchor pages, weighted by their query cosine
+   in the entity index, clipped at 0 and normalised to a distribution s (uniform when
+   every weight is 0). Ablation ``page_anchoring = false``: the seeds are the mode's
+   ``k_entities`` entities most similar to the query, weighted the same way.
+3. **Bounded subgraph + PPR** (``graph.ppr_on_subgraph``): up to H_max hops and N_max
+   nodes around the seeds (inside a hop ring, nodes most similar to the query are
+   admitted first), then Eq. 1–2 with the mode's α and β, t(q) ∝ max(0, cos).
+4. **Candidates**: the subgraph's entities (≤ N_max, all reranked); the relations with
+   both endpoints in it (prior = mean PPR of its endpoints), at most ``RELATION_POOL`` ×
+   k_relations of them by prior — a 200-node document-mode subgraph can hold over a
+   thousand relations, and reranking them all would dominate the latency; the anchor
+   pages plus the ``k_pages`` pages on which the subgraph's entities carry the most PPR
+   mass (prior = ½ page-index cosine + ½ that mass, each min–max normalised over the
+   candidate pages).
+5. **Rerank** every candidate text against the query with the Reranker (page text;
+   ``storage.entity_text`` "name, type, description"; ``storage.relation_text`` "source
+   label target: description" — the very texts the build embedded, so the offline fusion
+   reranker finds their embeddings in the workspace cache) and keep the mode's
+   budgets k_entities / k_relations / k_pages. Final score of every candidate:
+
+       score = λ · mm(rerank) + (1 − λ) · mm(graph prior),   λ = ``rerank_weight`` (0.5)
+
+   where mm is min–max normalisation over the candidates of that kind (``models.rerank.minmax``:
+   a constant column scales to 1 if positive, else 0).
+   The reranker judges what the text says about the query; PPR (or the page index)
+   says how central the item is to the anchored neighbourhood. Min–max keeps PPR's skew:
+   in local mode (α = 0.8) the seeds hold most of the mass, so a non-seed entity needs
+   a clearly better rerank score to displace one, as the narrow mode intends.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict, defaultdict
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterator, Sequence
+
+import numpy as np
+
+from ...config import PPRModeSettings
+from ...errors import EmbeddingMismatchError, NotBuiltError
+from ...graph import ppr_on_subgraph
+from ...models.rerank import minmax
+from ...types import ScoredEntity, ScoredPage, ScoredRelation
+from ..vector_index import VectorIndex, load_index
+from .graph_view import GraphView, PageKey, load_view
+from .index import page_item
+from .storage import VEC_ENTITY, VEC_PAGE, embed_query, entity_text, parse_page_key, relation_text
+
+if TYPE_CHECKING:
+    from ..base import MethodContext
+
+DEFAULT_RERANK_WEIGHT = 0.5
+RELATION_POOL = 3  # relations reranked: at most this many times the mode's k_relations
+
+
+@dataclass
+class RetrievalTrace:
+    """Everything the retrieval computed, for the Evidence, tests and benchmarks."""
+
+    mode: str
+    settings: PPRModeSettings
+    anchors: list[tuple[PageKey, float]] = field(default_factory=list)
+    seeds: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    seed_weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    subgraph: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    ppr: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    candidates: dict[str, int] = field(default_factory=dict)
+    pages: list[ScoredPage] = field(default_factory=list)
+    entities: list[ScoredEntity] = field(default_factory=list)
+    relations: list[ScoredRelation] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+class Timer:
+    """Accumulates wall seconds per stage."""
+
+    def __init__(self, timings: dict[str, float]):
+        self.timings = timings
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+
+
+# ---------------------------------------------------------------------------- query vector
+def query_vector(ctx: "MethodContext", query: str, indexes: Sequence[VectorIndex]) -> np.ndarray:
+    """The query in the image embedder's space, shared by every KG4VD vector namespace
+    (``storage.embed_query``); a dimension that does not match the stored vectors means the
+    workspace was built with another embedder."""
+    vector = np.asarray(embed_query(ctx.models, query), dtype=np.float32).reshape(-1)
+    for index in indexes:
+        if len(index) and index.matrix.shape[1] != vector.shape[0]:
+            raise EmbeddingMismatchError(
+                f"the KG4VD vectors have dimension {index.matrix.shape[1]} but the configured image embedder "
+                f"{ctx.models.image_embedder.model} embeds queries in dimension {vector.shape[0]}; configure the "
+                "embedder that built the workspace or rebuild it: docgraph build --method kg4vd")
+    return vector
+
+
+# ---------------------------------------------------------------------------- scoring helpers
+def fuse(rerank: Sequence[float], prior: Sequence[float] | np.ndarray, weight: float) -> np.ndarray:
+    """λ·mm(rerank) + (1 − λ)·mm(prior)."""
+    return weight * minmax(rerank) + (1.0 - weight) * minmax(prior)
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` best scores, best first, ties by position."""
+    if k <= 0 or not len(scores):
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort((np.arange(len(scores)), -scores))
+    return order[:k]
+
+
+_PAGE_TEXT: "OrderedDict[tuple[str, str, int], str]" = OrderedDict()
+_PAGE_TEXT_MAX = 4096
+
+
+def page_text(ctx: "MethodContext", key: PageKey) -> str:
+    """A page's text for reranking: the text its page vector was built from
+    (``index.page_item``); LRU-cached, pages do not change once ingested."""
+    cache_key = (str(ctx.store.root), key[0], key[1])
+    hit = _PAGE_TEXT.get(cache_key)
+    if hit is not None:
+        _PAGE_TEXT.move_to_end(cache_key)
+        return hit
+    page = ctx.store.get_page(*key)
+    _PAGE_TEXT[cache_key] = "" if page is None else page_item(ctx, page).text
+    if len(_PAGE_TEXT) > _PAGE_TEXT_MAX:
+        _PAGE_TEXT.popitem(last=False)
+    return _PAGE_TEXT[cache_key]
+
+
+def _relation_text(view: GraphView, rel: int) -> str:
+    s, t = view.endpoints[rel]
+    return relation_text(view.relations[rel], view.entities[s].name, view.entities[t].name)
+
+
+# ---------------------------------------------------------------------------- the stages
+def anchor_pages(page_index: VectorIndex, query_vec: np.ndarray, k: int) -> list[tuple[PageKey, float]]:
+    """Top-``k`` pages of the page index (step 2)."""
+    return [(parse_page_key(key), score) for key, score in page_index.search(query_vec, k)]
+
+
+def seed_entities(view: GraphView, affinity: np.ndarray, anchors: list[PageKey], *, anchored: bool,
+                  k_direct: int) -> tuple[np.ndarray, np.ndarray]:
+    """(seed nodes, seed distribution s) — step 3, or direct retrieval for the ablation."""
+    if anchored:
+        nodes = view.nodes_on_pages(anchors)
+    else:
+        nodes = top_k(affinity, min(k_direct, len(affinity)))
+        nodes = nodes[affinity[nodes] > 0] if np.any(affinity[nodes] > 0) else nodes
+    if not len(nodes):
+        return nodes, np.zeros(0)
+    weights = np.maximum(affinity[nodes], 0.0)
+    total = weights.sum()
+    weights = weights / total if total > 0 else np.full(len(nodes), 1.0 / len(nodes))
+    return nodes.astype(np.int64), weights
+
+
+def expansion_priority(view: GraphView, affinity: np.ndarray) -> np.ndarray:
+    """Which nodes a hop ring admits first under the N_max cap: the most query-similar,
+    then the best connected."""
+    deg = view.degree
+    scale = deg.max() if len(deg) and deg.max() > 0 else 1.0
+    return np.maximum(affinity, 0.0) + 1e-6 * deg / scale
+
+
+def candidate_pages(view: GraphView, anchors: list[tuple[PageKey, float]], page_index: VectorIndex,
+                    page_scores: np.ndarray, nodes: np.ndarray, ppr: np.ndarray,
+                    limit: int) -> tuple[list[PageKey], np.ndarray]:
+    """Anchor pages plus the ``limit`` pages carrying the most PPR mass; (pages, prior)."""
+    mass: dict[PageKey, float] = defaultdict(float)
+    for node, score in zip(nodes, ppr):
+        for page in {(m.doc_id, m.page) for m in view.entities[int(node)].mentions}:
+            mass[page] += float(score)
+    ranked = sorted(mass.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    pages: list[PageKey] = list(dict.fromkeys([p for p, _ in anchors] + [p for p, _ in ranked]))
+    cos = np.array([page_scores[page_index.position[f"{d}:{n}"]] if f"{d}:{n}" in page_index.position else 0.0
+                    for d, n in pages], dtype=np.float64)
+    graph = np.array([mass.get(p, 0.0) for p in pages], dtype=np.float64)
+    return pages, 0.5 * minmax(cos) + 0.5 * minmax(graph)
+
+
+def retrieve_graph(ctx: "MethodContext", query: str, mode: str, *, k_pages: int | None = None,
+                   rerank_weight: float = DEFAULT_RERANK_WEIGHT,
+                   timings: dict[str, float] | None = None) -> RetrievalTrace:
+    """Steps 2–5 for one query in one mode; fills a :class:`RetrievalTrace`."""
+    cfg = ctx.settings.kg4vd
+    settings = cfg.mode(mode)
+    trace = RetrievalTrace(mode=mode, settings=settings, timings=timings if timings is not None else {})
+    timer = Timer(trace.timings)
+    k_pages = settings.k_pages if k_pages is None else k_pages
+
+    page_index = load_index(ctx.store, VEC_PAGE)
+    if not len(page_index):
+        raise NotBuiltError("the KG4VD index of this workspace is empty; run: docgraph build --method kg4vd")
+    entity_index = load_index(ctx.store, VEC_ENTITY)
+    with timer.stage("query_embedding"):
+        qvec = query_vector(ctx, query, [page_index, entity_index])
+
+    with timer.stage("page_retrieval"):
+        page_scores = page_index.scores(qvec)
+        anchors = anchor_pages(page_index, qvec, cfg.page_anchors)
+    trace.anchors = anchors
+
+    with timer.stage("graph_load"):
+        view = load_view(ctx.store)
+    with timer.stage("entity_retrieval"):
+        affinity = view.affinity(entity_index, qvec)
+        trace.seeds, trace.seed_weights = seed_entities(
+            view, affinity, [p for p, _ in anchors], anchored=cfg.page_anchoring, k_direct=settings.k_entities)
+
+    with timer.stage("subgraph_ppr"):
+        if len(trace.seeds):
+            trace.subgraph, trace.ppr = ppr_on_subgraph(
+                view.adjacency, trace.seeds, trace.seed_weights, affinity, alpha=settings.alpha,
+                beta=settings.beta, h_max=settings.h_max, n_max=settings.n_max,
+                priority=expansion_priority(view, affinity), tol=cfg.ppr_tol, max_iter=cfg.ppr_max_iter)
+        rels = view.relations_within(trace.subgraph)
+        position = np.full(len(view), -1, dtype=np.int64)
+        position[trace.subgraph] = np.arange(len(trace.subgraph))
+        ends = position[view.endpoints[rels]].reshape(-1, 2)
+        rel_prior = (trace.ppr[ends[:, 0]] + trace.ppr[ends[:, 1]]) / 2 if len(rels) else np.zeros(0)
+        in_subgraph = len(rels)
+        pool = top_k(rel_prior, RELATION_POOL * settings.k_relations)
+        rels, rel_prior = rels[pool], rel_prior[pool]
+        pages, page_prior = candidate_pages(view, anchors, page_index, page_scores, trace.subgraph, trace.ppr,
+                                            limit=k_pages)
+    trace.candidates = {"pages": len(pages), "entities": len(trace.subgraph), "relations": len(rels),
+                        "subgraph relations": in_subgraph}
+
+    with timer.stage("rerank"):
+        _rerank(ctx, query, view, trace, pages, page_prior, rels, rel_prior, k_pages, rerank_weight)
+    return trace
+
+
+def _rerank(ctx: "MethodContext", query: str, view: GraphView, trace: RetrievalTrace, pages: list[PageKey],
+            page_prior: np.ndarray, rels: np.ndarray, rel_prior: np.ndarray, k_pages: int,
+            weight: float) -> None:
+    """Step 5: one reranker call over all candidates, then budgets per kind."""
+    settings = trace.settings
+    texts = ([page_text(ctx, p) for p in pages]
+             + [entity_text(view.entities[int(n)]) for n in trace.subgraph]
+             + [_relation_text(view, int(r)) for r in rels])
+    scores = np.asarray(ctx.models.reranker.rerank(query, texts) if texts else [], dtype=np.float64)
+    n_p, n_e = len(pages), len(trace.subgraph)
+    page_final = fuse(scores[:n_p], page_prior, weight)
+    ent_final = fuse(scores[n_p:n_p + n_e], trace.ppr, weight)
+    rel_final = fuse(scores[n_p + n_e:], rel_prior, weight)
+
+    trace.pages = [ScoredPage(doc_id=pages[i][0], page=pages[i][1], score=float(page_final[i]))
+                   for i in top_k(page_final, k_pages)]
+    trace.entities = [ScoredEntity(entity=view.entities[int(trace.subgraph[i])], score=float(ent_final[i]))
+                      for i in top_k(ent_final, settings.k_entities)]
+    kept = []
+    for i in top_k(rel_final, settings.k_relations):
+        r = int(rels[i])
+        s, t = view.endpoints[r]
+        kept.append(ScoredRelation(relation=view.relations[r], score=float(rel_final[i]),
+                                   source_name=view.entities[s].name, target_name=view.entities[t].name))
+    trace.relations = kept

@@ -1,0 +1,138 @@
+"""What KG4VD keeps in the workspace store: namespaces, keys, record formats and loaders.
+
+This is the contract between the build (this package's build side) and the query side.
+
+Records (``Store.put_record``):
+- ``kg4vd.pagegraph`` — key ``"<doc_id>:<page>"``, owner ``doc_id``: the final graph of one
+  page as ``StoredPageGraph`` (page-local ids ``e1``/``r1``; entities and relations as
+  ``Entity``/``Relation`` dumps with one mention on that page), the rounds it took, the
+  feedback of each round, the rejected operations and the model usage. Written as soon
+  as the page is final; its presence means "this page is extracted".
+- ``kg4vd.connected`` — key ``"<doc_id>:<page>"``, owner ``doc_id``: ``{"entities": n,
+  "relations": m}`` once the page's entities are part of the canonical graph (internal).
+- ``kg4vd.entity`` — key entity id, owner None: the canonical ``Entity.model_dump()``
+  after cross-page merging; ``mentions`` lists every grounding (doc, page, component ids),
+  ``aliases`` the other names merged into it.
+- ``kg4vd.relation`` — key relation id, owner None: ``Relation.model_dump()``; source and
+  target are canonical entity ids; ``cross_page=True`` for the judge's ``related`` edges.
+
+Vectors (``methods.vector_index``), all in the *image embedder's* space, so a query is
+embedded once with ``embed_query``:
+- ``kg4vd.page`` — key ``"<doc_id>:<page>"``, owner ``doc_id``: the page image with its text;
+- ``kg4vd.entity`` — key entity id: "name, type, description" (visual entities: with the
+  crop of their cited components);
+- ``kg4vd.relation`` — key relation id: "source label target: description".
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterable
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from ...store.base import Store
+from ...types import Entity, Mention, Relation, Usage
+from .patch import PageGraph
+
+NS_PAGEGRAPH = "kg4vd.pagegraph"
+NS_CONNECTED = "kg4vd.connected"
+NS_ENTITY = "kg4vd.entity"
+NS_RELATION = "kg4vd.relation"
+VEC_PAGE = "kg4vd.page"
+VEC_ENTITY = "kg4vd.entity"
+VEC_RELATION = "kg4vd.relation"
+
+
+def page_key(doc_id: str, page: int) -> str:
+    return f"{doc_id}:{page}"
+
+
+def parse_page_key(key: str) -> tuple[str, int]:
+    doc_id, _, number = key.rpartition(":")
+    return doc_id, int(number)
+
+
+class StoredPageGraph(BaseModel):
+    """The ``kg4vd.pagegraph`` record of one page."""
+
+    doc_id: str
+    page: int
+    entities: list[Entity] = Field(default_factory=list)
+    relations: list[Relation] = Field(default_factory=list)
+    rounds: int = 0
+    stop_reason: str = ""
+    strategy: str = ""
+    feedback: list[dict[str, Any]] = Field(default_factory=list, description="the feedback of each round")
+    rejected: list[dict[str, Any]] = Field(default_factory=list, description="rejected operations with round and rule")
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def key(self) -> str:
+        return page_key(self.doc_id, self.page)
+
+    def instance_id(self, local_id: str) -> str:
+        """The workspace-wide id of a page-local entity or relation: ``"<doc>:<page>:<local>"``."""
+        return f"{self.doc_id}:{self.page}:{local_id}"
+
+    @classmethod
+    def from_graph(cls, doc_id: str, page: int, graph: PageGraph, **fields: Any) -> "StoredPageGraph":
+        def mention(component_ids: list[str]) -> list[Mention]:
+            return [Mention(doc_id=doc_id, page=page, component_ids=list(component_ids))]
+
+        entities = [Entity(id=n.id, name=n.name, type=n.type, modality=n.modality, description=n.description,
+                           mentions=mention(n.component_ids)) for n in graph.nodes]
+        relations = [Relation(id=e.id, source=e.source, target=e.target, label=e.label, description=e.description,
+                              mentions=mention(e.component_ids)) for e in graph.edges]
+        return cls(doc_id=doc_id, page=page, entities=entities, relations=relations, **fields)
+
+
+def load_page_graph(store: Store, doc_id: str, page: int) -> StoredPageGraph | None:
+    value = store.get_record(NS_PAGEGRAPH, page_key(doc_id, page))
+    return None if value is None else StoredPageGraph.model_validate(value)
+
+
+def iter_page_graphs(store: Store, doc_id: str | None = None) -> Iterable[StoredPageGraph]:
+    for _, value in store.iter_records(NS_PAGEGRAPH, doc_id=doc_id):
+        yield StoredPageGraph.model_validate(value)
+
+
+def load_entities(store: Store) -> dict[str, Entity]:
+    """Every canonical entity by id."""
+    return {key: Entity.model_validate(value) for key, value in store.iter_records(NS_ENTITY)}
+
+
+def load_relations(store: Store) -> dict[str, Relation]:
+    """Every canonical relation by id."""
+    return {key: Relation.model_validate(value) for key, value in store.iter_records(NS_RELATION)}
+
+
+def page_entity_map(entities: Iterable[Entity]) -> dict[tuple[str, int], list[str]]:
+    """(doc_id, page) → ids of the entities with a mention on that page (each id once, sorted)."""
+    pages: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for entity in entities:
+        for m in entity.mentions:
+            pages[(m.doc_id, m.page)].add(entity.id)
+    return {key: sorted(ids) for key, ids in pages.items()}
+
+
+def entities_on_page(entities: Iterable[Entity], doc_id: str, page: int) -> list[str]:
+    """Ids of the entities grounded on one page."""
+    return sorted({e.id for e in entities for m in e.mentions if m.doc_id == doc_id and m.page == page})
+
+
+def entity_text(entity: Entity) -> str:
+    """The text the entity index embeds: ``"name, type, description"``."""
+    return ", ".join(part for part in (entity.name, entity.type.replace("_", " "), entity.description) if part)
+
+
+def relation_text(relation: Relation, source_name: str, target_name: str) -> str:
+    """The text the relation index embeds: ``"source label target: description"``."""
+    head = f"{source_name} {relation.label.replace('_', ' ')} {target_name}"
+    return f"{head}: {relation.description}" if relation.description else head
+
+
+def embed_query(models: Any, text: str) -> np.ndarray:
+    """A query vector in the space of every KG4VD vector namespace (the image embedder's)."""
+    return models.image_embedder.embed_queries([text])[0]

@@ -1,0 +1,261 @@
+"""``docgraph eval`` end to end, offline, on a small MMLongBench subset: the first pages of
+two real documents with the questions whose evidence lies on them. Embeddings come from
+the loopback stub (hashed bag of words), so the test is about the runner, not the
+embedder; chat roles stay off (retrieval-only) unless a test scripts them."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from docgraph.eval.loaders import load_hotpotqa
+from docgraph.eval.loaders.base import Benchmark, parse_pages
+from docgraph.eval.metrics import recall_at_k
+from docgraph.eval.records import read_records
+from docgraph.eval.report import markdown, summarize
+from docgraph.eval.runner import EvalOptions, run_eval
+from docgraph.testing.fixtures import stub_settings
+from docgraph.testing.openai_stub import OpenAIStub
+
+KEEP_PAGES = {"379f44022bb27aa53efd5d322c7b57bf.pdf": 3, "7c3f6204b3241f142f0f8eb8e1fefe7a.pdf": 2}
+METHODS = ["bm25", "dense", "pages"]
+
+
+@pytest.fixture(scope="module")
+def mini_mmlongbench(tmp_path_factory, shared_data) -> Path:
+    """MMLongBench-Doc format: the first pages of two documents and the questions about them."""
+    import pymupdf
+
+    src = shared_data / "mmlongbench_doc"
+    root = tmp_path_factory.mktemp("mini_mmlongbench")
+    (root / "documents").mkdir()
+    for name, pages in KEEP_PAGES.items():
+        with pymupdf.open(src / "documents" / name) as doc:
+            doc.select(list(range(pages)))
+            doc.save(root / "documents" / name)
+    samples = [s for s in json.loads((src / "samples.json").read_text(encoding="utf-8"))
+               if s["doc_id"] in KEEP_PAGES
+               and all(p <= KEEP_PAGES[s["doc_id"]] for p in parse_pages(s["evidence_pages"]))]
+    (root / "samples.json").write_text(json.dumps(samples), encoding="utf-8")
+    with open(root / "documents.tsv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh, delimiter="\t")
+        writer.writerow(["doc_id", "pages", "bytes", "n_questions", "doc_type"])
+        for name, pages in KEEP_PAGES.items():
+            writer.writerow([name, pages, 0, sum(s["doc_id"] == name for s in samples), ""])
+    return root
+
+
+@pytest.fixture(scope="module")
+def stub():
+    with OpenAIStub() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("corpora")
+
+
+def options(path, out, corpora, stub, **kw) -> EvalOptions:
+    settings = kw.pop("settings", None) or stub_settings(stub, roles=(), embeddings=True)
+    return EvalOptions(benchmark=kw.pop("benchmark", "mmlongbench"), path=path, methods=kw.pop("methods", METHODS),
+                       out=out, workspace_root=corpora, settings=settings, **kw)
+
+
+@pytest.fixture(scope="module")
+def retrieval_run(mini_mmlongbench, corpora, stub, tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    return run_eval(options(mini_mmlongbench, out, corpora, stub, retrieval_only=True))
+
+
+def test_table_shape(retrieval_run, mini_mmlongbench):
+    n_questions = len(json.loads((mini_mmlongbench / "samples.json").read_text()))
+    assert n_questions == 7
+    lines = retrieval_run.markdown.splitlines()
+    assert lines[0] == "## mmlongbench (per-document, page level)"
+    header = [c.strip() for c in lines[2].strip("|").split("|")]
+    assert header[:6] == ["method", "n", "recall@1", "recall@5", "recall@10", "mrr"]
+    assert "build s" in header and "s/question" in header and "answers" not in header
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[4:4 + len(METHODS)]]
+    assert [r[0] for r in rows] == METHODS and all(r[1] == str(n_questions) for r in rows)
+    assert all(len(r) == len(header) for r in rows)
+    assert "### recall@5 by evidence_source" in retrieval_run.markdown
+    summary = json.loads(retrieval_run.json_path.read_text())
+    assert list(summary["methods"]) == METHODS and summary["run"] == "retrieval"
+    for row in summary["methods"].values():
+        assert 0.0 <= row["recall@1"] <= row["recall@5"] <= row["recall@10"] <= 1.0
+        assert row["with_gold_evidence"] == 5 and row["errors"] == 0
+        assert row["build_seconds"] > 0 and row["query_calls"] == 0
+    assert set(summary["categories"]) >= {"doc_type", "evidence_source"}
+    assert retrieval_run.questions_run == n_questions * len(METHODS)
+
+
+def test_scores_are_computed_from_the_records(retrieval_run, tmp_path):
+    summary = json.loads(retrieval_run.json_path.read_text())
+    records = read_records(retrieval_run.records_path)
+    questions = [r for r in records if r["kind"] == "question"]
+    assert len(questions) == 21 and {r["method"] for r in questions} == set(METHODS)
+    assert len([r for r in records if r["kind"] == "build"]) == 2 * len(METHODS)
+    again = summarize(records, METHODS)
+    for method in METHODS:
+        for metric in ("recall@1", "recall@5", "recall@10", "mrr"):
+            assert again["methods"][method][metric] == pytest.approx(summary["methods"][method][metric])
+    bm25 = [r for r in questions if r["method"] == "bm25" and r["gold"]]
+    by_hand = sum(recall_at_k(r["retrieved"], r["gold"], 1) for r in bm25) / len(bm25)
+    assert summary["methods"]["bm25"]["recall@1"] == pytest.approx(by_hand)
+
+    # change one record: the score moves by exactly that question's share
+    target = min(bm25, key=lambda r: recall_at_k(r["retrieved"], r["gold"], 1))
+    before = recall_at_k(target["retrieved"], target["gold"], 1)
+    edited = tmp_path / "edited.jsonl"
+    with open(edited, "w") as fh:
+        for r in records:
+            if r is target:
+                r = dict(r, retrieved=[target["gold"][0]] + [k for k in r["retrieved"] if k != target["gold"][0]])
+            fh.write(json.dumps(r) + "\n")
+    changed = summarize(read_records(edited), METHODS)["methods"]["bm25"]
+    after = 1.0 / len(target["gold"])
+    assert changed["recall@1"] == pytest.approx(by_hand + (after - before) / len(bm25))
+    assert after > before and changed["mrr"] > summary["methods"]["bm25"]["mrr"]
+    assert markdown(summarize(read_records(edited), METHODS)) != markdown(summarize(records, METHODS))
+
+
+def test_resume_skips_finished_questions(retrieval_run, mini_mmlongbench, corpora, stub, tmp_path):
+    out = tmp_path / "out"
+    shutil.copytree(retrieval_run.records_path.parent, out)
+    records_file = out / retrieval_run.records_path.name
+    again = run_eval(options(mini_mmlongbench, out, corpora, stub, retrieval_only=True))
+    assert again.questions_run == 0 and again.questions_skipped == 21
+    assert again.markdown == retrieval_run.markdown
+
+    lines = records_file.read_text().splitlines()
+    kept = [line for line in lines if '"kind": "question"' in line][:-2]
+    others = [line for line in lines if '"kind": "question"' not in line]
+    records_file.write_text("\n".join(others + kept) + '\n{"kind": "question", "method": "bm2')  # cut short
+    resumed = run_eval(options(mini_mmlongbench, out, corpora, stub, retrieval_only=True))
+    assert resumed.questions_run == 2 and resumed.questions_skipped == 19
+    scores = ("recall@1", "recall@5", "recall@10", "mrr", "questions")
+    for method, row in resumed.summary["methods"].items():
+        assert {k: row[k] for k in scores} == {k: retrieval_run.summary["methods"][method][k] for k in scores}
+    assert len([r for r in read_records(records_file) if r["kind"] == "question"]) == 21
+
+
+def test_packed_setting(mini_mmlongbench, corpora, stub, tmp_path):
+    result = run_eval(options(mini_mmlongbench, tmp_path, corpora, stub, methods=["bm25"], packed=True,
+                              retrieval_only=True))
+    assert result.table_path.name == "mmlongbench-packed-retrieval.md"
+    assert result.summary["setting"] == "packed"
+    records = [r for r in read_records(result.records_path) if r["kind"] == "question"]
+    assert all(g.startswith("packed|") for r in records for g in r["gold"])
+    # page 1 of the second document is packed page 4 (the first has 3 pages, sorted by name)
+    gold_pages = {int(g.split("|")[1]) for r in records for g in r["gold"]}
+    assert gold_pages <= {1, 2, 3, 4, 5} and 4 in gold_pages
+    assert list(corpora.glob("mmlongbench/packed-2docs-*/corpus/packed.pdf"))
+
+
+def test_passage_benchmark_reports_passage_recall(shared_data, corpora, stub, tmp_path):
+    full = load_hotpotqa(shared_data / "multihop")
+    items = full.items[2:4]
+    by_id = full.corpus.by_id()
+    ids = [i for item in items for i in item.gold_passages + item.extra["context_titles"][:2] if i in by_id]
+    corpus = full.corpus.model_copy(update={"passages": [by_id[i] for i in dict.fromkeys(ids)]})
+    bench = Benchmark(name="hotpotqa", items=items, corpus=corpus)
+    result = run_eval(options(None, tmp_path, corpora, stub, benchmark="hotpotqa", methods=["bm25", "hipporag"],
+                              loaded=bench, retrieval_only=True))
+    assert result.summary["level"] == "passage" and result.summary["setting"] == "passages"
+    assert result.markdown.splitlines()[2].startswith("| method | n | recall@2 | recall@5 | mrr |")
+    for row in result.summary["methods"].values():
+        assert row["questions"] == 2 and row["recall@5"] == 1.0, "every passage fits in the top 5"
+    records = [r for r in read_records(result.records_path) if r["kind"] == "question"]
+    assert all(set(r["retrieved"]) <= set(corpus.ids()) for r in records)
+
+
+def test_answers_offline_are_marked_extractive(retrieval_run, mini_mmlongbench, corpora, stub, tmp_path):
+    result = run_eval(options(mini_mmlongbench, tmp_path, corpora, stub, methods=["bm25", "nodocs"]))
+    assert "offline extractive" in result.markdown
+    row = result.summary["methods"]["bm25"]
+    assert row["answers"] == "offline extractive" and {"em", "f1", "acc", "recall@1"} <= set(row)
+    records = [r for r in read_records(result.records_path) if r["kind"] == "question"]
+    assert all(r["run"] == "answer" and r["model_used"] is False and r["answer"] for r in records)
+    assert "judge_acc" not in row
+
+
+def test_answers_with_a_model_are_extracted_and_judged(mini_mmlongbench, corpora, stub, tmp_path):
+    settings = stub_settings(stub, roles=("answer", "judge"), embeddings=True)
+    stub.reset()
+    stub.reply("The answer is 01983 873655 [1].", stage="bm25.answer")
+    stub.reply({"answer": "01983 873655"}, stage="eval.extract_answer")
+    stub.reply(lambda r: {"correct": r.body["model"] == "judge-a"}, stage="eval.judge.accuracy")
+    result = run_eval(options(mini_mmlongbench, tmp_path, corpora, stub, methods=["bm25"], limit=3,
+                              settings=settings, judges=["judge-a", "judge-b"]))
+    row = result.summary["methods"]["bm25"]
+    assert row["questions"] == 3 and row["answers"] == "stub-model"
+    assert row["judge_acc"] == pytest.approx(0.5), "one judge always right, one never: averaged"
+    records = [r for r in read_records(result.records_path) if r["kind"] == "question"]
+    assert all(r["extracted"] == "01983 873655" and r["judges"] == {"judge-a": True, "judge-b": False}
+               for r in records)
+    phone = next(r for r in records if r["gold_answer"] == "01983 873655")
+    assert phone["usage"]["calls"] == 1, "the answer call is the query cost; judging is kept apart"
+    assert row["em"] > 0 and row["query_calls"] == pytest.approx(1.0)
+
+
+def test_cli_prints_the_table(retrieval_run, mini_mmlongbench, corpora, tmp_path, capsys, monkeypatch):
+    from docgraph.cli import main
+
+    for name in [n for n in __import__("os").environ if n.startswith("DOCGRAPH_")]:
+        monkeypatch.delenv(name)
+    code = main(["--workspace", str(tmp_path / "ws"), "eval", "mmlongbench", str(mini_mmlongbench),
+                 "--methods", "bm25", "--retrieval-only", "--out", str(tmp_path / "out"),
+                 "--workspace-root", str(corpora)])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "| method | n | recall@1 | recall@5 | recall@10 | mrr |" in printed
+    assert "| bm25 | 7 |" in printed and "7 question run(s), 0 already done" in printed
+    assert (tmp_path / "out" / "mmlongbench-retrieval.json").exists()
+
+
+def test_long_answers_get_finesure_and_pairwise(mini_mmlongbench, corpora, stub, tmp_path):
+    """DLVQA-style questions (reference summary + gold facts): FineSurE labels for each
+    answer and for the reference (the oracle), and pairwise verdicts in both orders."""
+    from docgraph.eval.loaders import QAItem, load_mmlongbench
+
+    base = load_mmlongbench(mini_mmlongbench)
+    doc = "379f44022bb27aa53efd5d322c7b57bf.pdf"
+    facts = [{"text": "The Limes is a residential home."}, {"text": "Its telephone number is 01983 873655."}]
+    item = QAItem(id="dl-1", question="Summarise what the report says about The Limes.", doc_ids=[doc],
+                  answer="The Limes is a residential home. Its number is 01983 873655.", gold_pages=[(doc, 1)],
+                  extra={"gt_facts": facts})
+    bench = Benchmark(name="mmlongbench", items=[item], documents=base.documents, page_counts=base.page_counts)
+    settings = stub_settings(stub, roles=("answer", "judge"), embeddings=True)
+    stub.reset()
+    stub.reply("The Limes is a residential home [1]. It has a swimming pool [1].", stage="bm25.answer")
+    stub.reply("The Limes is a care home.", stage="nodocs.answer")
+    stub.reply({"answer": "The Limes"}, stage="eval.extract_answer")
+    stub.reply({"correct": True}, stage="eval.judge.accuracy")
+
+    def finesure(request):
+        sentences = request.prompt.split("Answer sentences:")[1]
+        if request.prompt.startswith("You check which key facts"):
+            return {"facts": [{"fact": 1, "covered": True, "sentences": [1]},
+                              {"fact": 2, "covered": "01983" in sentences, "sentences": [2]}]}
+        second = "no error" if "01983" in sentences else "out-of-context error"
+        return {"sentences": [{"sentence": 1, "category": "no error"}, {"sentence": 2, "category": second}]}
+
+    stub.reply(finesure, stage="eval.judge.finesure")
+    stub.reply(lambda r: {c: {"winner": "1" if "swimming" in r.prompt.split("Answer 2:")[0] else "2"}
+                          for c in ("comprehensiveness", "diversity", "empowerment", "overall")},
+               stage="eval.judge.pairwise")
+    result = run_eval(options(None, tmp_path, corpora, stub, methods=["bm25", "nodocs"], loaded=bench,
+                              settings=settings, pairwise_against="nodocs"))
+    row = result.summary["methods"]["bm25"]
+    # bm25: faithful 1/2, completeness 1/2, concise 1/2; the oracle scores 1 on all three
+    assert row["finesure_faithfulness"] == pytest.approx(0.5) and row["finesure_completeness"] == pytest.approx(0.5)
+    assert row["finesure_overall"] == pytest.approx(0.5)
+    assert result.summary["pairwise"]["bm25 vs nodocs"]["overall"]["win"] == 1.0
+    assert "### pairwise: bm25 vs nodocs" in result.markdown and "finesure_overall" in result.markdown
+    pairs = [r for r in read_records(result.records_path) if r["kind"] == "pairwise"]
+    assert len(pairs) == 1 and pairs[0]["first_order"]["overall"] == "1" and pairs[0]["second_order"]["overall"] == "2"
