@@ -159,3 +159,15 @@ def test_offline_judge_rules():
         == "unrelated"
     assert v(entity("Key Terms", "section"), entity("Terms", "section", page_no=2), 0.99).label == "related"
     assert v(entity("Columbus State University"), entity("Mount Mary University"), 0.99).label == "unrelated"
+
+
+def test_offline_judge_caps_related_verdicts_per_anchor_most_similar_first():
+    from docgraph.methods.kg4vd.judge import JudgeItem
+
+    judge = OfflineJudge(same_threshold=0.92, related_threshold=0.85, max_related=1)
+    anchor = JudgeItem("a", entity("Silk Road trade"))
+    cands = [(JudgeItem("b", entity("Silk Road cities", page_no=2)), 0.86),
+             (JudgeItem("c", entity("Silk Road caravans", page_no=3)), 0.91),
+             (JudgeItem("d", entity("Venice", page_no=4)), 0.99)]
+    verdicts, _ = judge.judge(anchor, cands)
+    assert [v.label for v in verdicts] == ["unrelated", "related", "unrelated"]

@@ -12,7 +12,9 @@
   evidence: half the content words of the shorter name occur in the other name, or one's
   name appears in the other's description (the offline embedder's cosines are
   compressed — most top-10 candidate pairs score above 0.8 — so similarity alone would
-  link nearly everything);
+  link nearly everything); at most ``MAX_RELATED`` per anchor entity, the most similar
+  first (the rest are ``unrelated``), which keeps the cross-page edges to a few per
+  entity where a name recurs on every page of a document;
 - ``unrelated`` otherwise.
 
 ``ModelJudge`` asks the build model (prompt ``prompts/judge.md``) about one entity and
@@ -39,6 +41,7 @@ from ...text import tokenize
 from ...types import Entity, Usage
 
 log = logging.getLogger(__name__)
+MAX_RELATED = 3  # offline: 'related' verdicts per anchor entity, most similar first
 Label = Literal["same", "related", "unrelated"]
 _ARTICLE = re.compile(r"^(the|a|an)\s+")
 
@@ -105,10 +108,12 @@ class OfflineJudge:
 
     name = "offline"
 
-    def __init__(self, same_threshold: float, related_threshold: float, structural_types: Sequence[str] = ()):
+    def __init__(self, same_threshold: float, related_threshold: float, structural_types: Sequence[str] = (),
+                 max_related: int = MAX_RELATED):
         self.same_threshold = same_threshold
         self.related_threshold = related_threshold
         self.structural_types = frozenset(structural_types)
+        self.max_related = max_related
 
     def verdict(self, a: Entity, b: Entity, similarity: float) -> Verdict:
         if a.modality == b.modality and entity_names(a) & entity_names(b):
@@ -123,7 +128,16 @@ class OfflineJudge:
         return Verdict("unrelated")
 
     def judge(self, anchor: JudgeItem, candidates: Sequence[tuple[JudgeItem, float]]) -> tuple[list[Verdict], Usage]:
-        return [self.verdict(anchor.entity, c.entity, sim) for c, sim in candidates], Usage()
+        verdicts, related = [], 0
+        for cand, sim in sorted(candidates, key=lambda c: -c[1]):
+            verdict = self.verdict(anchor.entity, cand.entity, sim)
+            if verdict.label == "related":
+                related += 1
+                if related > self.max_related:
+                    verdict = Verdict("unrelated", "beyond the related cap")
+            verdicts.append((cand.id, verdict))
+        by_id = dict(verdicts)
+        return [by_id[c.id] for c, _ in candidates], Usage()
 
 
 class JudgeLabel(BaseModel):
