@@ -142,9 +142,34 @@ class Workspace:
         return draw_marks(page, self.root, Path(out), mask=set(mask))
 
     # ------------------------------------------------------------------ methods
-    def build(self, method: str = "kg4vd", *, progress: Progress | None = None) -> BuildReport:
-        """Build (or update) a method's index; resumable and incremental."""
-        return get_method(method).build(self.context(progress))
+    def build(self, method: str = "kg4vd", *, progress: Progress | None = None,
+              rebuild_vectors: bool = False) -> BuildReport:
+        """Build (or update) a method's index; resumable and incremental. ``rebuild_vectors``
+        first drops the method's vectors (after switching embedding models) so they are re-embedded."""
+        impl = get_method(method)
+        if rebuild_vectors:
+            self.drop_vectors(method)
+        return impl.build(self.context(progress))
+
+    def drop_vectors(self, method: str) -> list[str]:
+        """Delete every vector namespace of ``method``; returns the namespaces dropped.
+
+        When no other method keeps vectors of another embedding model, the workspace then
+        records the configured model; otherwise an ``InputError`` names the methods to rebuild."""
+        from .methods.vector_index import delete_vectors
+
+        dropped = [ns for ns in self.store.vector_models() if ns == method or ns.startswith(method + ".")]
+        for namespace in dropped:
+            delete_vectors(self.store, namespace)
+        configured = self.models.configured_embedding_models()
+        stale = sorted({ns.split(".")[0] for ns, model in self.store.vector_models().items()
+                        if model not in configured})
+        if stale:
+            raise InputError(f"vectors of {', '.join(stale)} were also built with another embedding model; "
+                             + "; ".join(f"rebuild them with: docgraph build --method {m} --rebuild-vectors"
+                                         for m in stale))
+        self.models.record_embedding_model()
+        return dropped
 
     def retrieve(self, query: str, method: str = "kg4vd", **options: Any) -> Evidence:
         return get_method(method).retrieve(self.context(), query, **options)

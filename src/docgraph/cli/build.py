@@ -13,6 +13,8 @@ from ..types import Usage
 def register(subparsers: argparse._SubParsersAction) -> None:
     build = subparsers.add_parser("build", help="build a method's index (resumable, incremental)")
     build.add_argument("--method", "-m", default="kg4vd", help=f"one of: {', '.join(available_methods())}")
+    build.add_argument("--rebuild-vectors", action="store_true",
+                       help="drop and re-embed this method's vectors (after changing the embedding model)")
     build.set_defaults(handler=cmd_build)
 
     status = subparsers.add_parser("status", help="build status per method")
@@ -27,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_build(args: argparse.Namespace, ws) -> int:
     progress = TerminalProgress()
     try:
-        report = ws.build(args.method, progress=progress)
+        report = ws.build(args.method, progress=progress, rebuild_vectors=args.rebuild_vectors)
     finally:
         progress.close()
     stats = ", ".join(f"{k}={v}" for k, v in report.stats.items() if not isinstance(v, (dict, list)))
