@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from docgraph.testing.data import shared_data_dir
 from docgraph.testing.fixtures import openai_stub, stub_hub  # noqa: F401  (fixtures)
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+SHARED = shared_data_dir()
 OPENSTAX = SHARED / "documents" / "openstax_world_history_v1_excerpt.pdf"
 
 

@@ -1,0 +1,19 @@
+"""Where the shared evaluation data lives: ``shared/data`` beside the repository (as CI lays
+it out), or ``$DOCGRAPH_SHARED_DATA``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def shared_data_dir() -> Path:
+    env = os.environ.get("DOCGRAPH_SHARED_DATA")
+    candidates = [Path(env)] if env else []
+    candidates += [REPO.parent / "shared" / "data", Path("/work/shared/data")]
+    for candidate in candidates:
+        if candidate.is_dir():
+            return candidate
+    raise RuntimeError("shared/data not found beside the repository; set DOCGRAPH_SHARED_DATA")
