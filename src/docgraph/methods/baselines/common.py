@@ -74,7 +74,7 @@ class IndexedBaseline(ABC):
             with ctx.store.transaction():
                 self.remove_document(ctx, doc_id)
         todo = [d for d in docs if (states.get(d.id) or {}).get("version") != version]
-        skipped = sum(int((states.get(d.id) or {}).get("pages", 0)) for d in docs if d not in todo)
+        skipped = sum(int(states[d.id].get("pages", 0)) for d in docs if d.id in states and d not in todo)
         ctx.progress.start(sum(d.page_count for d in todo), f"{self.name}: indexing")
         built, totals = 0, {}
         for doc in todo:
@@ -96,7 +96,6 @@ class IndexedBaseline(ABC):
 
     def remove_document(self, ctx: MethodContext, doc_id: str) -> None:
         self.drop_document(ctx, doc_id)
-        ctx.store.delete_records(self.state_namespace, doc_id=doc_id)
         ctx.store.delete_records(self.state_namespace, keys=[doc_id])
         bump_version(ctx.store, self.name)
 
@@ -119,6 +118,7 @@ def bump_version(store: Store, name: str) -> None:
 
 _CACHE: dict[tuple[str, str, str], tuple[str | None, Any]] = {}
 _CACHE_LOCK = threading.Lock()
+_CACHE_SIZE = 32  # entries (an eval run visits many small workspaces; the oldest are dropped)
 
 
 def cached(store: Store, name: str, what: str, load: Any) -> Any:
@@ -131,7 +131,10 @@ def cached(store: Store, name: str, what: str, load: Any) -> Any:
             return hit[1]
     value = load()
     with _CACHE_LOCK:
+        _CACHE.pop(key, None)
         _CACHE[key] = (version, value)
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
     return value
 
 
