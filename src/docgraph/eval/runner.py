@@ -43,6 +43,7 @@ from .records import RecordLog, build_key, evidence_keys, pairwise_key, question
 from .report import markdown, summarize, write_reports
 
 BUILD_COST_NAMESPACE = "eval.build_cost"
+SHARED_EMBEDDINGS = "embeddings.sqlite"  # under the workspace root: see models.embed_shared
 
 
 @dataclass
@@ -77,9 +78,14 @@ def output_stem(options: EvalOptions) -> str:
     return options.benchmark + ("-packed" if options.packed else "") + ("-retrieval" if options.retrieval_only else "")
 
 
-def eval_settings(base: Settings | None, retrieval_only: bool) -> Settings:
-    """The corpus workspaces' settings: the caller's, with chat roles off for retrieval-only."""
+def eval_settings(base: Settings | None, retrieval_only: bool, workspace_root: Path) -> Settings:
+    """The corpus workspaces' settings: the caller's, with chat roles off for retrieval-only,
+    and (unless the caller set one) an embedding cache shared by every corpus workspace
+    under ``workspace_root`` — the same page embedded for a per-document corpus is reused
+    by the packed corpus and across methods."""
     settings = (base or Settings()).model_copy(deep=True)
+    if not settings.models.embedding.shared_cache:
+        settings.models.embedding.shared_cache = str(workspace_root / SHARED_EMBEDDINGS)
     if retrieval_only:
         for role in ("build", "answer", "judge"):
             getattr(settings.models, role).base_url = None
@@ -138,7 +144,7 @@ class Runner:
         unknown = [m for m in options.methods if m not in available_methods()]
         if unknown:
             raise ConfigError(f"unknown method(s) {', '.join(unknown)}; available: {', '.join(available_methods())}")
-        self.settings = eval_settings(options.settings, options.retrieval_only)
+        self.settings = eval_settings(options.settings, options.retrieval_only, options.workspace_root)
         self.run_kind = "retrieval" if options.retrieval_only else "answer"
         self.log = RecordLog(options.out / f"{output_stem(options)}-records.jsonl")
         self.ran = self.skipped = 0

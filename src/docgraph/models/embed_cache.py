@@ -5,6 +5,10 @@ workspace store (namespace ``embed:<model>``) are read back, the missing ones ar
 in one call of ``compute`` (duplicates computed once) and stored. Keys are content hashes
 (``content_key``), so the same text embedded by the same model is never computed twice.
 ``CachedTextEmbedder`` is the TextEmbedder wrapper built on it.
+
+With a ``SharedEmbeddingFile`` (``models.embedding.shared_cache``) behind it, rows missing
+from the workspace are looked up there first and copied into the workspace; computed rows
+are written to both (see ``embed_shared``).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import numpy as np
 
 from ..store.base import Store
 from .base import TextEmbedder
+from .embed_shared import SharedEmbeddingFile
 
 
 def content_key(*parts: str) -> str:
@@ -33,11 +38,15 @@ def normalize_rows(matrix: np.ndarray) -> np.ndarray:
 
 
 class EmbeddingCache:
-    """Rows by content key in ``store`` under ``namespace``."""
+    """Rows by content key in ``store`` under ``namespace`` (then in ``shared``, when given)."""
 
-    def __init__(self, store: Store, namespace: str):
+    def __init__(self, store: Store, namespace: str, shared: SharedEmbeddingFile | None = None):
         self.store = store
         self.namespace = namespace
+        self.shared = shared
+
+    def _usable(self, raw: bytes | None, dim: int | None) -> bool:
+        return raw is not None and len(raw) > 0 and len(raw) % 4 == 0 and (dim is None or len(raw) == 4 * dim)
 
     def rows(self, keys: Sequence[str], compute: Callable[[list[int]], np.ndarray],
              dim: int | None = None) -> np.ndarray:
@@ -45,8 +54,17 @@ class EmbeddingCache:
         found: dict[str, np.ndarray] = {}
         for key in dict.fromkeys(keys):
             raw = self.store.cache_get(self.namespace, key)
-            if raw is not None and len(raw) % 4 == 0 and (dim is None or len(raw) == 4 * dim):
+            if self._usable(raw, dim):
                 found[key] = np.frombuffer(raw, dtype=np.float32)
+        if self.shared is not None:
+            wanted = [k for k in dict.fromkeys(keys) if k not in found]
+            copied = {k: raw for k, raw in self.shared.get_many(self.namespace, wanted).items()
+                      if self._usable(raw, dim)}
+            if copied:
+                with self.store.transaction():
+                    for key, raw in copied.items():
+                        self.store.cache_put(self.namespace, key, raw)
+                        found[key] = np.frombuffer(raw, dtype=np.float32)
         missing: dict[str, int] = {}
         for i, key in enumerate(keys):
             if key not in found and key not in missing:
@@ -59,6 +77,8 @@ class EmbeddingCache:
                 for key, row in zip(missing, computed, strict=True):
                     self.store.cache_put(self.namespace, key, row.tobytes())
                     found[key] = row
+            if self.shared is not None:
+                self.shared.put_many(self.namespace, ((k, found[k].tobytes()) for k in missing))
         if not keys:
             return np.zeros((0, dim or 0), dtype=np.float32)
         return np.ascontiguousarray(np.stack([found[k] for k in keys]), dtype=np.float32)
@@ -67,10 +87,10 @@ class EmbeddingCache:
 class CachedTextEmbedder:
     """A TextEmbedder that caches ``inner``'s rows by (model, kind, text) content hash."""
 
-    def __init__(self, inner: TextEmbedder, store: Store):
+    def __init__(self, inner: TextEmbedder, store: Store, shared: SharedEmbeddingFile | None = None):
         self.inner = inner
         self.model = inner.model
-        self.cache = EmbeddingCache(store, f"embed:{inner.model}")
+        self.cache = EmbeddingCache(store, f"embed:{inner.model}", shared)
 
     @property
     def dim(self) -> int:

@@ -22,6 +22,7 @@ from ..errors import ConfigError, EmbeddingMismatchError
 from ..store.base import Store
 from .base import ChatModel, ImageEmbedder, OfflineNLP, Reranker, TextEmbedder
 from .cache import CachedChat
+from .embed_shared import SharedEmbeddingFile
 from .structured import ERRORS_DIR, StructuredChat
 from .usage import MeteredChat, UsageMeter
 
@@ -101,6 +102,16 @@ class ModelHub:
         return self._get("meter", lambda: UsageMeter(self.store))
 
     @property
+    def shared_embeddings(self) -> SharedEmbeddingFile | None:
+        """The cross-workspace embedding cache file, when ``embedding.shared_cache`` names one."""
+        path = self.settings.embedding.shared_cache
+        if not path:
+            return None
+        from .embed_shared import shared_embedding_file
+
+        return shared_embedding_file(path)
+
+    @property
     def text_embedder(self) -> TextEmbedder:
         def make() -> TextEmbedder:
             es = self.settings.embedding
@@ -116,7 +127,7 @@ class ModelHub:
                 return inner
             from .embed_cache import CachedTextEmbedder
 
-            return CachedTextEmbedder(inner, self.store)
+            return CachedTextEmbedder(inner, self.store, self.shared_embeddings)
 
         return self._get("text_embedder", make)
 
@@ -127,7 +138,7 @@ class ModelHub:
 
             ies = self.settings.image_embedding
             if ies.backend == "openai":
-                return EndpointImageEmbedder(ies, self.store)
+                return EndpointImageEmbedder(ies, self.store, shared=self.shared_embeddings)
             return TextFallbackImageEmbedder(self.text_embedder, self.store)
 
         return self._get("image_embedder", make)

@@ -26,6 +26,7 @@ from ..store.base import Store
 from .base import ImageItem, ImagePart, TextEmbedder
 from .embed_cache import EmbeddingCache, content_key, normalize_rows
 from .embed_openai import rows_from_response
+from .embed_shared import SharedEmbeddingFile
 from .endpoint import EndpointBackend
 from .http import post_json
 from .keys import data_uri, image_digest
@@ -42,9 +43,10 @@ class EndpointImageEmbedder(EndpointBackend):
 
     is_text_fallback = False
 
-    def __init__(self, settings: ImageEmbeddingSettings, store: Store, policy: RetryPolicy | None = None):
+    def __init__(self, settings: ImageEmbeddingSettings, store: Store, policy: RetryPolicy | None = None,
+                 shared: SharedEmbeddingFile | None = None):
         super().__init__(settings, "image embeddings", "image_embedding", policy)
-        self.cache = EmbeddingCache(store, f"embed:{settings.model}")
+        self.cache = EmbeddingCache(store, f"embed:{settings.model}", shared)
         self._dim: int | None = None
 
     @property

@@ -295,6 +295,22 @@ def remove(ctx: MethodContext, doc_id: str) -> None:
     drop_document(ctx.store, doc_id)
 
 
+def summarize_notes(notes: list[str], examples: int = 3) -> list[str]:
+    """One line per distinct message of ``"<chunk id>: <message>"`` notes: the message, how
+    many chunks had it and the first few chunk ids (a long build emits hundreds of notes)."""
+    by_message: dict[str, list[str]] = {}
+    for note in notes:
+        where, _, message = note.partition(": ")
+        by_message.setdefault(message or where, []).append(where if message else "")
+    lines = []
+    for message, where in by_message.items():
+        named = [w for w in where if w]
+        shown = ", ".join(named[:examples]) + (", …" if len(named) > examples else "")
+        lines.append(f"{message} ({len(where)} chunk{'s' if len(where) != 1 else ''}"
+                     + (f": {shown})" if shown else ")"))
+    return lines
+
+
 def build(ctx: MethodContext) -> BuildReport:
     """Build or update HVM-GraphRAG's index for every ready document (see module docstring)."""
     from ..baselines.common import bump_version
@@ -345,8 +361,8 @@ def build(ctx: MethodContext) -> BuildReport:
         ctx.progress.close()
     if todo or embedded or entity_vectors:
         ctx.models.record_embedding_model()
-    for note in counters.notes[:20]:
-        ctx.progress.note(f"hvm: {note}")
+    for line in summarize_notes(counters.notes):
+        ctx.progress.note(f"hvm: {line}")
     stats: dict[str, Any] = {k: v for k, v in vars(counters).items() if k != "notes"}
     stats.update(documents=len(todo), extractor=kit.name, notes=len(counters.notes), entity_vectors=entity_vectors)
     return BuildReport(method=METHOD, pages_built=built, pages_skipped=skipped,
