@@ -1,12 +1,28 @@
-"""Shared test helpers: where the shared data lives (CI clones the repo beside ``shared/``)."""
+"""Shared test helpers: where the shared data lives (CI clones the repo beside ``shared/``),
+and the shared PDFs ingested once per session.
+
+``shared_corpus``: every PDF of ``shared/data/documents`` (~260 pages) ingested once with
+default settings (the ingest report and recorded progress kept). Tests that only read it
+use it directly (tests/documents); tests that build on it take ``shared_corpus_copy(dest)``,
+a private copy of the folder, so ingestion — minutes on two cores — is paid once.
+"""
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
+from docgraph.config import IngestSettings
+from docgraph.documents import IngestReport, ingest
+from docgraph.progress import RecordingProgress
+from docgraph.store import SQLiteStore
 from docgraph.testing.data import shared_data_dir
+from docgraph.types import Document
 
 pytest_plugins = ["docgraph.testing.fixtures"]
 
@@ -14,3 +30,41 @@ pytest_plugins = ["docgraph.testing.fixtures"]
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     return shared_data_dir()
+
+
+@dataclass
+class IngestedCorpus:
+    store: SQLiteStore
+    root: Path
+    report: IngestReport
+    progress: RecordingProgress
+
+    def doc(self, file_prefix: str) -> Document:
+        matches = [d for d in self.report.added if Path(d.path).name.startswith(file_prefix)]
+        assert len(matches) == 1, file_prefix
+        return self.store.get_document(matches[0].id, with_pages=True)
+
+
+@pytest.fixture(scope="session")
+def shared_corpus(tmp_path_factory, shared_data: Path):
+    """All PDFs of shared/data/documents ingested once, pages in parallel (read-only use)."""
+    root = tmp_path_factory.mktemp("shared-corpus")
+    store = SQLiteStore(root)
+    progress = RecordingProgress()
+    report = ingest(store, root, IngestSettings(), sorted((shared_data / "documents").glob("*.pdf")),
+                    progress=progress)
+    yield IngestedCorpus(store, root, report, progress)
+    store.close()
+
+
+@pytest.fixture(scope="session")
+def shared_corpus_copy(shared_corpus: IngestedCorpus) -> Callable[[Path], Path]:
+    """``copy(dest)``: a private copy of the ingested corpus folder at ``dest`` (returned)."""
+
+    def copy(dest: Path) -> Path:
+        with sqlite3.connect(shared_corpus.root / SQLiteStore.DB_NAME) as db:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the copy then needs no -wal file
+        shutil.copytree(shared_corpus.root, dest)
+        return dest
+
+    return copy

@@ -7,6 +7,7 @@ shows them with an ETA. The web app implements the same protocol to stream progr
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any, Protocol
 
 
@@ -54,32 +55,69 @@ class RecordingProgress(NullProgress):
 
 
 class TerminalProgress:
-    """A tqdm bar on stderr with stats as postfix (pages, rounds, calls, tokens) and an ETA."""
+    """A tqdm bar on stderr with stats as postfix (pages, rounds, calls, tokens) and an ETA.
 
-    def __init__(self, enabled: bool | None = None) -> None:
+    When stderr is not a terminal (a log file, CI, ``nohup``) there is no bar: a plain line
+    (``description: done/total (pct) elapsed, eta, stats``) is printed when work starts, at
+    most every ``interval_s`` seconds while it runs, and when it ends.
+    """
+
+    def __init__(self, enabled: bool | None = None, interval_s: float = 30.0) -> None:
         self._enabled = sys.stderr.isatty() if enabled is None else enabled
         self._bar = None
+        self.interval_s = interval_s
+        self._plain: dict[str, Any] | None = None
 
     def start(self, total: int, description: str) -> None:
         self.close()
+        if not self._enabled:
+            now = time.monotonic()
+            self._plain = {"total": total, "done": 0, "description": description, "started": now,
+                           "printed": now, "stats": {}}
+            print(self._plain_line(), file=sys.stderr, flush=True)
+            return
         from tqdm import tqdm
 
-        self._bar = tqdm(total=total, desc=description, unit="page", file=sys.stderr,
-                         disable=not self._enabled, dynamic_ncols=True)
+        self._bar = tqdm(total=total, desc=description, unit="page", file=sys.stderr, dynamic_ncols=True)
+
+    def _plain_line(self) -> str:
+        state = self._plain or {}
+        done, total = state["done"], state["total"]
+        elapsed = time.monotonic() - state["started"]
+        line = f"{state['description']}: {done}/{total}"
+        if total:
+            line += f" ({100.0 * done / total:.0f}%)"
+        line += f" {elapsed:.0f} s"
+        if 0 < done < total:
+            line += f", eta {elapsed / done * (total - done):.0f} s"
+        if state["stats"]:
+            line += ", " + ", ".join(f"{k}={v}" for k, v in state["stats"].items())
+        return line
 
     def advance(self, n: int = 1, **stats: Any) -> None:
+        if self._plain is not None:
+            self._plain["done"] += n
+            self._plain["stats"].update(stats)
+            now = time.monotonic()
+            if now - self._plain["printed"] >= self.interval_s:
+                self._plain["printed"] = now
+                print(self._plain_line(), file=sys.stderr, flush=True)
         if self._bar is not None:
             if stats:
                 self._bar.set_postfix(stats, refresh=False)
             self._bar.update(n)
 
     def note(self, message: str) -> None:
-        if self._bar is not None and self._enabled:
+        if self._bar is not None:
             self._bar.write(message, file=sys.stderr)
         else:
             print(message, file=sys.stderr)
 
     def close(self) -> None:
+        if self._plain is not None:
+            print(self._plain_line() + " done" * (self._plain["done"] >= self._plain["total"]),
+                  file=sys.stderr, flush=True)
+            self._plain = None
         if self._bar is not None:
             self._bar.close()
             self._bar = None

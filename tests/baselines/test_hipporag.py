@@ -3,7 +3,6 @@ retrieved offline, and seeding by the query-matched facts a fact filter keeps.""
 
 from __future__ import annotations
 
-import json
 import re
 
 import numpy as np

@@ -6,8 +6,8 @@
 - ``wh_built``: a copy built offline (open Workspace, BuildReport); read-only use.
 - ``wh_workspace(settings=None, name="ws", **overrides)``: a fresh copy of ``wh_ingested``
   opened with hermetic settings (the process environment is ignored) plus ``overrides``.
-- ``all_docs_built``: every PDF of ``shared/data/documents`` (~260 pages) ingested and
-  built offline once (open Workspace, BuildReport). Its embeddings come from the stub
+- ``all_docs_built``: every PDF of ``shared/data/documents`` (~260 pages), a copy of the
+  session's ``shared_corpus`` (tests/conftest.py; adding the files again is a no-op), built offline once (open Workspace, BuildReport). Its embeddings come from the stub
   server's hashed embedder, so the session pays for ingestion and extraction but not for
   ~7,000 CPU embeddings; the offline strategies and judge are the ones under test.
 """
@@ -79,8 +79,8 @@ def wh_workspace(wh_ingested: Path, tmp_path: Path) -> Iterator[Callable[..., Wo
 
 
 @pytest.fixture(scope="session")
-def all_docs_built(tmp_path_factory: pytest.TempPathFactory, shared_data: Path):
-    root = tmp_path_factory.mktemp("all-docs")
+def all_docs_built(tmp_path_factory: pytest.TempPathFactory, shared_data: Path, shared_corpus_copy):
+    root = shared_corpus_copy(tmp_path_factory.mktemp("all-docs") / "ws")  # ingested once per session
     with OpenAIStub() as stub:
         embedding = {"backend": "openai", "base_url": stub.url, "model": "stub-embed", "batch_size": 256}
         ws = open_workspace(root, {"models": {"embedding": embedding}})

@@ -134,11 +134,13 @@ class ModelHub:
     @property
     def image_embedder(self) -> ImageEmbedder:
         def make() -> ImageEmbedder:
-            from .image_embed import EndpointImageEmbedder, TextFallbackImageEmbedder
-
             ies = self.settings.image_embedding
             if ies.backend == "openai":
+                from .image_embed_endpoint import EndpointImageEmbedder
+
                 return EndpointImageEmbedder(ies, self.store, shared=self.shared_embeddings)
+            from .image_embed import TextFallbackImageEmbedder
+
             return TextFallbackImageEmbedder(self.text_embedder, self.store)
 
         return self._get("image_embedder", make)
