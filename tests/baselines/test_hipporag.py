@@ -14,7 +14,7 @@ from docgraph.eval.corpus import render_passages
 from docgraph.eval.loaders import Passage, load_hotpotqa
 from docgraph.graph.ppr import personalized_pagerank
 from docgraph.methods.baselines.hipporag_graph import (assemble_graph, calibrated_cut, clean_extraction,
-                                                       median_cosine, normalize_phrase, seed_weights,
+                                                       lexical_recognition, median_cosine, normalize_phrase, seed_weights,
                                                        synonym_pairs)
 from docgraph.testing.fixtures import stub_settings
 from docgraph.testing.openai_stub import OpenAIStub
@@ -139,6 +139,28 @@ def test_fact_filter_decides_which_facts_seed_ppr(hotpot):
             stub.reply({"keep": []}, stage="hipporag.fact_filter")
             evidence = ws2.retrieve(items[0].question, method="hipporag")
             assert evidence.mode == "dense_fallback" and not evidence.relations
+
+
+def test_offline_recognition_keeps_facts_that_share_a_word_with_the_query():
+    candidates = [(("Stephen King", "directed", "Maximum Overdrive"), 0.86),
+                  (("the film", "was shot in", "Wilmington"), 0.85),
+                  (("Leland", "is a town in", "Brunswick County"), 0.84),
+                  (("Maximum Overdrive", "was filmed in", "Leland"), 0.83)]
+    question = "Which director's film was shot in Leland, North Carolina?"
+    kept = lexical_recognition(question, candidates, limit=5)
+    assert kept == candidates[1:]  # in order; Stephen King / Maximum Overdrive share no query word
+    assert lexical_recognition(question, candidates, limit=1) == [candidates[1]]
+    assert lexical_recognition("Who won in 1999?", candidates, limit=5) == []  # none kept: dense fallback
+
+
+def test_offline_retrieval_seeds_ppr_only_with_recognised_facts(hotpot):
+    ws, items, _ = hotpot
+    for item in items:
+        evidence = ws.retrieve(item.question, method="hipporag")
+        words = {w.lower() for w in re.findall(r"\w+", item.question)}
+        for fact in evidence.relations:
+            phrase_words = set(re.findall(r"\w+", f"{fact.source_name} {fact.target_name}".lower()))
+            assert words & phrase_words, (item.question, fact.source_name, fact.target_name)
 
 
 def test_openie_with_a_build_model_and_offline_fallback(tmp_path):

@@ -34,7 +34,8 @@ from ..base import MethodContext, register
 from ..chunking import chunk_context
 from ..vector_index import delete_vectors, load_index, write_vectors
 from .common import ChunkBaseline, cached, evidence_from_ranking, indexed_text
-from .hipporag_graph import HippoGraph, PassageExtraction, assemble_graph, clean_extraction, seed_weights
+from .hipporag_graph import (HippoGraph, PassageExtraction, assemble_graph, clean_extraction, lexical_recognition,
+                             seed_weights)
 from .settings import BaselineSettings, baseline_settings
 
 OPENIE_NS, FACT_NS, PHRASE_NS, PASSAGE_NS = ("hipporag.openie", "hipporag.fact", "hipporag.phrase",
@@ -150,8 +151,10 @@ class HippoRAGBaseline(ChunkBaseline):
     def _filter_facts(self, ctx: MethodContext, query: str, candidates: list[tuple[tuple[str, str, str], float]],
                       limit: int) -> list[tuple[tuple[str, str, str], float]]:
         chat = ctx.models.chat("answer")
-        if chat is None or not candidates:
-            return candidates[:limit]
+        if not candidates:
+            return []
+        if chat is None:
+            return lexical_recognition(query, candidates, limit)
         listing = "\n".join(f"{i}. ({s}, {p.replace('_', ' ')}, {o})"
                             for i, ((s, p, o), _) in enumerate(candidates, 1))
         prompt = render_prompt(__package__, "fact_filter.md", question=query, facts=listing, limit=str(limit))

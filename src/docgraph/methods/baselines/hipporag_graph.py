@@ -29,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...graph.adjacency import IdIndex, build_adjacency
+from ...text import tokenize
 
 _NON_WORD = re.compile(r"[^\w\s]", re.UNICODE)
 
@@ -177,3 +178,19 @@ def seed_weights(graph: HippoGraph, matched_facts: list[tuple[tuple[str, str, st
     if len(passage_scores):
         weights[graph.n_phrases:] = minmax(passage_scores) * passage_node_weight
     return weights
+
+
+def lexical_recognition(query: str, candidates: list[tuple[tuple[str, str, str], float]],
+                        limit: int) -> list[tuple[tuple[str, str, str], float]]:
+    """The offline stand-in for HippoRAG 2's recognition memory (the model's fact filter):
+    keep, in order, the facts whose subject or object shares a content word with the query.
+
+    Offline triples come from a dependency parse and their embeddings are close to every
+    query (e5 cosines cluster high), so unfiltered top facts seed PPR with phrases
+    unrelated to the question; with none kept the ranking falls back to dense, as
+    HippoRAG 2 does when its filter keeps nothing.
+    """
+    wanted = set(tokenize(query))
+    kept = [(triple, score) for triple, score in candidates
+            if wanted & (set(tokenize(triple[0])) | set(tokenize(triple[2])))]
+    return kept[:limit]
