@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/retrieval.py [--data ../shared/data] [--out results/retrieval]
         [--workspace-root results/eval-corpora] [--methods bm25,dense,pages,hipporag,kg4vd,hvm]
-        [--sets mmlongbench,mmlongbench-packed,hotpotqa,musique] [--limit N]
+        [--sets mmlongbench,mmlongbench-packed,hotpotqa,musique] [--limit N] [--report-only]
 
 For each set it runs ``docgraph eval <set> --retrieval-only`` through the same runner
 (so corpora and indexes are cached under the workspace root, and an interrupted run
@@ -42,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", default="bm25,dense,pages,hipporag,kg4vd,hvm")
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--report-only", action="store_true",
+                        help="build and ask nothing: the tables from the records already in --out")
     args = parser.parse_args(argv)
 
     wanted = [m for m in args.methods.split(",") if m]
@@ -58,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         result = run_eval(EvalOptions(
             benchmark=benchmark, path=Path(args.data) / folder, methods=methods, out=out,
             workspace_root=Path(args.workspace_root), limit=args.limit, retrieval_only=True, packed=packed,
-            settings=load_settings(None), progress=TerminalProgress))
+            settings=load_settings(None), progress=TerminalProgress, report_only=args.report_only))
         sections += [result.markdown, f"({time.perf_counter() - started:.0f} s this run; "
                                       f"{result.questions_run} questions run, {result.questions_skipped} resumed)", ""]
         print(result.markdown, flush=True)

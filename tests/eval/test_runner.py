@@ -125,6 +125,19 @@ def test_scores_are_computed_from_the_records(retrieval_run, tmp_path):
     assert markdown(summarize(read_records(edited), METHODS)) != markdown(summarize(records, METHODS))
 
 
+def test_report_only_recomputes_the_table_without_running(retrieval_run, mini_mmlongbench, corpora, stub):
+    requests_before = len(stub.requests)
+    out = retrieval_run.records_path.parent
+    report = run_eval(options(mini_mmlongbench, out, corpora, stub, retrieval_only=True, report_only=True))
+    assert report.questions_run == 0 and len(stub.requests) == requests_before  # no query embedded
+    assert report.summary == retrieval_run.summary and report.markdown == retrieval_run.markdown
+    # methods without records get no invented rows
+    more = run_eval(options(mini_mmlongbench, out, corpora, stub, methods=METHODS + ["hipporag"],
+                            retrieval_only=True, report_only=True))
+    assert more.summary["methods"]["hipporag"]["questions"] == 0
+    assert more.summary["methods"]["bm25"] == retrieval_run.summary["methods"]["bm25"]
+
+
 def test_resume_skips_finished_questions(retrieval_run, mini_mmlongbench, corpora, stub, tmp_path):
     out = tmp_path / "out"
     shutil.copytree(retrieval_run.records_path.parent, out)

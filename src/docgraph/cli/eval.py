@@ -33,6 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="comma-separated judge model names on the judge endpoint (default: models.judge.model)")
     ev.add_argument("--pairwise-against", default=None, metavar="METHOD",
                     help="also judge every method's answers against METHOD's, in both orders")
+    ev.add_argument("--report-only", action="store_true",
+                    help="build nothing and ask nothing: print the table from the records already in --out")
     ev.add_argument("--json", action="store_true", help="print the summary as JSON instead of the table")
     ev.set_defaults(handler=cmd_eval)
 
@@ -46,7 +48,8 @@ def cmd_eval(args: argparse.Namespace, ws) -> int:
         workspace_root=Path(args.workspace_root) if args.workspace_root else ws.root / "eval-corpora",
         limit=args.limit, retrieval_only=args.retrieval_only, packed=args.packed,
         judges=[j.strip() for j in args.judges.split(",") if j.strip()],
-        pairwise_against=args.pairwise_against, settings=ws.settings, progress=TerminalProgress)
+        pairwise_against=args.pairwise_against, settings=ws.settings, progress=TerminalProgress,
+        report_only=args.report_only)
     result = run_eval(options)
     if args.json:
         print(json.dumps(json.loads(result.json_path.read_text(encoding="utf-8")), indent=2))

@@ -34,6 +34,7 @@ from ..errors import ConfigError
 from ..methods.base import available_methods
 from ..models.base import ChatModel
 from ..progress import NullProgress, Progress
+from ..store.sqlite import SQLiteStore
 from ..types import Usage
 from .corpus import CorpusSpec, packed_spec, passage_spec, per_document_specs
 from .judge import extract_answer, finesure_judgement, judged_verdicts, pairwise_judgement
@@ -60,6 +61,7 @@ class EvalOptions:
     pairwise_against: str | None = None
     settings: Settings | None = None
     loaded: Benchmark | None = None  # a benchmark object instead of name + path (tests, custom sets)
+    report_only: bool = False  # no builds, no questions: the table from the records already written
     progress: Callable[[], Progress] = NullProgress
 
 
@@ -159,9 +161,11 @@ class Runner:
         specs = corpus_specs(bench, items, opts)
         self.setting = "packed" if opts.packed else ("passages" if bench.corpus is not None and len(specs) == 1
                                                      else "per-document")
-        for spec in specs:
+        if opts.report_only:
+            self.answer_model = self._recorded_answer_model(specs)
+        for spec in specs if not opts.report_only else []:
             self.run_corpus(bench.name, spec)
-        if opts.pairwise_against and not opts.retrieval_only:
+        if opts.pairwise_against and not opts.retrieval_only and not opts.report_only:
             for spec in specs:
                 self.run_pairwise(spec)
         corpora = {spec.name for spec in specs}
@@ -186,6 +190,15 @@ class Runner:
         if record.get("kind") == "pairwise":
             return True
         return record.get("run") == self.run_kind and record.get("answer_model") == self.answer_model
+
+    def _recorded_answer_model(self, specs: list[CorpusSpec]) -> str | None:
+        """The answer model a report-only table is about: the one this run's settings would
+        use, read from the first corpus workspace that exists (none is created)."""
+        for spec in specs:
+            if (spec.folder / SQLiteStore.DB_NAME).is_file():
+                with Workspace(spec.folder, settings=self.settings) as ws:
+                    return self._answer_model(ws)
+        return None
 
     def _answer_model(self, ws: Workspace) -> str | None:
         if self.options.retrieval_only:
