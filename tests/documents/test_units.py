@@ -65,6 +65,19 @@ def test_titles_prefer_meaningful_metadata_then_the_largest_first_heading():
     assert choose_title(None, pages[:1], {}, "stem") == "stem"
 
 
+def test_a_label_heading_is_joined_with_the_next_heading():
+    running = [_page(1, [("H1", K.HEADER, "Chapter 2 Methods"), ("TI1", K.TITLE, "Chapter 2"),
+                         ("TI2", K.TITLE, "Methods and Data")]),
+               _page(2, [("H1", K.HEADER, "Chapter 2 Methods"), ("P1", K.PARAGRAPH, "text")])]
+    sizes = {(1, "TI1"): 24.0, (1, "TI2"): 18.0}
+    assert choose_title(None, running, sizes, "stem") == "Chapter 2: Methods and Data"
+    # a table of contents: every heading is a label, so the largest stays as it is
+    toc = [_page(1, [("H1", K.HEADER, "Unit 4 A Global Middle Ages"), ("TI1", K.TITLE, "CHAPTER 14"),
+                     ("P1", K.PARAGRAPH, "Pax Mongolica 579"), ("TI2", K.TITLE, "CHAPTER 15")])]
+    assert choose_title(None, toc, {(1, "TI1"): 20.0, (1, "TI2"): 20.0}, "stem") == "CHAPTER 14"
+    assert choose_title(None, [_page(1, [("TI1", K.TITLE, "Part II")])], {(1, "TI1"): 24.0}, "stem") == "Part II"
+
+
 def test_ocr_lines_merge_into_regions_tables_and_paragraphs():
     lines = [OcrLine((50, 50, 300, 70), "A Heading"),
              OcrLine((50, 100, 280, 110), "first line of a para-"), OcrLine((50, 112, 270, 122), "graph here"),

@@ -18,6 +18,8 @@ MAX_HEADING_CHARS = 120
 _GENERIC_TITLE = re.compile(
     r"^(untitled.*|title|document\s*\d*|presentation\s*\d*|slide\s*\d*|new document|print|pdf|"
     r"microsoft (word|powerpoint|excel)\b.*|powerpoint[- ]?(pr[äa]sentation|presentation))$", re.IGNORECASE)
+_LABEL = re.compile(r"^(chapter|unit|part|section|lesson|module|appendix|book|volume)\s+([0-9]+|[ivxlc]+)\.?$",
+                    re.IGNORECASE)
 _FILE_NAME = re.compile(r"\.(pdf|docx?|pptx?|odt|odp|rtf|tex|dvi|indd|qxd|xlsx?)$", re.IGNORECASE)
 
 
@@ -37,16 +39,29 @@ def meaningful_title(title: str | None, stem: str) -> bool:
 
 def choose_title(metadata_title: str | None, pages: list[Page], heading_sizes: Mapping[tuple[int, str], float],
                  stem: str) -> str:
-    """Metadata title if meaningful, else the largest heading of the first page with one, else ``stem``."""
+    """Metadata title if meaningful, else the largest heading of the first page with one, else ``stem``.
+
+    A heading that is only a label ("Chapter 2", "Unit 4", "Part II") is joined with the
+    next heading on its page that is not a label ("Chapter 2: Methods and Data").
+    (Page headers are never used: the layout model types running heads as headers.)"""
     if metadata_title and meaningful_title(metadata_title, stem):
         return _clean(metadata_title)
     for page in sorted(pages, key=lambda p: p.number):
-        headings = [c for c in sorted(page.components, key=lambda c: c.order)
-                    if c.kind is ComponentKind.TITLE and not c.furniture and c.text.strip()]
+        ordered = sorted(page.components, key=lambda c: c.order)
+        headings = [c for c in ordered if c.kind is ComponentKind.TITLE and not c.furniture and c.text.strip()]
         if headings:
             best = max(headings, key=lambda c: heading_sizes.get((page.number, c.id), 0.0))
+            if _LABEL.match(" ".join(best.text.split())):
+                return _clean(_named_label(best.text, headings))
             return _clean(best.text)
     return stem
+
+
+def _named_label(label: str, headings: list) -> str:
+    """The title for a page whose largest heading is only a label (see ``choose_title``)."""
+    start = next(h.order for h in headings if h.text == label)
+    later = [c for c in headings if c.order > start and not _LABEL.match(" ".join(c.text.split()))]
+    return f"{label}: {later[0].text}" if later else label
 
 
 def heading_levels(sizes: list[float]) -> dict[int, int]:
