@@ -198,6 +198,8 @@ def test_model_judge_merges_same_and_links_related_across_pages(wh_workspace):
     university = next(e for e in entities.values() if e.name == "Mount Mary University")
     assert {related.source, related.target} == {tatlock.id, university.id}
     assert report.stats["verdicts"]["same"] == 1 and report.stats["verdicts"]["related"] == 1
+    # the model's link carries its reason, so it is indexed (only bare offline links are not)
+    assert related.description and related.id in ws.store.load_vectors(st.VEC_RELATION)[0]
     # the visual entity's crop goes to the judge as an image; its unparseable reply links nothing
     photo_calls = [r for r in judge_calls if "Photo of the senior" in r.prompt]
     assert photo_calls and all(r.image_urls for r in photo_calls)

@@ -35,8 +35,8 @@ from ...types import Page, Usage
 from ..base import BuildReport, MethodContext
 from ..vector_index import delete_vectors, load_index
 from .crosspage import ConnectResult, connect
-from .index import CropFinder, check_models, embed_entities, index_pages, missing_page_vectors, relation_matrix, \
-    write_graph_vectors
+from .index import (CropFinder, check_models, embed_entities, index_pages, indexed_relation, missing_page_vectors,
+                    relation_matrix, write_graph_vectors)
 from .judge import Judge, ModelJudge, OfflineJudge
 from .loop import MarksFn, PageStrategy, RoundLog, run_page
 from .model import ModelStrategy
@@ -218,7 +218,8 @@ def _connect_pending(ctx: MethodContext, schema: EntitySchema, ready_keys: list[
     names = {eid: e.name for eid, e in entities.items()}
     names.update({eid: e.name for eid, e in result.entities.items()})
     entity_rows = embed_entities(ctx, list(result.entities.values()), crops, ctx.progress)
-    relation_rows = relation_matrix(ctx, list(result.relations.values()), names, ctx.progress)
+    indexed = {k: r for k, r in result.relations.items() if indexed_relation(r)}
+    relation_rows = relation_matrix(ctx, list(indexed.values()), names, ctx.progress)
     with ctx.store.transaction():
         ctx.store.put_records(NS_ENTITY, [(k, e.model_dump(mode="json"), None) for k, e in result.entities.items()])
         ctx.store.put_records(NS_RELATION, [(k, r.model_dump(mode="json"), None)
@@ -229,7 +230,7 @@ def _connect_pending(ctx: MethodContext, schema: EntitySchema, ready_keys: list[
             ctx.store.delete_records(NS_RELATION, keys=result.deleted_relations)
         ctx.store.put_records(NS_CONNECTED, [(g.key, {"entities": len(g.entities), "relations": len(g.relations)},
                                               g.doc_id) for g in graphs])
-        write_graph_vectors(ctx, result.entities, entity_rows, result.relations, relation_rows,
+        write_graph_vectors(ctx, result.entities, entity_rows, indexed, relation_rows,
                             result.deleted_entities, result.deleted_relations)
         ctx.models.record_embedding_model()
     return result
