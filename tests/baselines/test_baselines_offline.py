@@ -100,3 +100,40 @@ def test_remove_document_drops_the_index_and_a_rebuild_restores_it(tmp_path, off
         assert ws.build("bm25").pages_built == 0
     finally:
         ws.close()
+
+
+class StepsProgress:
+    """Records every advance of one build."""
+
+    def __init__(self):
+        self.total, self.steps = 0, []
+
+    def start(self, total, description):
+        self.total = total
+
+    def advance(self, n=1, **stats):
+        self.steps.append(n)
+
+    def note(self, message):
+        pass
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("method", ["dense", "pages"])
+def test_indexing_one_long_document_advances_progress_between_blocks(tmp_path, offline, monkeypatch, method):
+    from docgraph.methods.baselines import common
+
+    monkeypatch.setattr(common, "EMBED_BLOCK", 3)
+    monkeypatch.setattr("docgraph.methods.baselines.pages.EMBED_BLOCK", 3)
+    passages = [Passage(id=str(i), title=f"Passage {i}", text=f"Short passage number {i} about topic {i}.")
+                for i in range(8)]
+    render_passages(passages, tmp_path / "eight.pdf", title="eight passages")
+    with Workspace(tmp_path / "ws", settings=offline) as ws:
+        ws.add(tmp_path / "eight.pdf")
+        progress = StepsProgress()
+        ws.build(method, progress=progress)
+        assert progress.total == 8 and sum(progress.steps) == 8
+        assert len([n for n in progress.steps if n]) >= 3, progress.steps  # not one jump at the end
+        assert ws.retrieve("passage number 5 about topic 5", method=method).pages[0].page == 6

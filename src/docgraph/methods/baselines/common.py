@@ -23,10 +23,14 @@ import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
+
 from ...models.base import ImagePart, user
+from ...progress import Progress
 from ...prompts import render_prompt
 from ...store.base import Store
 from ...types import Answer, Chunk, Document, Evidence, Page, ScoredChunk, ScoredPage, Usage
@@ -82,7 +86,8 @@ class IndexedBaseline(ABC):
                 with ctx.store.transaction():
                     self.remove_document(ctx, doc.id)
             pages = list(ctx.store.iter_pages(doc.id))
-            stats = self.index_document(ctx, doc, pages, settings)
+            counting = CountingProgress(ctx.progress)
+            stats = self.index_document(replace(ctx, progress=counting), doc, pages, settings)
             ctx.store.put_record(self.state_namespace, doc.id,
                                  {"version": version, "pages": len(pages), **stats}, doc_id=doc.id)
             bump_version(ctx.store, self.name)
@@ -90,7 +95,7 @@ class IndexedBaseline(ABC):
             for key, value in stats.items():
                 if isinstance(value, (int, float)):
                     totals[key] = totals.get(key, 0) + value
-            ctx.progress.advance(len(pages), document=doc.title[:40])
+            ctx.progress.advance(max(0, len(pages) - counting.advanced), document=doc.title[:40])
         return BuildReport(method=self.name, pages_built=built, pages_skipped=skipped,
                            seconds=time.perf_counter() - started, stats={"documents": len(todo), **totals})
 
@@ -211,6 +216,49 @@ def indexed_text(chunk: Chunk) -> str:
     """What the chunk baselines index for a chunk: its section context line, then its text."""
     context = chunk_context(chunk)
     return f"{context}\n{chunk.text}" if context else chunk.text
+
+
+EMBED_BLOCK = 128  # chunks per embedding call while indexing (progress moves between blocks)
+
+
+class CountingProgress:
+    """Passes everything to ``inner`` and counts the units advanced (a document's share)."""
+
+    def __init__(self, inner: Progress):
+        self.inner = inner
+        self.advanced = 0
+
+    def start(self, total: int, description: str) -> None:
+        self.inner.start(total, description)
+
+    def advance(self, n: int = 1, **stats: Any) -> None:
+        self.advanced += n
+        self.inner.advance(n, **stats)
+
+    def note(self, message: str) -> None:
+        self.inner.note(message)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def embed_chunks(ctx: MethodContext, chunks: Sequence[Chunk]) -> np.ndarray:
+    """Passage rows of ``indexed_text`` for ``chunks``, embedded ``EMBED_BLOCK`` at a time;
+    after each block the progress advances by the pages none of whose chunks is left, so
+    indexing one 2,000-page document shows progress (the caller advances the rest)."""
+    embedder = ctx.models.text_embedder
+    texts = [indexed_text(c) for c in chunks]
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    parts, reported = [], 0
+    for start in range(0, len(texts), EMBED_BLOCK):
+        end = min(start + EMBED_BLOCK, len(texts))
+        parts.append(np.asarray(embedder.embed_passages(texts[start:end]), dtype=np.float32))
+        finished = len({c.page for c in chunks[:end]} - {c.page for c in chunks[end:]})
+        if finished > reported:
+            ctx.progress.advance(finished - reported)
+            reported = finished
+    return np.vstack(parts)
 
 
 def passage_of(chunk: Chunk, score: float = 0.0) -> Passage:

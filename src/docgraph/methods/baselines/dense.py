@@ -12,7 +12,7 @@ from typing import Any
 from ...types import Chunk, Document
 from ..base import MethodContext, register
 from ..vector_index import delete_vectors, load_index, write_vectors
-from .common import ChunkBaseline, indexed_text
+from .common import ChunkBaseline, embed_chunks
 from .settings import BaselineSettings
 
 VECTOR_NAMESPACE = "dense.chunk"
@@ -27,7 +27,7 @@ class DenseBaseline(ChunkBaseline):
         if not chunks:
             return {"vectors": 0}
         embedder = ctx.models.text_embedder
-        matrix = embedder.embed_passages([indexed_text(c) for c in chunks])
+        matrix = embed_chunks(ctx, chunks)
         write_vectors(ctx.store, VECTOR_NAMESPACE, [c.id for c in chunks], matrix, embedder.model,
                       [doc.id] * len(chunks))
         return {"vectors": len(chunks)}

@@ -33,7 +33,7 @@ from ...types import Chunk, Document, Entity, Evidence, Mention, Relation, Score
 from ..base import MethodContext, register
 from ..chunking import chunk_context
 from ..vector_index import delete_vectors, load_index, write_vectors
-from .common import ChunkBaseline, cached, evidence_from_ranking, indexed_text
+from .common import ChunkBaseline, cached, embed_chunks, evidence_from_ranking
 from .hipporag_graph import (HippoGraph, PassageExtraction, assemble_graph, clean_extraction, lexical_recognition,
                              seed_weights)
 from .settings import BaselineSettings, baseline_settings
@@ -113,7 +113,7 @@ class HippoRAGBaseline(ChunkBaseline):
         fact_keys = [f"{ex.chunk_id}#{i}" for ex in extractions for i in range(len(ex.triples))]
         facts = [fact_text(t) for ex in extractions for t in ex.triples]
         phrases = sorted({p for ex in extractions for p in ex.phrases})
-        passage_matrix = embedder.embed_passages([indexed_text(c) for c in chunks])
+        passage_matrix = embed_chunks(ctx, chunks)
         ctx.store.put_records(OPENIE_NS, [(ex.chunk_id, {"triples": [list(t) for t in ex.triples],
                                                           "phrases": ex.phrases}, doc.id) for ex in extractions])
         write_vectors(ctx.store, PASSAGE_NS, [c.id for c in chunks], passage_matrix, embedder.model,

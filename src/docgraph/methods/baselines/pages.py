@@ -17,6 +17,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import numpy as np
+
 from ...models.base import ImagePart
 from ...types import Answer, Document, Evidence, Page, ScoredChunk, ScoredPage
 from ..base import MethodContext, register
@@ -25,7 +27,7 @@ from ..extractive import Passage, rank_sentences
 from ..kg4vd.index import embed_items, page_item
 from ..kg4vd.storage import page_key, parse_page_key
 from ..vector_index import delete_vectors, load_index, write_vectors
-from .common import IndexedBaseline, answer_from_passages, passage_of
+from .common import EMBED_BLOCK, IndexedBaseline, answer_from_passages, passage_of
 from .settings import BaselineSettings, baseline_settings
 
 VECTOR_NAMESPACE = "pages.page"
@@ -44,7 +46,12 @@ class PagesBaseline(IndexedBaseline):
         if not pages:
             return {"vectors": 0}
         embedder = ctx.models.image_embedder
-        matrix = embed_items(ctx, [page_item(ctx, p) for p in pages])
+        blocks = []
+        for start in range(0, len(pages), EMBED_BLOCK):  # progress moves between blocks
+            block = pages[start:start + EMBED_BLOCK]
+            blocks.append(embed_items(ctx, [page_item(ctx, p) for p in block]))
+            ctx.progress.advance(len(block))
+        matrix = np.vstack(blocks)
         write_vectors(ctx.store, VECTOR_NAMESPACE, [page_key(doc.id, p.number) for p in pages], matrix,
                       embedder.model, [doc.id] * len(pages))
         return {"vectors": len(pages), "text_fallback": int(bool(getattr(embedder, "is_text_fallback", False)))}
