@@ -72,6 +72,28 @@ def test_embedding_cache_computes_each_text_once(tmp_path):
     assert cached.embed_passages([]).shape == (0, 384)
 
 
+def test_an_interrupted_large_call_keeps_its_finished_blocks(tmp_path, monkeypatch):
+    import docgraph.models.embed_cache as embed_cache
+
+    monkeypatch.setattr(embed_cache, "PERSIST_BLOCK", 2)
+
+    class FailingAfter(CountingEmbedder):
+        def _encode(self, texts, is_query):
+            if len(self.embedded) >= 4:
+                raise KeyboardInterrupt  # Ctrl-C in the third block
+            return super()._encode(texts, is_query)
+
+    texts = [f"passage {i}" for i in range(6)]
+    cached = CachedTextEmbedder(FailingAfter(), SQLiteStore(tmp_path))
+    with pytest.raises(KeyboardInterrupt):
+        cached.embed_passages(texts)
+    assert cached.inner.embedded == texts[:4]
+    resumed = CachedTextEmbedder(CountingEmbedder(), SQLiteStore(tmp_path))
+    rows = resumed.embed_passages(texts)
+    assert resumed.inner.embedded == texts[4:]  # the first two blocks were stored
+    assert rows.shape == (6, 384) and np.allclose(rows[4], CountingEmbedder().embed_passages([texts[4]])[0], atol=1e-5)
+
+
 def test_shared_embedding_file_serves_rows_to_other_workspaces(tmp_path):
     shared = tmp_path / "shared" / "embeddings.sqlite"
     settings = {"models": {"embedding": {"shared_cache": str(shared)}}}

@@ -37,6 +37,9 @@ def normalize_rows(matrix: np.ndarray) -> np.ndarray:
     return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
 
 
+PERSIST_BLOCK = 256  # rows computed and stored at a time: an interrupted large call keeps its finished blocks
+
+
 class EmbeddingCache:
     """Rows by content key in ``store`` under ``namespace`` (then in ``shared``, when given)."""
 
@@ -50,7 +53,8 @@ class EmbeddingCache:
 
     def rows(self, keys: Sequence[str], compute: Callable[[list[int]], np.ndarray],
              dim: int | None = None) -> np.ndarray:
-        """Matrix with a row per key; ``compute(indices)`` embeds the uncached ones (indices into keys)."""
+        """Matrix with a row per key; ``compute(indices)`` embeds uncached ones (indices into keys),
+        called once per ``PERSIST_BLOCK`` of them, each block stored before the next."""
         found: dict[str, np.ndarray] = {}
         for key in dict.fromkeys(keys):
             raw = self.store.cache_get(self.namespace, key)
@@ -69,16 +73,18 @@ class EmbeddingCache:
         for i, key in enumerate(keys):
             if key not in found and key not in missing:
                 missing[key] = i
-        if missing:
-            computed = normalize_rows(compute(list(missing.values())))
-            if computed.shape[0] != len(missing):
-                raise ValueError(f"embedder returned {computed.shape[0]} rows for {len(missing)} inputs")
+        pending = list(missing.items())
+        for start in range(0, len(pending), PERSIST_BLOCK):  # each block is stored before the next is computed
+            block = pending[start:start + PERSIST_BLOCK]
+            computed = normalize_rows(compute([index for _, index in block]))
+            if computed.shape[0] != len(block):
+                raise ValueError(f"embedder returned {computed.shape[0]} rows for {len(block)} inputs")
             with self.store.transaction():
-                for key, row in zip(missing, computed, strict=True):
+                for (key, _), row in zip(block, computed, strict=True):
                     self.store.cache_put(self.namespace, key, row.tobytes())
                     found[key] = row
             if self.shared is not None:
-                self.shared.put_many(self.namespace, ((k, found[k].tobytes()) for k in missing))
+                self.shared.put_many(self.namespace, ((key, found[key].tobytes()) for key, _ in block))
         if not keys:
             return np.zeros((0, dim or 0), dtype=np.float32)
         return np.ascontiguousarray(np.stack([found[k] for k in keys]), dtype=np.float32)
