@@ -157,6 +157,7 @@ class HVMSettings(Section):
     k_text: int = 5
     k_table: int = 3
     k_image: int = 2
+    top_pages: int = Field(10, ge=1, description="pages ranked in Evidence.pages (structural layer + hybrid)")
     max_group_size: int = Field(8, description="facts per conflict group sent to the model")
     concept_graph: bool = Field(True, description="False = retrieve entities directly (ablation)")
     conflict_resolution: bool = True
@@ -172,6 +173,38 @@ class HVMSettings(Section):
                                        if k not in self.model_fields_set})
 
 
+class EdgeWeights(Section):
+    """Weights of the structural evidence layer's edge types (``graph.structure``); 0 = off."""
+
+    contains: float = Field(1.0, ge=0.0, description="page - chunk on it")
+    next_chunk: float = Field(0.5, ge=0.0, description="consecutive chunks in reading order")
+    next_page: float = Field(0.5, ge=0.0, description="consecutive pages")
+    section: float = Field(0.5, ge=0.0, description="section heading chunk - chunks under it, across pages")
+    caption: float = Field(1.0, ge=0.0, description="caption chunk - the table/figure chunk beside it")
+    similar: float = Field(0.5, ge=0.0, description="chunk - its most similar chunks on other pages")
+    entity: float = Field(1.0, ge=0.0, description="graph seeds (entities, concepts) - chunks they are grounded in")
+
+
+class RetrievalSettings(Section):
+    """Hybrid (sparse + dense) scoring, structural diffusion and page fusion shared by the
+    ``hybrid`` baseline, KG4VD and HVM (``methods.hybrid``, ``methods.evidence_layer``)."""
+
+    fusion: Literal["rrf", "score"] = Field("rrf", description="how BM25 and dense chunk scores are fused")
+    rrf_k: int = Field(60, ge=1, description="reciprocal-rank fusion constant")
+    sparse_weight: float = Field(0.5, ge=0.0, le=1.0, description="BM25's share of the fused score")
+    seeds: Literal["hybrid", "dense"] = Field("hybrid", description="chunk/entity/concept scores that seed the graph")
+    structure: bool = Field(True, description="False = structural layer off (ablation)")
+    seed_chunks: int = Field(20, ge=1, description="top fused chunks seeding the diffusion")
+    restart: float = Field(0.5, gt=0.0, le=1.0, description="restart probability of the structural diffusion")
+    graph_seed_share: float = Field(0.3, ge=0.0, le=1.0,
+                                    description="share of the seed mass from the method's own graph")
+    flat_weight: float = Field(0.5, ge=0.0, le=1.0,
+                               description="final page score = w * flat hybrid + (1 - w) * diffused (1 = flat only)")
+    similar_top_k: int = Field(5, ge=0, description="similarity links per chunk (other pages)")
+    similar_threshold: float = Field(0.85, ge=-1.0, le=1.0, description="least cosine of a similarity link")
+    edges: EdgeWeights = Field(default_factory=EdgeWeights)
+
+
 class StoreSettings(Section):
     backend: Literal["sqlite"] = "sqlite"
 
@@ -181,6 +214,7 @@ class Settings(Section):
     models: ModelsSettings = Field(default_factory=ModelsSettings)
     kg4vd: KG4VDSettings = Field(default_factory=KG4VDSettings)
     hvm: HVMSettings = Field(default_factory=HVMSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
 
 

@@ -111,8 +111,21 @@ def test_defaults_follow_the_long_reports_profile(ctx):
     # 5 text / 3 table (c11 cut) / 2 image (c12, c13 cut), sections in that order
     assert ids(ev) == ["c06", "c01", "c02", "c14", "c03", "c09", "c10", "c19", "c04"]
     assert [sc.chunk.modality for sc in ev.chunks] == ["text"] * 4 + ["table"] * 3 + ["image"] * 2
-    assert ev.pages[0].page == CHUNKS_PAGE["c06"]
-    assert set(ev.timings) >= {"embed", "anchors", "propagate", "evidence", "retrieve"}
+    # pages: every page ranked to the page budget (not only those of the chosen chunks); the
+    # graph's evidence (alpha's chunks) lifts c01's page over c06's, the best flat page
+    assert len(ev.pages) == 10 and {CHUNKS_PAGE[c] for c in ("c06", "c01")} <= {p.page for p in ev.pages[:3]}
+    assert CHUNKS_PAGE["c19"] in {p.page for p in ev.pages}
+    assert ev.pages[0].page == CHUNKS_PAGE["c01"]
+    assert set(ev.timings) >= {"embed", "anchors", "propagate", "evidence", "pages", "retrieve"}
+
+
+def test_flat_weight_one_ranks_pages_by_their_best_chunk(ctx):
+    flat_only = ctx.settings.model_copy(deep=True)
+    flat_only.retrieval.flat_weight = 1.0
+    ev = retrieve(MethodContext(store=ctx.store, settings=flat_only, models=ctx.models, root=ctx.root), "q",
+                  top_pages=19)
+    by_cos = sorted(CHUNKS, key=lambda c: -CHUNKS[c][1])
+    assert [p.page for p in ev.pages] == [CHUNKS_PAGE[c] for c in by_cos]
 
 
 CHUNKS_PAGE = {cid: i + 1 for i, cid in enumerate(CHUNKS)}

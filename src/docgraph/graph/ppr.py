@@ -109,14 +109,27 @@ def personalized_pagerank(adj_sub: sp.spmatrix, seed_weights: Sequence[float] | 
     if csr.nnz and csr.data.min() < 0:
         raise ValueError("adjacency weights must be non-negative")
     p = personalization_vector(seed_weights, query_affinity, beta)
+    walk, dangling = transition(csr)
+    return power_iterate(walk, dangling, p, alpha=alpha, tol=tol, max_iter=max_iter)
 
+
+def transition(adj: sp.spmatrix) -> tuple[sp.csr_matrix, np.ndarray]:
+    """(walk operator, dangling mask) of a non-negative adjacency: ``walk[v, u] = A[u, v] / out(u)``,
+    so column u spreads u's mass to its neighbours; a node without out-edges is dangling.
+    Compute once for a graph that many queries diffuse over."""
+    csr = sp.csr_matrix(adj, dtype=np.float64)
+    n = csr.shape[0]
     out_weight = np.asarray(csr.sum(axis=1)).reshape(-1)
     dangling = out_weight <= 0
     inv = np.zeros(n, dtype=np.float64)
     inv[~dangling] = 1.0 / out_weight[~dangling]
-    # walk[v, u] = A[u, v] / out(u): column u of the operator spreads u's mass to its neighbours.
-    walk = sp.csr_matrix(csr.multiply(inv[:, None]).T)
+    return sp.csr_matrix(csr.multiply(inv[:, None]).T), dangling
 
+
+def power_iterate(walk: sp.csr_matrix, dangling: np.ndarray, p: np.ndarray, *, alpha: float,
+                  tol: float = 1e-8, max_iter: int = 100) -> np.ndarray:
+    """r ← (1 − α)·(walk·r + dangling mass·p) + α·p from r₀ = p until the L1 change is below
+    ``tol`` (or ``max_iter`` steps); ``p`` sums to 1; the result is normalised to sum 1."""
     r = p.copy()
     for _ in range(max_iter):
         spread = walk @ r + r[dangling].sum() * p

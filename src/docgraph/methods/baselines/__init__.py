@@ -2,7 +2,7 @@
 ``nodocs`` (model only), ``bm25`` and ``dense`` (text chunks), ``pages`` (page retrieval +
 multimodal answer) and ``hipporag`` (HippoRAG 2-style text graph RAG)."""
 
-from . import bm25, dense, hipporag, nodocs, pages
+from . import bm25, dense, hipporag, hybrid, nodocs, pages
 from .settings import BaselineSettings, HippoRAGSettings
 
 __all__ = ["bm25", "dense", "hipporag", "nodocs", "pages", "BaselineSettings", "HippoRAGSettings"]

@@ -19,9 +19,7 @@ markers are the answer's citations); offline, the extractive answer.
 from __future__ import annotations
 
 import re
-import threading
 import time
-import uuid
 from abc import ABC, abstractmethod
 from dataclasses import replace
 from pathlib import Path
@@ -35,7 +33,9 @@ from ...prompts import render_prompt
 from ...store.base import Store
 from ...types import Answer, Chunk, Document, Evidence, Page, ScoredChunk, ScoredPage, Usage
 from ..base import BuildReport, MethodContext
-from ..chunking import chunk_context, document_chunks
+from ..chunking import document_chunks
+from ..evidence_layer import indexed_text
+from ..memo import bump_version, cached  # noqa: F401  (re-exported for the baselines)
 from ..citations import CitationBook
 from ..extractive import Passage, extractive_answer
 from .settings import BaselineSettings, baseline_settings
@@ -115,34 +115,6 @@ class IndexedBaseline(ABC):
                 "built_documents": len(built), "total_documents": len(docs)}
 
 
-# --------------------------------------------------------------------- versions and caches
-def bump_version(store: Store, name: str) -> None:
-    """Mark the method's derived data as changed, so in-memory tables reload."""
-    store.set_meta(f"{name}:index_version", uuid.uuid4().hex)
-
-
-_CACHE: dict[tuple[str, str, str], tuple[str | None, Any]] = {}
-_CACHE_LOCK = threading.Lock()
-_CACHE_SIZE = 32  # entries (an eval run visits many small workspaces; the oldest are dropped)
-
-
-def cached(store: Store, name: str, what: str, load: Any) -> Any:
-    """``load()`` computed once per (workspace, method, what) until the method's data changes."""
-    version = store.get_meta(f"{name}:index_version")
-    key = (str(Path(store.root).resolve()), name, what)
-    with _CACHE_LOCK:
-        hit = _CACHE.get(key)
-        if hit is not None and hit[0] == version:
-            return hit[1]
-    value = load()
-    with _CACHE_LOCK:
-        _CACHE.pop(key, None)
-        _CACHE[key] = (version, value)
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.pop(next(iter(_CACHE)))
-    return value
-
-
 # --------------------------------------------------------------------- chunk baselines
 class ChunkBaseline(IndexedBaseline):
     """Text chunks per document plus a ranking over them; subclasses implement ``rank``."""
@@ -210,12 +182,6 @@ def evidence_from_ranking(query: str, method: str, ranked: Sequence[tuple[Chunk,
                 break
     return Evidence(query=query, method=method, pages=pages,
                     chunks=[ScoredChunk(chunk=c, score=float(s)) for c, s in ranked[:settings.top_k]])
-
-
-def indexed_text(chunk: Chunk) -> str:
-    """What the chunk baselines index for a chunk: its section context line, then its text."""
-    context = chunk_context(chunk)
-    return f"{context}\n{chunk.text}" if context else chunk.text
 
 
 EMBED_BLOCK = 128  # chunks per embedding call while indexing (progress moves between blocks)

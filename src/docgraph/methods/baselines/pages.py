@@ -1,11 +1,11 @@
 """``pages``: page retrieval + multimodal answer (the VisRAG / ColQwen / GME family).
 
-Build: one vector per page from the image embedder (``ctx.models.image_embedder``: a
-served multimodal embedder, or offline its text fallback over the page's text layer),
-stored under ``pages.page`` with key ``<doc_id>:<page number>``. The page item and key
-are KG4VD's page-index ones (``kg4vd.index.page_item``, ``kg4vd.storage.page_key``), so
-this baseline is exactly KG4VD's page-anchor retrieval on its own, and a workspace that
-builds both embeds each page once (the embedding cache is keyed by content).
+Build: one vector per page (``methods.page_vectors.page_matrix``): a served multimodal
+embedder's vector of the rendered page, or offline, where no image embedder exists, the
+normalised mean of the page's chunk vectors (the whole page, not its first 512 tokens),
+stored under ``pages.page`` with key ``<doc_id>:<page number>``. KG4VD's page index is
+made the same way, so a workspace that builds both embeds each page once (the embedding
+cache is keyed by content).
 Query: the top ``top_pages`` pages (10, the papers' page budget) by cosine; the answer
 model sees those page images (and their text layer) and cites pages by number. Each
 page is cited at its components that best match the question, so a citation still
@@ -24,8 +24,7 @@ from ...types import Answer, Document, Evidence, Page, ScoredChunk, ScoredPage
 from ..base import MethodContext, register
 from ..chunking import page_chunks
 from ..extractive import Passage, rank_sentences
-from ..kg4vd.index import embed_items, page_item
-from ..kg4vd.storage import page_key, parse_page_key
+from ..page_vectors import page_key, page_matrix, parse_page_key
 from ..vector_index import delete_vectors, load_index, write_vectors
 from .common import EMBED_BLOCK, IndexedBaseline, answer_from_passages, passage_of
 from .settings import BaselineSettings, baseline_settings
@@ -39,7 +38,7 @@ class PagesBaseline(IndexedBaseline):
     name = "pages"
 
     def index_version(self, settings: BaselineSettings) -> str:
-        return "kg4vd-page-item"
+        return "page-vectors-2"  # pages whole (chunk means offline); "kg4vd-page-item" embedded page text
 
     def index_document(self, ctx: MethodContext, doc: Document, pages: list[Page],
                        settings: BaselineSettings) -> dict[str, Any]:
@@ -49,7 +48,7 @@ class PagesBaseline(IndexedBaseline):
         blocks = []
         for start in range(0, len(pages), EMBED_BLOCK):  # progress moves between blocks
             block = pages[start:start + EMBED_BLOCK]
-            blocks.append(embed_items(ctx, [page_item(ctx, p) for p in block]))
+            blocks.append(page_matrix(ctx, block)[2])
             ctx.progress.advance(len(block))
         matrix = np.vstack(blocks)
         write_vectors(ctx.store, VECTOR_NAMESPACE, [page_key(doc.id, p.number) for p in pages], matrix,

@@ -313,7 +313,7 @@ def summarize_notes(notes: list[str], examples: int = 3) -> list[str]:
 
 def build(ctx: MethodContext) -> BuildReport:
     """Build or update HVM-GraphRAG's index for every ready document (see module docstring)."""
-    from ..baselines.common import bump_version
+    from ..memo import bump_version
 
     started = time.perf_counter()
     settings = ctx.settings.hvm.with_profile()

@@ -35,7 +35,7 @@ class HVMMethod:
         return answer(ctx, query, **options)
 
     def remove_document(self, ctx: MethodContext, doc_id: str) -> None:
-        from ..baselines.common import bump_version
+        from ..memo import bump_version
 
         _build.remove(ctx, doc_id)
         bump_version(ctx.store, self.name)

@@ -6,7 +6,14 @@ METHODS.md, HVM query, with every budget a config value (``HVMSettings``):
    R̂_q keeps those with an E_con edge touching A_q, whose other endpoints join → Â_q.
    One step, no multi-hop traversal.
 3. Evidence: B_graph = ∪ I_con(c), c ∈ Â_q, cut to its top-``K`` chunks by s(q, b);
-   B_rag = the top-``k_b`` chunks over all chunks; their union.
+   B_rag = the top-``k_b`` chunks over all chunks; their union. s(q, b) is the hybrid
+   (BM25 + dense, ``methods.hybrid``) chunk score, and anchors are ranked by the hybrid
+   concept score among concepts whose cosine reaches ``theta`` (``retrieval.seeds =
+   "dense"``: cosine only, the paper's form).
+5. Pages: every page ranked (the first ``top_pages``) by the structural evidence layer
+   (``methods.evidence_layer``): flat hybrid page scores fused with diffusion seeded by
+   the best hybrid chunks and by B_graph, so the page list no longer stops where the
+   chunk budget does.
 4. Organisation: grouped by modality, at most ``k_text`` / ``k_table`` / ``k_image`` each
    (best first), sections in that order. Ablation ``modality_aware = false``: the union's
    best ``k_text + k_table + k_image`` chunks by score, interleaved.
@@ -30,6 +37,10 @@ from ...config import HVM_PROFILES, HVMSettings
 from ...errors import ConfigError, NotBuiltError
 from ...types import Chunk, Entity, Evidence, Relation, ScoredChunk, ScoredEntity, ScoredPage, ScoredRelation
 from ..base import MethodContext
+from ...models.bm25 import BM25
+from ..evidence_layer import EvidenceLayer, PageRanking, retrieval_settings
+from ..hybrid import fuse_scores
+from ..memo import cached
 from ..vector_index import VectorIndex, load_index
 from .state import NS_CHUNK, NS_CONCEPT, NS_EDGE, NS_ENTITY, VEC_CHUNK, VEC_CONCEPT, VEC_ENTITY, VEC_RELATION
 
@@ -52,6 +63,14 @@ class HVMIndex:
     entity_vectors: VectorIndex | None = None
     entity_rows: list[dict] = field(default_factory=list)
     entity_support: list[np.ndarray] = field(default_factory=list)
+    layer: EvidenceLayer | None = None        # structural layer over ``chunks`` (same settings as built)
+    concept_bm25: BM25 | None = None          # BM25 over concept names (hybrid concept anchors)
+
+    def chunk_scores(self, ranking: PageRanking) -> np.ndarray:
+        """The ranking's fused chunk scores in this index's chunk order."""
+        out = np.zeros(len(self.chunks))
+        out[self.layer.source_rows] = ranking.chunk_scores
+        return out
 
 
 def _rows(positions: Mapping[str, int], keys: list[str]) -> np.ndarray:
@@ -93,14 +112,16 @@ def load_hvm_index(ctx: MethodContext) -> HVMIndex:
         index.entity_rows = [entities.get(k, {"name": k, "concept": "", "support": []}) for k in entity_vectors.keys]
         index.entity_support = [np.unique(_rows(chunk_vectors.position, r.get("support", [])))
                                 for r in index.entity_rows]
+    settings = retrieval_settings(ctx)
+    index.layer = EvidenceLayer.build(chunks, chunk_vectors.matrix, settings)
+    index.concept_bm25 = BM25(list(concept_vectors.keys))
     return index
 
 
 def hvm_index(ctx: MethodContext) -> HVMIndex:
-    """The cached in-memory index (reloaded when the method's data changes)."""
-    from ..baselines.common import cached
-
-    return cached(ctx.store, METHOD, "index", lambda: load_hvm_index(ctx))
+    """The cached in-memory index (reloaded when the method's data or the layer's settings change)."""
+    shape = retrieval_settings(ctx).model_dump_json(include={"edges", "similar_top_k", "similar_threshold"})
+    return cached(ctx.store, METHOD, f"index:{shape}", lambda: load_hvm_index(ctx))
 
 
 def settings_for(ctx: MethodContext, options: Mapping[str, Any]) -> HVMSettings:
@@ -135,11 +156,17 @@ def top_k(scores: np.ndarray, k: int, rows: np.ndarray | None = None) -> tuple[n
     return rows[order], values[order]
 
 
-def anchors(scores: np.ndarray, k: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
-    """Top-``k`` rows with score ≥ ``theta``."""
-    rows, values = top_k(scores, k)
-    keep = values >= theta
-    return rows[keep], values[keep]
+def anchors(scores: np.ndarray, k: int, theta: float,
+            rank_by: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` rows with score ≥ ``theta``, ranked by ``rank_by`` (hybrid scores) when given,
+    else by ``scores``; returns (rows, scores)."""
+    if rank_by is None:
+        rows, values = top_k(scores, k)
+        keep = values >= theta
+        return rows[keep], values[keep]
+    eligible = np.flatnonzero(scores >= theta)
+    rows, _ = top_k(np.asarray(rank_by, dtype=np.float64), k, eligible)
+    return rows, scores[rows]
 
 
 def organise(rows: np.ndarray, scores: np.ndarray, modality: np.ndarray, settings: HVMSettings) -> list[int]:
@@ -175,15 +202,19 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     if not index.chunks:
         evidence.notes.append("the hvm index is empty: run `docgraph build --method hvm`")
         return evidence
+    rs = retrieval_settings(ctx)
     t = time.perf_counter()
     q = np.asarray(ctx.models.text_embedder.embed_queries([query])[0], dtype=np.float32)
     timings["embed"] = time.perf_counter() - t
     t = time.perf_counter()
-    chunk_scores = index.chunk_vectors.scores(q)
+    flat = index.layer.flat(query, q, rs)
+    chunk_scores = index.chunk_scores(flat)
     graph_rows = np.zeros(0, dtype=np.int64)
     if settings.concept_graph:
         concept_scores = index.concept_vectors.scores(q) if len(index.concept_vectors) else np.zeros(0)
-        a_rows, a_scores = anchors(concept_scores, settings.k_c, settings.theta)
+        a_rows, a_scores = anchors(concept_scores, settings.k_c, settings.theta,
+                                   fuse_scores(index.concept_bm25.scores(query), concept_scores, rs)
+                                   if rs.seeds == "hybrid" and len(concept_scores) else None)
         evidence.entities = [_concept_entity(index, int(r), s) for r, s in zip(a_rows, a_scores)]
         timings["anchors"] = time.perf_counter() - t
         t = time.perf_counter()
@@ -229,13 +260,13 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     rag_top, _ = top_k(chunk_scores, settings.k_b)
     chosen = organise(np.concatenate([graph_top, rag_top]), chunk_scores, index.modality, settings)
     evidence.chunks = [ScoredChunk(chunk=index.chunks[r], score=float(chunk_scores[r])) for r in chosen]
-    pages: dict[tuple[str, int], float] = {}
-    for sc in evidence.chunks:
-        key = (sc.chunk.doc_id, sc.chunk.page)
-        pages[key] = max(pages.get(key, -1.0), sc.score)
-    evidence.pages = [ScoredPage(doc_id=d, page=p, score=s)
-                      for (d, p), s in sorted(pages.items(), key=lambda kv: -kv[1])]
     timings["evidence"] = time.perf_counter() - t
+    t = time.perf_counter()
+    graph_seeds = np.zeros(len(index.chunks))
+    graph_seeds[graph_top] = np.maximum(chunk_scores[graph_top], 0.0)
+    ranking = index.layer.propagate(query, q, flat, rs, graph_seeds[index.layer.source_rows])
+    evidence.pages = [ScoredPage(doc_id=d, page=p, score=s) for (d, p), s in ranking.top(settings.top_pages)]
+    timings["pages"] = time.perf_counter() - t
     timings["retrieve"] = time.perf_counter() - clock
     evidence.timings = timings
     return evidence

@@ -11,7 +11,8 @@
    connected, against the canonical graph already stored (so a document added later is
    connected to the existing graph), then entity and relation vectors — all written in one
    transaction.
-3. **Page vectors** for pages that have none.
+3. **Structural layer**: chunks and chunk vectors of every document that has none, and
+   page vectors (``index.index_pages``).
 Re-running a finished build changes nothing and calls no model. Progress: pages (with
 rounds, model calls and tokens so far), then cross-page candidates.
 
@@ -42,8 +43,9 @@ from .loop import MarksFn, PageStrategy, RoundLog, run_page
 from .model import ModelStrategy
 from .offline import OfflineStrategy
 from .schemas import EntitySchema, get_schema
-from .storage import NS_CONNECTED, NS_ENTITY, NS_PAGEGRAPH, NS_RELATION, VEC_ENTITY, VEC_PAGE, VEC_RELATION, \
-    StoredPageGraph, load_entities, load_page_graph, load_relations, page_key, parse_page_key
+from ..memo import bump_version
+from .storage import LAYER, NS_CHUNK, NS_CONNECTED, NS_ENTITY, NS_PAGEGRAPH, NS_RELATION, VEC_CHUNK, VEC_ENTITY, \
+    VEC_PAGE, VEC_RELATION, StoredPageGraph, load_entities, load_page_graph, load_relations, page_key, parse_page_key
 
 OFFLINE_WORKERS = 2
 CONFIG_META = "kg4vd.build_config"  # the settings the stored page graphs were built with
@@ -309,19 +311,22 @@ def remove_document(ctx: MethodContext, doc_id: str) -> None:
         if gone_relations:
             store.delete_records(NS_RELATION, keys=sorted(gone_relations))
             delete_vectors(store, VEC_RELATION, keys=sorted(gone_relations))
-        for namespace in (NS_PAGEGRAPH, NS_CONNECTED):
+        for namespace in (NS_PAGEGRAPH, NS_CONNECTED, NS_CHUNK):
             store.delete_records(namespace, doc_id=doc_id)
         delete_vectors(store, VEC_PAGE, doc_id=doc_id)
+        delete_vectors(store, VEC_CHUNK, doc_id=doc_id)
+        bump_version(store, LAYER)
 
 
 def reset_graph(ctx: MethodContext) -> int:
     """Delete every KG4VD record and vector (the model cache stays); returns the page graphs removed."""
     with ctx.store.transaction():
         removed = ctx.store.delete_records(NS_PAGEGRAPH)
-        for namespace in (NS_CONNECTED, NS_ENTITY, NS_RELATION):
+        for namespace in (NS_CONNECTED, NS_ENTITY, NS_RELATION, NS_CHUNK):
             ctx.store.delete_records(namespace)
-        for namespace in (VEC_PAGE, VEC_ENTITY, VEC_RELATION):
+        for namespace in (VEC_PAGE, VEC_ENTITY, VEC_RELATION, VEC_CHUNK):
             delete_vectors(ctx.store, namespace)
+        bump_version(ctx.store, LAYER)
         ctx.store.set_meta(CONFIG_META, "")
     return removed
 

@@ -28,7 +28,8 @@ from ...graph import IdIndex, build_adjacency
 from ...store.base import Store
 from ...types import Entity, Relation
 from ..vector_index import VectorIndex
-from .storage import VEC_ENTITY, VEC_PAGE, VEC_RELATION, load_entities, load_relations
+from ...models.bm25 import BM25
+from .storage import VEC_ENTITY, VEC_PAGE, VEC_RELATION, entity_text, load_entities, load_relations
 
 GRAPH_VERSION_META = "kg4vd.graph_version"
 
@@ -49,6 +50,7 @@ class GraphView:
     node_relations: list[np.ndarray]
     degree: np.ndarray
     _vector_rows: dict[int, np.ndarray] = field(default_factory=dict)
+    _bm25: BM25 | None = None
 
     def __len__(self) -> int:
         return len(self.entities)
@@ -81,6 +83,13 @@ class GraphView:
             have = rows >= 0
             out[have] = scores[rows[have]]
         return out
+
+    def lexical(self, query: str) -> np.ndarray:
+        """BM25 of the query against every node's indexed text ("name, type, description";
+        the index is made on first use)."""
+        if self._bm25 is None:
+            self._bm25 = BM25([entity_text(e) for e in self.entities])
+        return self._bm25.scores(query) if len(self.entities) else np.zeros(0)
 
     def _rows(self, index: VectorIndex) -> np.ndarray:
         rows = self._vector_rows.get(id(index))

@@ -21,12 +21,13 @@ from ...models.base import ImageItem
 from ...progress import Progress
 from ...types import Entity, Page, Relation
 from ..base import MethodContext
+from ..memo import bump_version
+from ..page_vectors import embed_items, page_item, page_matrix  # noqa: F401  (page_item: re-exported)
 from ..vector_index import delete_vectors, load_index, write_vectors
 from .crosspage import CROSS_PAGE_LABEL
-from .storage import VEC_ENTITY, VEC_PAGE, VEC_RELATION, entity_text, page_key, relation_text
+from .storage import (LAYER, NS_CHUNK, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, entity_text, page_key,
+                      parse_page_key, relation_text)
 
-MAX_PAGE_TEXT_CHARS = 4000
-EMBED_CHUNK = 128
 CROP_DIR = "crops"  # removed with the document (Workspace.remove)
 
 
@@ -70,34 +71,6 @@ class CropFinder:
         return out
 
 
-def page_item(ctx: MethodContext, page: Page) -> ImageItem:
-    text = "\n".join(c.content for c in sorted(page.components, key=lambda c: c.order)
-                     if c.content and not c.furniture)[:MAX_PAGE_TEXT_CHARS]
-    image = ctx.path(page.image_path) if page.image_path else None
-    return ImageItem(image_path=image if image is not None and image.exists() else None, text=text)
-
-
-def embed_items(ctx: MethodContext, items: Sequence[ImageItem], progress: Progress | None = None,
-                description: str = "kg4vd vectors", chunk: int = EMBED_CHUNK) -> np.ndarray:
-    """Image-embedder rows for ``items`` in chunks, so the embedding cache keeps finished
-    chunks when a long run is interrupted; ``progress`` shows items embedded."""
-    if not items:
-        return np.zeros((0, 0), dtype=np.float32)
-    if progress is not None:
-        progress.start(len(items), description)
-    try:
-        parts = []
-        for start in range(0, len(items), chunk):
-            parts.append(np.asarray(ctx.models.image_embedder.embed_items(items[start:start + chunk]),
-                                    dtype=np.float32))
-            if progress is not None:
-                progress.advance(len(parts[-1]))
-    finally:
-        if progress is not None:
-            progress.close()
-    return np.vstack(parts)
-
-
 def embed_entities(ctx: MethodContext, entities: Sequence[Entity], crops: CropFinder | None = None,
                    progress: Progress | None = None) -> np.ndarray:
     """Entity-index rows (L2-normalised) for ``entities``, in order."""
@@ -118,18 +91,26 @@ def check_models(ctx: MethodContext) -> None:
 
 
 def index_pages(ctx: MethodContext, pages: Sequence[Page], progress: Progress | None = None) -> int:
-    """Embed ``pages`` (outside any transaction: the embedding cache keeps progress), then
-    write their vectors in one; returns how many."""
+    """Chunk ``pages``, embed chunks and pages (``page_vectors.page_matrix``: outside any
+    transaction, the embedding cache keeps progress), then write chunk records, chunk and
+    page vectors in one transaction; returns how many pages."""
     if not pages:
         return 0
-    matrix = embed_items(ctx, [page_item(ctx, p) for p in pages], progress, "kg4vd page vectors")
-    _write(ctx, VEC_PAGE, [page_key(p.doc_id, p.number) for p in pages], matrix, [p.doc_id for p in pages])
+    chunks, chunk_rows, page_rows = page_matrix(ctx, pages, progress, "kg4vd")
+    with ctx.store.transaction():
+        ctx.store.put_records(NS_CHUNK, [(c.id, c.model_dump(), c.doc_id) for c in chunks])
+        _write(ctx, VEC_CHUNK, [c.id for c in chunks], chunk_rows, [c.doc_id for c in chunks])
+        _write(ctx, VEC_PAGE, [page_key(p.doc_id, p.number) for p in pages], page_rows, [p.doc_id for p in pages])
+        bump_version(ctx.store, LAYER)
     return len(pages)
 
 
 def missing_page_vectors(ctx: MethodContext, page_keys: Iterable[str]) -> list[str]:
+    """Pages without a page vector, and every page of a document without chunks (a
+    workspace built before the structural layer existed)."""
     have = set(load_index(ctx.store, VEC_PAGE).keys)
-    return [k for k in page_keys if k not in have]
+    chunked = {key.rsplit(":", 2)[0] for key in load_index(ctx.store, VEC_CHUNK).keys}
+    return [k for k in page_keys if k not in have or parse_page_key(k)[0] not in chunked]
 
 
 def indexed_relation(relation: Relation) -> bool:

@@ -51,7 +51,12 @@ from ...types import ScoredEntity, ScoredPage, ScoredRelation
 from ..vector_index import VectorIndex, load_index
 from .graph_view import GraphView, PageKey, load_view
 from .index import page_item
-from .storage import VEC_ENTITY, VEC_PAGE, embed_query, entity_text, parse_page_key, relation_text
+from ...types import Chunk
+from ..evidence_layer import EvidenceLayer, indexed_text, retrieval_settings
+from ..hybrid import fuse_scores
+from ..memo import cached
+from .storage import (LAYER, NS_CHUNK, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, embed_query, entity_text, parse_page_key,
+                      relation_text)
 
 if TYPE_CHECKING:
     from ..base import MethodContext
@@ -148,11 +153,6 @@ def _relation_text(view: GraphView, rel: int) -> str:
 
 
 # ---------------------------------------------------------------------------- the stages
-def anchor_pages(page_index: VectorIndex, query_vec: np.ndarray, k: int) -> list[tuple[PageKey, float]]:
-    """Top-``k`` pages of the page index (step 2)."""
-    return [(parse_page_key(key), score) for key, score in page_index.search(query_vec, k)]
-
-
 def seed_entities(view: GraphView, affinity: np.ndarray, anchors: list[PageKey], *, anchored: bool,
                   k_direct: int) -> tuple[np.ndarray, np.ndarray]:
     """(seed nodes, seed distribution s) — step 3, or direct retrieval for the ablation."""
@@ -177,20 +177,44 @@ def expansion_priority(view: GraphView, affinity: np.ndarray) -> np.ndarray:
     return np.maximum(affinity, 0.0) + 1e-6 * deg / scale
 
 
-def candidate_pages(view: GraphView, anchors: list[tuple[PageKey, float]], page_index: VectorIndex,
-                    page_scores: np.ndarray, nodes: np.ndarray, ppr: np.ndarray,
-                    limit: int) -> tuple[list[PageKey], np.ndarray]:
-    """Anchor pages plus the ``limit`` pages carrying the most PPR mass; (pages, prior)."""
-    mass: dict[PageKey, float] = defaultdict(float)
-    for node, score in zip(nodes, ppr):
-        for page in {(m.doc_id, m.page) for m in view.entities[int(node)].mentions}:
-            mass[page] += float(score)
-    ranked = sorted(mass.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-    pages: list[PageKey] = list(dict.fromkeys([p for p, _ in anchors] + [p for p, _ in ranked]))
-    cos = np.array([page_scores[page_index.position[f"{d}:{n}"]] if f"{d}:{n}" in page_index.position else 0.0
-                    for d, n in pages], dtype=np.float64)
-    graph = np.array([mass.get(p, 0.0) for p in pages], dtype=np.float64)
-    return pages, 0.5 * minmax(cos) + 0.5 * minmax(graph)
+def load_layer(ctx: "MethodContext", page_index: VectorIndex) -> EvidenceLayer:
+    """The structural evidence layer of the workspace's KG4VD chunks (cached until chunks
+    change or the layer's settings do); pages with a page vector but no chunk are in it too."""
+    settings = retrieval_settings(ctx)
+    shape = settings.model_dump_json(include={"edges", "similar_top_k", "similar_threshold"})
+
+    def load() -> EvidenceLayer:
+        vectors = load_index(ctx.store, VEC_CHUNK)
+        records = dict(ctx.store.iter_records(NS_CHUNK))
+        keys = [k for k in vectors.keys if k in records]
+        chunks = [Chunk.model_validate(records[k]) for k in keys]
+        matrix = vectors.matrix[[vectors.position[k] for k in keys]] if keys else np.zeros((0, 1), np.float32)
+        return EvidenceLayer.build(chunks, matrix, settings, [parse_page_key(k) for k in page_index.keys])
+
+    return cached(ctx.store, LAYER, f"layer:{shape}", load)
+
+
+def page_dense_scores(ctx: "MethodContext", layer: EvidenceLayer, page_index: VectorIndex,
+                      qvec: np.ndarray) -> np.ndarray | None:
+    """Page-vector cosines over the layer's pages when they add a signal: a real image
+    embedder's page vectors, or a workspace without chunks; None offline (the page vectors
+    are then means of the chunk vectors the layer already scores)."""
+    if layer.chunks and getattr(ctx.models.image_embedder, "is_text_fallback", False):
+        return None
+    scores = page_index.scores(qvec)
+    return np.array([scores[page_index.position[f"{d}:{n}"]] if f"{d}:{n}" in page_index.position else 0.0
+                     for d, n in layer.pages], dtype=np.float64)
+
+
+def chunk_seeds(view: GraphView, layer: EvidenceLayer, nodes: np.ndarray, mass: np.ndarray) -> np.ndarray:
+    """PPR mass of entity ``nodes`` moved onto the chunks their mentions are grounded in
+    (split evenly over a node's chunks): the entity ↔ component edges of the layer."""
+    out = np.zeros(len(layer.chunks))
+    for node, value in zip(nodes, mass):
+        rows = [r for m in view.entities[int(node)].mentions for r in layer.chunk_rows(m.doc_id, m.page, m.component_ids)]
+        if rows and value > 0:
+            np.add.at(out, rows, float(value) / len(rows))
+    return out
 
 
 def retrieve_graph(ctx: "MethodContext", query: str, mode: str, *, k_pages: int | None = None,
@@ -198,6 +222,7 @@ def retrieve_graph(ctx: "MethodContext", query: str, mode: str, *, k_pages: int 
                    timings: dict[str, float] | None = None) -> RetrievalTrace:
     """Steps 2–5 for one query in one mode; fills a :class:`RetrievalTrace`."""
     cfg = ctx.settings.kg4vd
+    rs = retrieval_settings(ctx)
     settings = cfg.mode(mode)
     trace = RetrievalTrace(mode=mode, settings=settings, timings=timings if timings is not None else {})
     timer = Timer(trace.timings)
@@ -207,20 +232,22 @@ def retrieve_graph(ctx: "MethodContext", query: str, mode: str, *, k_pages: int 
     if not len(page_index):
         raise NotBuiltError("the KG4VD index of this workspace is empty; run: docgraph build --method kg4vd")
     entity_index = load_index(ctx.store, VEC_ENTITY)
+    with timer.stage("graph_load"):
+        view = load_view(ctx.store)
+        layer = load_layer(ctx, page_index)
     with timer.stage("query_embedding"):
         qvec = query_vector(ctx, query, [page_index, entity_index])
 
     with timer.stage("page_retrieval"):
-        page_scores = page_index.scores(qvec)
-        anchors = anchor_pages(page_index, qvec, cfg.page_anchors)
+        flat = layer.flat(query, qvec, rs, page_dense_scores(ctx, layer, page_index, qvec))
+        anchors = flat.top(cfg.page_anchors)
     trace.anchors = anchors
 
-    with timer.stage("graph_load"):
-        view = load_view(ctx.store)
     with timer.stage("entity_retrieval"):
         affinity = view.affinity(entity_index, qvec)
+        signal = fuse_scores(view.lexical(query), affinity, rs) if rs.seeds == "hybrid" else affinity
         trace.seeds, trace.seed_weights = seed_entities(
-            view, affinity, [p for p, _ in anchors], anchored=cfg.page_anchoring, k_direct=settings.k_entities)
+            view, signal, [p for p, _ in anchors], anchored=cfg.page_anchoring, k_direct=settings.k_entities)
 
     with timer.stage("subgraph_ppr"):
         if len(trace.seeds):
@@ -236,22 +263,26 @@ def retrieve_graph(ctx: "MethodContext", query: str, mode: str, *, k_pages: int 
         in_subgraph = len(rels)
         pool = top_k(rel_prior, RELATION_POOL * settings.k_relations)
         rels, rel_prior = rels[pool], rel_prior[pool]
-        pages, page_prior = candidate_pages(view, anchors, page_index, page_scores, trace.subgraph, trace.ppr,
-                                            limit=k_pages)
+    with timer.stage("structure_diffusion"):
+        ranking = layer.propagate(query, qvec, flat, rs, chunk_seeds(view, layer, trace.subgraph, trace.ppr))
+        pages = list(dict.fromkeys([p for p, _ in anchors] + [p for p, _ in ranking.top(k_pages)]))
+        page_prior = np.array([ranking.final[layer.page_position[p]] for p in pages], dtype=np.float64)
     trace.candidates = {"pages": len(pages), "entities": len(trace.subgraph), "relations": len(rels),
                         "subgraph relations": in_subgraph}
 
     with timer.stage("rerank"):
-        _rerank(ctx, query, view, trace, pages, page_prior, rels, rel_prior, k_pages, rerank_weight)
+        best = layer.best_chunks(ranking.chunk_scores)
+        texts = [indexed_text(layer.chunks[best[p]]) if p in best else page_text(ctx, p) for p in pages]
+        _rerank(ctx, query, view, trace, pages, texts, page_prior, rels, rel_prior, k_pages, rerank_weight)
     return trace
 
 
 def _rerank(ctx: "MethodContext", query: str, view: GraphView, trace: RetrievalTrace, pages: list[PageKey],
-            page_prior: np.ndarray, rels: np.ndarray, rel_prior: np.ndarray, k_pages: int,
+            page_texts: list[str], page_prior: np.ndarray, rels: np.ndarray, rel_prior: np.ndarray, k_pages: int,
             weight: float) -> None:
     """Step 5: one reranker call over all candidates, then budgets per kind."""
     settings = trace.settings
-    texts = ([page_text(ctx, p) for p in pages]
+    texts = (list(page_texts)
              + [entity_text(view.entities[int(n)]) for n in trace.subgraph]
              + [_relation_text(view, int(r)) for r in rels])
     scores = np.asarray(ctx.models.reranker.rerank(query, texts) if texts else [], dtype=np.float64)

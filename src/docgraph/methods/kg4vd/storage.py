@@ -18,7 +18,11 @@ Records (``Store.put_record``):
 
 Vectors (``methods.vector_index``), all in the *image embedder's* space, so a query is
 embedded once with ``embed_query``:
-- ``kg4vd.page`` — key ``"<doc_id>:<page>"``, owner ``doc_id``: the page image with its text;
+- ``kg4vd.page`` — key ``"<doc_id>:<page>"``, owner ``doc_id``: the page image with its text
+  (offline, where images have no embedder, the mean of the page's chunk vectors);
+- ``kg4vd.chunk`` — key chunk id, owner ``doc_id``: the chunk's indexed text (section
+  line + text), the structural evidence layer's units (record ``kg4vd.chunk`` holds the
+  ``Chunk`` dump);
 - ``kg4vd.entity`` — key entity id: "name, type, description" (visual entities: with the
   crop of their cited components);
 - ``kg4vd.relation`` — key relation id: "source label target: description".
@@ -34,24 +38,21 @@ from pydantic import BaseModel, Field
 
 from ...store.base import Store
 from ...types import Entity, Mention, Relation, Usage
+from ..page_vectors import page_key, parse_page_key  # noqa: F401  (re-exported)
 from .patch import PageGraph
 
 NS_PAGEGRAPH = "kg4vd.pagegraph"
 NS_CONNECTED = "kg4vd.connected"
 NS_ENTITY = "kg4vd.entity"
 NS_RELATION = "kg4vd.relation"
+NS_CHUNK = "kg4vd.chunk"
 VEC_PAGE = "kg4vd.page"
+VEC_CHUNK = "kg4vd.chunk"
+LAYER = "kg4vd.layer"  # memo name of the in-memory structural layer (bumped when chunks change)
 VEC_ENTITY = "kg4vd.entity"
 VEC_RELATION = "kg4vd.relation"
 
 
-def page_key(doc_id: str, page: int) -> str:
-    return f"{doc_id}:{page}"
-
-
-def parse_page_key(key: str) -> tuple[str, int]:
-    doc_id, _, number = key.rpartition(":")
-    return doc_id, int(number)
 
 
 class StoredPageGraph(BaseModel):

@@ -1,0 +1,170 @@
+"""The structural evidence layer of a method's chunks, and page ranking through it.
+
+``EvidenceLayer.build(chunks, vectors, settings)`` turns a method's chunks (with their
+vectors) into a ``HybridIndex`` and a ``graph.structure.StructureGraph`` (pages, chunks,
+containment, reading order, sections, captions, similarity links). ``rank_pages`` then
+scores every page of the corpus for a query:
+
+1. **flat**: the page's best fused chunk score (``methods.hybrid``);
+2. **seeds**: the ``seed_chunks`` best chunks by the ``seeds`` signal (hybrid, or dense
+   for the ablation), weighted by that score, mixed with the method's own graph seeds
+   (entity PPR mass or concept evidence projected onto the chunks they are grounded in;
+   share ``graph_seed_share``);
+3. **diffused**: Personalized PageRank from those seeds over the layer (restart ``restart``);
+4. **final** = ``flat_weight`` · mm(flat) + (1 − ``flat_weight``) · mm(diffused).
+
+With ``structure = false`` the final score is the flat one. Every page of the corpus is
+ranked, so callers can always fill a page budget.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..config import RetrievalSettings
+from ..graph.structure import ChunkLayout, StructureGraph, build_structure, diffuse
+from ..models.rerank import minmax
+from ..types import Chunk
+from .chunking import chunk_context
+from .hybrid import HybridIndex, fuse_scores, group_max
+
+PageKey = tuple[str, int]
+_CAPTION = re.compile(r"^C\d+$")
+_NUMBER = re.compile(r"(\d+)$")
+
+
+def indexed_text(chunk: Chunk) -> str:
+    """What a chunk is indexed by (BM25 and vectors): its section context line, then its text."""
+    context = chunk_context(chunk)
+    return f"{context}\n{chunk.text}" if context else chunk.text
+
+
+def _component_number(component_id: str) -> int:
+    match = _NUMBER.search(component_id)
+    return int(match.group(1)) if match else 0
+
+
+def reading_order(chunks: Sequence[Chunk]) -> list[int]:
+    """Positions of ``chunks`` sorted by document, page, then their given order (a page's
+    chunks keep the order they were made in; chunks loaded by key fall back to the number
+    of their first component)."""
+    return sorted(range(len(chunks)), key=lambda i: (chunks[i].doc_id, chunks[i].page,
+                                                     _component_number(chunks[i].component_ids[0])
+                                                     if chunks[i].component_ids else 0, i))
+
+
+@dataclass
+class PageRanking:
+    """Scores of every page of the layer (aligned with ``pages``)."""
+
+    pages: list[PageKey]
+    flat: np.ndarray
+    diffused: np.ndarray
+    final: np.ndarray
+    chunk_scores: np.ndarray  # fused score per chunk row
+
+    def top(self, k: int | None = None) -> list[tuple[PageKey, float]]:
+        order = np.lexsort((np.arange(len(self.final)), -self.final))
+        if k is not None:
+            order = order[:k]
+        return [(self.pages[i], float(self.final[i])) for i in order]
+
+
+@dataclass
+class EvidenceLayer:
+    chunks: list[Chunk]                     # in reading order (rows of every array here)
+    source_rows: np.ndarray                 # row r is chunk source_rows[r] of the list given to build
+    pages: list[PageKey]
+    page_position: dict[PageKey, int]
+    chunk_page: np.ndarray
+    hybrid: HybridIndex
+    graph: StructureGraph
+    component_chunk: dict[tuple[str, int, str], int]
+
+    @classmethod
+    def build(cls, chunks: Sequence[Chunk], vectors: np.ndarray, settings: RetrievalSettings,
+              extra_pages: Sequence[PageKey] = ()) -> "EvidenceLayer":
+        """The layer of ``chunks`` (rows of ``vectors`` aligned with them); ``extra_pages``
+        adds pages without chunks so that they are ranked too."""
+        order = reading_order(chunks)
+        chunks = [chunks[i] for i in order]
+        vectors = np.asarray(vectors, dtype=np.float32)[order] if len(order) else np.zeros((0, 1), np.float32)
+        pages = sorted({(c.doc_id, c.page) for c in chunks} | set(extra_pages))
+        page_position = {p: i for i, p in enumerate(pages)}
+        chunk_page = np.array([page_position[(c.doc_id, c.page)] for c in chunks], dtype=np.int64)
+        docs = {d: i for i, d in enumerate(sorted({p[0] for p in pages}))}
+        sections: dict[tuple, int] = {}
+        section = np.array([sections.setdefault((c.doc_id, tuple(c.section_path)), len(sections))
+                            if c.section_path else -1 for c in chunks], dtype=np.int64)
+        layout = ChunkLayout(
+            doc=np.array([docs[c.doc_id] for c in chunks], dtype=np.int64), page=chunk_page, section=section,
+            caption=np.array([any(_CAPTION.match(cid) for cid in c.component_ids) for c in chunks], dtype=bool),
+            visual=np.array([c.modality != "text" for c in chunks], dtype=bool),
+            page_doc=np.array([docs[d] for d, _ in pages], dtype=np.int64),
+            page_number=np.array([n for _, n in pages], dtype=np.int64))
+        graph = build_structure(layout, settings.edges, vectors if len(vectors) else None,
+                                similar_top_k=settings.similar_top_k, similar_threshold=settings.similar_threshold)
+        component_chunk = {(c.doc_id, c.page, cid): row for row, c in enumerate(chunks) for cid in c.component_ids}
+        return cls(chunks=chunks, source_rows=np.asarray(order, dtype=np.int64), pages=pages, page_position=page_position, chunk_page=chunk_page,
+                   hybrid=HybridIndex.build([indexed_text(c) for c in chunks], vectors), graph=graph,
+                   component_chunk=component_chunk)
+
+    def chunk_rows(self, doc_id: str, page: int, component_ids: Sequence[str]) -> list[int]:
+        """Rows of the chunks holding any of the components (grounding of an entity mention)."""
+        rows = {self.component_chunk.get((doc_id, page, cid)) for cid in component_ids}
+        rows.discard(None)
+        return sorted(rows)  # type: ignore[arg-type]
+
+    def flat(self, query: str, qvec: np.ndarray, settings: RetrievalSettings,
+             page_dense: np.ndarray | None = None) -> PageRanking:
+        """Flat scores only: every page as its best fused chunk; ``page_dense`` (one cosine
+        per page, e.g. a page-image vector) is rank-fused in when given."""
+        n_pages = len(self.pages)
+        fused = self.hybrid.scores(query, qvec, settings)
+        flat = group_max(self.chunk_page, fused, n_pages) if n_pages else np.zeros(0)
+        if page_dense is not None and n_pages:
+            flat = fuse_scores(flat, page_dense, settings) if len(self.chunks) else np.asarray(page_dense, float)
+        flat = minmax(flat)
+        return PageRanking(self.pages, flat, np.zeros(n_pages), flat, fused)
+
+    def propagate(self, query: str, qvec: np.ndarray, flat: PageRanking, settings: RetrievalSettings,
+                  graph_seeds: np.ndarray | None = None) -> PageRanking:
+        """Steps 2-4 of the module doc on top of ``flat``; ``graph_seeds`` are the method's own
+        non-negative seed weights per chunk row (None: hybrid chunk seeds only)."""
+        if not settings.structure or settings.flat_weight >= 1.0 or not len(self.chunks):
+            return flat
+        fused = flat.chunk_scores
+        signal = fused if settings.seeds == "hybrid" else self.hybrid.scores(query, qvec, settings, "dense")
+        seeds = np.zeros(len(self.chunks))
+        top = np.lexsort((np.arange(len(signal)), -signal))[:settings.seed_chunks]
+        seeds[top] = np.maximum(minmax(signal[top]), 1e-3) if len(top) > 1 else 1.0
+        seeds /= seeds.sum()
+        share = settings.graph_seed_share
+        if graph_seeds is not None and share > 0 and float(np.sum(graph_seeds)) > 0 and settings.edges.entity > 0:
+            extra = np.maximum(np.asarray(graph_seeds, dtype=np.float64), 0.0)
+            seeds = (1.0 - share) * seeds + share * extra / extra.sum()
+        diffused = minmax(diffuse(self.graph, seeds, alpha=settings.restart))
+        w = settings.flat_weight
+        return PageRanking(self.pages, flat.flat, diffused, w * flat.flat + (1.0 - w) * diffused, fused)
+
+    def rank_pages(self, query: str, qvec: np.ndarray, settings: RetrievalSettings,
+                   graph_seeds: np.ndarray | None = None) -> PageRanking:
+        """Every page scored for ``query``: ``flat`` then ``propagate``."""
+        return self.propagate(query, qvec, self.flat(query, qvec, settings), settings, graph_seeds)
+
+    def best_chunks(self, chunk_scores: np.ndarray) -> dict[PageKey, int]:
+        """The best-scoring chunk row of every page that has chunks."""
+        best: dict[PageKey, int] = {}
+        for row in np.lexsort((np.arange(len(chunk_scores)), -np.asarray(chunk_scores))):
+            best.setdefault(self.pages[int(self.chunk_page[row])], int(row))
+        return best
+
+
+def retrieval_settings(ctx: object) -> RetrievalSettings:
+    """The ``[retrieval]`` settings of a method context (defaults when it has none)."""
+    found = getattr(getattr(ctx, "settings", None), "retrieval", None)
+    return found if isinstance(found, RetrievalSettings) else RetrievalSettings()

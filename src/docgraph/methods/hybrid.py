@@ -1,0 +1,99 @@
+"""Hybrid (sparse + dense) scoring of retrievable units: the strongest flat retriever.
+
+``HybridIndex`` holds BM25 over the units' texts and their L2-normalised vectors (rows
+aligned); ``scores(query, qvec, settings)`` fuses the two per unit:
+
+- ``fusion = "rrf"`` (default): reciprocal-rank fusion,
+  ``w / (k + rank_bm25) + (1 − w) / (k + rank_dense)``, ranks 1-based, a unit that shares
+  no term with the query gets no BM25 term; ``k = rrf_k`` (60), ``w = sparse_weight``.
+- ``fusion = "score"``: ``w · mm(bm25) + (1 − w) · mm(cosine)`` with min–max scaling.
+
+RRF was chosen on the MMLongBench-Doc development questions (docs/methods.md): it needs
+no calibration between BM25's unbounded scores and cosines that sit in a narrow band.
+Used by the ``hybrid`` baseline, KG4VD (page anchors, entity seeds) and HVM (chunks,
+concept anchors). ``group_max`` turns unit scores into page scores (a page scores as its
+best unit, so a long page is found by its last paragraph too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol, Sequence
+
+import numpy as np
+
+from ..models.bm25 import BM25
+from ..models.rerank import minmax
+
+Signal = Literal["hybrid", "dense", "sparse"]
+
+
+class FusionSettingsLike(Protocol):
+    fusion: str
+    rrf_k: int
+    sparse_weight: float
+
+
+def ranks(scores: np.ndarray, present: np.ndarray | None = None) -> np.ndarray:
+    """1-based rank of every entry (best = 1, ties by position); ``inf`` where not ``present``."""
+    scores = np.asarray(scores, dtype=np.float64)
+    order = np.lexsort((np.arange(len(scores)), -scores))
+    out = np.empty(len(scores), dtype=np.float64)
+    out[order] = np.arange(1, len(scores) + 1)
+    if present is not None:
+        out[~present] = np.inf
+    return out
+
+
+def fuse_scores(sparse: np.ndarray, dense: np.ndarray, settings: FusionSettingsLike) -> np.ndarray:
+    """Fused score per unit (see module doc); higher is better, non-negative."""
+    sparse = np.asarray(sparse, dtype=np.float64)
+    dense = np.asarray(dense, dtype=np.float64)
+    w = float(settings.sparse_weight)
+    if settings.fusion == "score":
+        return w * minmax(sparse) + (1.0 - w) * minmax(dense)
+    k = float(settings.rrf_k)
+    return w / (k + ranks(sparse, sparse > 0)) + (1.0 - w) / (k + ranks(dense))
+
+
+@dataclass
+class HybridIndex:
+    """BM25 and vectors over the same units, in the same order."""
+
+    bm25: BM25
+    vectors: np.ndarray  # (n, dim) float32, L2-normalised rows
+
+    @classmethod
+    def build(cls, texts: Sequence[str], vectors: np.ndarray) -> "HybridIndex":
+        if len(texts) != len(vectors):
+            raise ValueError(f"{len(texts)} texts for {len(vectors)} vectors")
+        return cls(bm25=BM25(list(texts)), vectors=np.asarray(vectors, dtype=np.float32))
+
+    def __len__(self) -> int:
+        return len(self.bm25)
+
+    def dense(self, qvec: np.ndarray) -> np.ndarray:
+        if not len(self):
+            return np.zeros(0)
+        return (self.vectors @ np.asarray(qvec, dtype=np.float32).reshape(-1)).astype(np.float64)
+
+    def sparse(self, query: str) -> np.ndarray:
+        return self.bm25.scores(query) if len(self) else np.zeros(0)
+
+    def scores(self, query: str, qvec: np.ndarray, settings: FusionSettingsLike,
+               signal: Signal = "hybrid") -> np.ndarray:
+        """Per-unit scores from one signal: fused (default), dense cosine or BM25."""
+        if signal == "dense":
+            return self.dense(qvec)
+        if signal == "sparse":
+            return self.sparse(query)
+        return fuse_scores(self.sparse(query), self.dense(qvec), settings)
+
+
+def group_max(groups: np.ndarray, scores: np.ndarray, n_groups: int, empty: float = 0.0) -> np.ndarray:
+    """The best score of each group (``groups[i]`` is unit i's group); ``empty`` for none."""
+    out = np.full(n_groups, -np.inf)
+    if len(scores):
+        np.maximum.at(out, np.asarray(groups, dtype=np.int64), np.asarray(scores, dtype=np.float64))
+    out[~np.isfinite(out)] = empty
+    return out
