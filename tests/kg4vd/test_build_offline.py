@@ -139,3 +139,26 @@ def test_schema_preset_from_config_types_the_entities(wh_workspace):
     types = {e.type for e in st.load_entities(ws.store).values()}
     assert all(t in schema.all_types for t in types)
     assert {"person", "section", "scientific_concept"} <= types and "concept" not in types
+
+
+def test_offline_entities_skip_headings_and_document_words(wh_built):
+    """Offline NER output is filtered (``offline.entity_quality``): a whole heading typed as
+    an organisation, names made of document-structure words ("Reflection Questions"), and
+    single-word nationalities as groups do not reach the graph as such."""
+    from docgraph.methods.kg4vd.offline import entity_quality
+    from docgraph.types import BBox, Component, ComponentKind
+
+    def comp(kind, text):
+        return Component(id="TI1" if kind is ComponentKind.TITLE else "P1", kind=kind, bbox=BBox(x0=0, y0=0, x1=1, y1=1),
+                         text=text, order=0)
+
+    heading = comp(ComponentKind.TITLE, "Reflection Questions")
+    assert entity_quality("Reflection Questions", "ORG", heading) == "drop"
+    assert entity_quality("Key Terms", "ORG", comp(ComponentKind.PARAGRAPH, "see Key Terms")) == "drop"
+    assert entity_quality("The Silk Road", "ORG", comp(ComponentKind.TITLE, "The Silk Road")) == "drop"
+    assert entity_quality("Genghis Khan", "PERSON", comp(ComponentKind.TITLE, "Genghis Khan")) == "keep"
+    assert entity_quality("Islamic", "NORP", comp(ComponentKind.PARAGRAPH, "Islamic scholars")) == "concept"
+    assert entity_quality("Yuan dynasty", "ORG", comp(ComponentKind.PARAGRAPH, "the Yuan dynasty ruled")) == "keep"
+    names = {(e.name, e.type) for e in st.load_entities(wh_built[0].store).values()}
+    assert not any(name.lower() in ("reflection questions", "key terms") and type_ != "section" for name, type_ in names)
+    assert not any(len(name.split()) == 1 and type_ == "group" and name.endswith("ic") for name, type_ in names)

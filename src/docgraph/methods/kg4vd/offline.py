@@ -2,7 +2,9 @@
 
 Extractor, round 0 (every component):
 - text components: named entities (typed through ``OfflineNLP.map_label`` into the
-  schema; bare numbers are skipped), headings as structural entities when the schema has
+  schema; bare numbers, whole headings typed as organisations or works, and names made
+  only of document-structure words are skipped, single-word nationalities are concepts:
+  ``entity_quality``), headings as structural entities when the schema has
   a heading type, and subject–verb–object triples as edges (their ends become concept
   entities when NER did not find them);
 - visual components (images, tables, equations): one *visual* entity each, named from a
@@ -64,12 +66,47 @@ def is_good_name(name: str) -> bool:
             and not all(w in STOPWORDS or w in _PRONOUNS for w in words))
 
 
+# Words that name parts of a document rather than things in it ("Reflection Questions",
+# "Key Terms", "Figure 3"): a named entity made only of these (and stopwords) is dropped.
+DOCUMENT_WORDS = frozenset("""
+appendix chapter chapters conclusion conclusions contents exercise exercises figure figures glossary
+introduction key lesson module note notes overview page part preface question questions reading readings
+reference references reflection review section sections source sources summary table tables term terms
+topic topics unit units
+""".split())
+# NER labels that fire on capitalised headings ("Reflection Questions" as an ORG).
+HEADING_PRONE_LABELS = frozenset({"ORG", "WORK_OF_ART", "PRODUCT", "LAW", "EVENT", "FAC"})
+
+
+def entity_quality(name: str, label: str, comp: Component) -> str:
+    """``"drop"``, ``"concept"`` (keep, but as a plain concept) or ``"keep"`` for a spaCy
+    entity found in ``comp``: a span that is the whole heading it sits in and carries a
+    heading-prone label is the heading, not an organisation or a work (the heading
+    itself becomes a structural entity where the schema has one); a name made only of
+    document-structure words and stopwords says nothing; a single-word nationality or
+    group ("Islamic", "American") is usually an adjective, so it is kept as a concept."""
+    if only_document_words(name):
+        return "drop"
+    if comp.kind is ComponentKind.TITLE and label in HEADING_PRONE_LABELS \
+            and clean_name(comp.text).lower() == clean_name(name).lower():
+        return "drop"
+    if label == "NORP" and len(name.split()) == 1:
+        return "concept"
+    return "keep"
+
+
 def is_concept_name(name: str) -> bool:
     """A usable name for an entity NER did not find: a good name that is more than one
     common word (several words, a digit, or an acronym) — "Silk Road", "trade routes",
     "COVID-19", "ESG", not "ways", "students" or a capitalised sentence start like "Review"."""
-    return is_good_name(name) and (len(name.split()) >= 2 or any(ch.isdigit() for ch in name)
-                                   or sum(ch.isupper() for ch in name) >= 2)
+    return is_good_name(name) and not only_document_words(name) and (
+        len(name.split()) >= 2 or any(ch.isdigit() for ch in name) or sum(ch.isupper() for ch in name) >= 2)
+
+
+def only_document_words(name: str) -> bool:
+    """Whether ``name`` is made only of document-structure words, stopwords and numbers."""
+    return all(w in STOPWORDS or w in DOCUMENT_WORDS or w.isdigit()
+               for w in (w.strip(".,:;()").lower() for w in name.split()))
 
 
 def short(text: str, words: int = MAX_DESCRIPTION_WORDS) -> str:
@@ -217,7 +254,11 @@ class OfflineStrategy:
             name = clean_name(ent.text)
             if ent.label in NUMERIC_LABELS or not is_good_name(name):
                 continue
-            type_ = self.nlp.map_label(ent.label, inp.schema.text_types)
+            quality = entity_quality(name, ent.label, comp)
+            if quality == "drop":
+                continue
+            type_ = inp.schema.concept_type if quality == "concept" else \
+                self.nlp.map_label(ent.label, inp.schema.text_types)
             ids.append(builder.entity(name, type_, "text", [comp.id], _sentence_with(analysis, ent.text, comp.content)))
             if limit is not None and len(set(ids)) >= limit:
                 break
