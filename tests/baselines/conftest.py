@@ -11,7 +11,7 @@ import pytest
 from docgraph import Workspace
 from docgraph.config import load_settings
 
-BASELINES = ("bm25", "dense", "pages", "hipporag", "nodocs")
+BASELINES = ("bm25", "dense", "hybrid", "pages", "hipporag", "nodocs")
 
 
 def offline_settings():

@@ -13,13 +13,13 @@ from docgraph.methods.base import available_methods, get_method
 from docgraph.methods.baselines.nodocs import OFFLINE_TEXT
 from docgraph.methods.extractive import OFFLINE_NOTICE
 
-RETRIEVERS = ("bm25", "dense", "pages", "hipporag")
+RETRIEVERS = ("bm25", "dense", "hybrid", "pages", "hipporag")
 # (question id, gold page): questions whose answer sits on one page of the excerpt
 GOLD = (("test_q005", 2), ("test_q004", 2))
 
 
 def test_baselines_are_registered():
-    assert {"nodocs", "bm25", "dense", "pages", "hipporag"} <= set(available_methods())
+    assert {"nodocs", "bm25", "dense", "hybrid", "pages", "hipporag"} <= set(available_methods())
 
 
 @pytest.mark.parametrize("method", RETRIEVERS)

@@ -5,9 +5,10 @@ is chunk ``i``; node ``n_chunks + j`` is page ``j``. Edge types, each with a wei
 ``EdgeWeightsLike`` (0 turns a type off):
 
 - ``contains``   — a page and each chunk on it;
-- ``next_chunk`` — consecutive chunks of one document in reading order (also across a
-  page break: a paragraph that runs on to the next page);
-- ``next_page``  — consecutive pages of one document;
+- ``next_chunk`` — consecutive chunks of one document in reading order (across a page
+  break only within one section: a paragraph that runs on to the next page);
+- ``next_page``  — consecutive pages of one document where reading continues (the last
+  chunk of one and the first of the next share a section);
 - ``section``    — every chunk of a section and the section's first chunk (its heading),
   across pages;
 - ``caption``    — a chunk holding a caption and the table/figure chunk next to it on
@@ -90,6 +91,22 @@ def _pairs(mask: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.stack([a[mask], b[mask]], axis=1) if mask.any() else np.zeros((0, 2), np.int64)
 
 
+def _continues(layout: ChunkLayout) -> np.ndarray:
+    """Per pair of consecutive pages (j, j+1): whether reading continues across the break —
+    page j's last chunk and page j+1's first chunk lie in the same section, or one of the
+    pages has no chunk to tell. Pages of unrelated passages (each under its own heading)
+    are therefore not chained."""
+    npg = layout.n_pages
+    first = np.full(npg, -2, dtype=np.int64)
+    last = np.full(npg, -2, dtype=np.int64)
+    for row in range(layout.n_chunks - 1, -1, -1):
+        first[layout.page[row]] = layout.section[row]
+    for row in range(layout.n_chunks):
+        last[layout.page[row]] = layout.section[row]
+    unknown = (last[:-1] == -2) | (first[1:] == -2)
+    return unknown | (last[:-1] == first[1:])
+
+
 def similar_pairs(vectors: np.ndarray, chunk_page: np.ndarray, top_k: int, threshold: float,
                   block: int = 1024) -> np.ndarray:
     """(i, j) pairs: j among the ``top_k`` most cosine-similar chunks of i on other pages,
@@ -131,12 +148,14 @@ def build_structure(layout: ChunkLayout, weights: EdgeWeightsLike, vectors: np.n
     add("contains", np.stack([idx, nc + layout.page], axis=1) if nc else np.zeros((0, 2), np.int64))
     if nc > 1:
         same_doc = layout.doc[1:] == layout.doc[:-1]
-        add("next_chunk", _pairs(same_doc, idx[:-1], idx[1:]))
+        same_page = layout.page[1:] == layout.page[:-1]
+        same_section = layout.section[1:] == layout.section[:-1]
+        add("next_chunk", _pairs(same_doc & (same_page | same_section), idx[:-1], idx[1:]))
     if npg > 1:
         pidx = np.arange(npg)
         consecutive = (layout.page_doc[1:] == layout.page_doc[:-1]) & \
                       (layout.page_number[1:] == layout.page_number[:-1] + 1)
-        add("next_page", _pairs(consecutive, nc + pidx[:-1], nc + pidx[1:]))
+        add("next_page", _pairs(consecutive & _continues(layout), nc + pidx[:-1], nc + pidx[1:]))
     if nc:
         has = layout.section >= 0
         first: dict[int, int] = {}

@@ -84,6 +84,26 @@ class FusionReranker:
         if not docs:
             return []
         q = self.embedder.embed_queries([query])[0]
-        cos = self.embedder.embed_passages(docs) @ q
+        return self._fuse(query, docs, self.embedder.embed_passages(docs) @ q)
+
+    def rerank_with_vectors(self, query: str, query_vector: np.ndarray, documents: Sequence[str],
+                            vectors: Sequence[np.ndarray | None]) -> list[float]:
+        """``rerank`` where the caller already holds passage vectors (the index rows of the
+        same texts, in the embedder's space) for some documents: only the ``None`` ones are
+        embedded, so reranking a method's own candidates costs no model inference."""
+        docs = list(documents)
+        if not docs:
+            return []
+        q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        missing = [i for i, v in enumerate(vectors) if v is None]
+        rows = np.zeros((len(docs), len(q)), dtype=np.float32)
+        for i, v in enumerate(vectors):
+            if v is not None:
+                rows[i] = v
+        if missing:
+            rows[missing] = self.embedder.embed_passages([docs[i] for i in missing])
+        return self._fuse(query, docs, rows @ q)
+
+    def _fuse(self, query: str, docs: list[str], cos: np.ndarray) -> list[float]:
         fused = (1.0 - self.bm25_weight) * minmax(cos) + self.bm25_weight * minmax(bm25_scores(query, docs))
         return [float(x) for x in fused]

@@ -2,25 +2,29 @@
 
 METHODS.md "KG4VD — Query", steps 2–5 (paper Section 3.3 and Appendix B.3):
 
-1. **Page anchors**: the top ``page_anchors`` pages of the page index.
-2. **Seeds**: the entities grounded on the anchor pages, weighted by their query cosine
-   in the entity index, clipped at 0 and normalised to a distribution s (uniform when
-   every weight is 0). Ablation ``page_anchoring = false``: the seeds are the mode's
-   ``k_entities`` entities most similar to the query, weighted the same way.
+1. **Page anchors**: the top ``page_anchors`` pages by their *flat hybrid* score — a page
+   scores as its best chunk, chunks scored by BM25 and dense cosine fused
+   (``methods.evidence_layer``, ``methods.hybrid``); with a real image embedder the page
+   vectors' cosine is rank-fused in (offline they are chunk means, adding nothing).
+2. **Seeds**: the entities grounded on the anchor pages, weighted by their hybrid score
+   (BM25 over "name, type, description" fused with the entity-index cosine; the paper's
+   cosine alone with ``retrieval.seeds = "dense"``), normalised to a distribution s.
+   Ablation ``page_anchoring = false``: the mode's ``k_entities`` best entities.
 3. **Bounded subgraph + PPR** (``graph.ppr_on_subgraph``): up to H_max hops and N_max
    nodes around the seeds (inside a hop ring, nodes most similar to the query are
    admitted first), then Eq. 1–2 with the mode's α and β, t(q) ∝ max(0, cos).
-4. **Candidates**: the subgraph's entities (≤ N_max, all reranked); the relations with
-   both endpoints in it (prior = mean PPR of its endpoints), at most ``RELATION_POOL`` ×
-   k_relations of them by prior — a 200-node document-mode subgraph can hold over a
-   thousand relations, and reranking them all would dominate the latency; the anchor
-   pages plus the ``k_pages`` pages on which the subgraph's entities carry the most PPR
-   mass (prior = ½ page-index cosine + ½ that mass, each min–max normalised over the
-   candidate pages).
-5. **Rerank** every candidate text against the query with the Reranker (page text;
-   ``storage.entity_text`` "name, type, description"; ``storage.relation_text`` "source
-   label target: description" — the very texts the build embedded, so the offline fusion
-   reranker finds their embeddings in the workspace cache) and keep the mode's
+4. **Structural diffusion and candidates**: the subgraph's PPR mass moves onto the chunks
+   its entities are grounded in (entity ↔ component edges) and joins the best hybrid
+   chunks as seeds of a second PPR over the structural layer (pages, chunks, reading
+   order, sections, captions, similarity links); a page's prior is
+   ``flat_weight`` · flat + (1 − ``flat_weight``) · diffused mass. Candidates: the anchor
+   pages plus the ``k_pages`` best pages by that prior; the subgraph's entities (≤ N_max);
+   the relations with both endpoints in it (prior = mean PPR of its endpoints), at most
+   ``RELATION_POOL`` × k_relations of them by prior.
+5. **Rerank** every candidate text against the query with the Reranker (a page's best
+   chunk; ``storage.entity_text`` "name, type, description"; ``storage.relation_text``
+   "source label target: description" — the very texts the build embedded, so offline
+   the fusion reranker takes their stored vectors and embeds nothing) and keep the mode's
    budgets k_entities / k_relations / k_pages. Final score of every candidate:
 
        score = λ · mm(rerank) + (1 − λ) · mm(graph prior),   λ = ``rerank_weight`` (0.5)
@@ -55,7 +59,7 @@ from ...types import Chunk
 from ..evidence_layer import EvidenceLayer, indexed_text, retrieval_settings
 from ..hybrid import fuse_scores
 from ..memo import cached
-from .storage import (LAYER, NS_CHUNK, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, embed_query, entity_text, parse_page_key,
+from .storage import (LAYER, NS_CHUNK, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, embed_query, entity_text, parse_page_key,
                       relation_text)
 
 if TYPE_CHECKING:
@@ -273,19 +277,46 @@ def retrieve_graph(ctx: "MethodContext", query: str, mode: str, *, k_pages: int 
     with timer.stage("rerank"):
         best = layer.best_chunks(ranking.chunk_scores)
         texts = [indexed_text(layer.chunks[best[p]]) if p in best else page_text(ctx, p) for p in pages]
-        _rerank(ctx, query, view, trace, pages, texts, page_prior, rels, rel_prior, k_pages, rerank_weight)
+        known = None
+        if getattr(ctx.models.image_embedder, "is_text_fallback", False) and \
+                hasattr(ctx.models.reranker, "rerank_with_vectors"):
+            known = ([layer.hybrid.vectors[best[p]] if p in best else None for p in pages]
+                     + [entity_index.vector(view.entities[int(n)].id) for n in trace.subgraph]
+                     + [relation_vector(view, entity_index, load_index(ctx.store, VEC_RELATION), int(r))
+                        for r in rels])
+        _rerank(ctx, query, view, trace, pages, texts, page_prior, rels, rel_prior, k_pages, rerank_weight,
+                qvec, known)
     return trace
+
+
+def relation_vector(view: GraphView, entities: VectorIndex, relations: VectorIndex, rel: int) -> np.ndarray | None:
+    """A relation's stored vector; for an unindexed one (the offline judge's bare cross-page
+    edge, "A related to B") the normalised mean of its endpoints' vectors; None if unknown."""
+    stored = relations.vector(view.relations[rel].id)
+    if stored is not None:
+        return stored
+    ends = [entities.vector(view.entities[int(n)].id) for n in view.endpoints[rel]]
+    if any(e is None for e in ends):
+        return None
+    mean = (ends[0] + ends[1]) / 2.0
+    return mean / max(float(np.linalg.norm(mean)), 1e-12)
 
 
 def _rerank(ctx: "MethodContext", query: str, view: GraphView, trace: RetrievalTrace, pages: list[PageKey],
             page_texts: list[str], page_prior: np.ndarray, rels: np.ndarray, rel_prior: np.ndarray, k_pages: int,
-            weight: float) -> None:
-    """Step 5: one reranker call over all candidates, then budgets per kind."""
+            weight: float, qvec: np.ndarray, known: list[np.ndarray | None] | None) -> None:
+    """Step 5: one reranker call over all candidates, then budgets per kind. ``known``: the
+    candidates' stored vectors (offline), so the fusion reranker embeds nothing it has."""
     settings = trace.settings
     texts = (list(page_texts)
              + [entity_text(view.entities[int(n)]) for n in trace.subgraph]
              + [_relation_text(view, int(r)) for r in rels])
-    scores = np.asarray(ctx.models.reranker.rerank(query, texts) if texts else [], dtype=np.float64)
+    if not texts:
+        scores = np.zeros(0)
+    elif known is not None:
+        scores = np.asarray(ctx.models.reranker.rerank_with_vectors(query, qvec, texts, known), dtype=np.float64)
+    else:
+        scores = np.asarray(ctx.models.reranker.rerank(query, texts), dtype=np.float64)
     n_p, n_e = len(pages), len(trace.subgraph)
     page_final = fuse(scores[:n_p], page_prior, weight)
     ent_final = fuse(scores[n_p:n_p + n_e], trace.ppr, weight)

@@ -1,0 +1,61 @@
+"""Hybrid (BM25 + dense) fusion and page scores from chunks (``methods.hybrid``,
+``methods.evidence_layer``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from docgraph.config import RetrievalSettings
+from docgraph.methods.evidence_layer import EvidenceLayer
+from docgraph.methods.hybrid import HybridIndex, fuse_scores, group_max, ranks
+from docgraph.types import Chunk
+
+
+def test_reciprocal_rank_fusion_follows_the_formula():
+    settings = RetrievalSettings()
+    sparse, dense = np.array([3.0, 0.0, 1.0]), np.array([0.1, 0.9, 0.5])
+    assert ranks(sparse, sparse > 0).tolist() == [1, np.inf, 2]
+    fused = fuse_scores(sparse, dense, settings)
+    expected = [0.5 / 61 + 0.5 / 63, 0.5 / 61, 0.5 / 62 + 0.5 / 62]
+    assert np.allclose(fused, expected)
+    assert np.argmax(fused) == 0, "first by BM25 beats first by cosine alone"
+
+
+def test_score_fusion_and_sparse_weight():
+    settings = RetrievalSettings(fusion="score", sparse_weight=1.0)
+    assert np.allclose(fuse_scores(np.array([2.0, 4.0]), np.array([0.9, 0.1]), settings), [0.0, 1.0])
+    settings = RetrievalSettings(fusion="score", sparse_weight=0.0)
+    assert np.allclose(fuse_scores(np.array([2.0, 4.0]), np.array([0.9, 0.1]), settings), [1.0, 0.0])
+
+
+def test_group_max_scores_a_page_as_its_best_chunk():
+    assert group_max(np.array([0, 0, 2]), np.array([0.2, 0.7, 0.1]), 4).tolist() == [0.7, 0.0, 0.1, 0.0]
+
+
+def _chunks():
+    texts = {("d", 1): ["intro to the report", "emissions table for 2020 scope one"],
+             ("d", 2): ["unrelated staffing numbers"], ("d", 3): ["scope one emissions fell in 2021"]}
+    return [Chunk(id=f"d:{p}:P{i}", doc_id=d, page=p, component_ids=[f"P{i}"], text=t, section_path=["Report"])
+            for (d, p), ts in texts.items() for i, t in enumerate(ts)]
+
+
+def test_a_long_page_is_found_by_its_last_chunk_and_every_page_is_ranked():
+    chunks = _chunks()
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(len(chunks), 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    settings = RetrievalSettings(flat_weight=1.0)
+    layer = EvidenceLayer.build(chunks, vectors, settings, extra_pages=[("d", 9)])
+    query_vec = vectors[1]  # the second chunk of page 1
+    ranking = layer.rank_pages("scope one emissions 2020", query_vec, settings)
+    top = [p for p, _ in ranking.top()]
+    assert top[0] == ("d", 1) and set(top) == {("d", 1), ("d", 2), ("d", 3), ("d", 9)}
+    diffused = layer.rank_pages("scope one emissions 2020", query_vec, RetrievalSettings())
+    assert diffused.diffused.max() == 1.0 and np.all(diffused.final <= 1.0)
+    assert layer.chunk_rows("d", 1, ["P1"]) == [layer.chunks.index(chunks[1])]
+
+
+def test_hybrid_index_signals():
+    index = HybridIndex.build(["red apples", "green pears"], np.eye(2, dtype=np.float32))
+    assert index.scores("apples", np.array([0.0, 1.0]), RetrievalSettings(), "sparse")[1] == 0
+    assert index.scores("apples", np.array([0.0, 1.0]), RetrievalSettings(), "dense").tolist() == [0.0, 1.0]
