@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 DATA = ROOT.parent / "shared" / "data" / "mmlongbench_doc"
 DEFAULT_WORKSPACE = ROOT / "benchmarks" / ".work" / "mmlongbench"
-KG4VD_STAGES = ("analyzer", "page_retrieval", "entity_retrieval", "subgraph_ppr", "rerank")
+KG4VD_STAGES = ("analyzer", "page_retrieval", "entity_retrieval", "subgraph_ppr", "structure_diffusion", "rerank")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -132,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="KG4VD mode for every question (default: the analyzer decides)")
     parser.add_argument("--limit-questions", type=int, default=None, help="only the first N questions")
     parser.add_argument("--json", metavar="OUT", help="also write the raw samples here")
+    parser.add_argument("--as-is", action="store_true",
+                        help="use --workspace as it is (e.g. a packed eval corpus): add and build nothing, ask "
+                             "every MMLongBench-Doc question")
     args = parser.parse_args(argv)
 
     from docgraph import Workspace
@@ -144,8 +147,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipping {m}: not a registered method (available: {', '.join(sorted(known))})", file=sys.stderr)
     pdfs = select_documents(args.limit_docs)
     with Workspace(args.workspace) as ws:
-        spent = prepare(ws, pdfs, methods)
-        questions = questions_for(ws, pdfs)[: args.limit_questions]
+        if args.as_is:
+            from docgraph.eval.loaders.mmlongbench import load_mmlongbench
+
+            pdfs = [Path(d.path) for d in ws.documents()]
+            spent = {}
+            questions = [item.question for item in load_mmlongbench(DATA).items][: args.limit_questions]
+        else:
+            spent = prepare(ws, pdfs, methods)
+            questions = questions_for(ws, pdfs)[: args.limit_questions]
         pages = sum(d.page_count for d in ws.documents() if Path(d.path).name in {p.name for p in pdfs})
         print(f"\n{len(pdfs)} documents, {pages} pages, {len(questions)} questions; workspace {ws.root}")
         print("prepare: " + ", ".join(f"{k} {v:.1f}s" for k, v in spent.items()))

@@ -19,6 +19,17 @@ import sys
 import time
 from pathlib import Path
 
+ABLATIONS = {  # name -> [retrieval] settings (issue 12, item 7); builds are shared with the default run
+    "flat-only": {"flat_weight": 1.0},
+    "graph-only": {"flat_weight": 0.0},
+    "no-structure": {"structure": False},
+    "dense-seeds": {"seeds": "dense"},
+    "no-graph-seeds": {"graph_seed_share": 0.0},
+    **{f"no-{edge}": {"edges": {edge: 0.0}}
+       for edge in ("contains", "next_chunk", "next_page", "section", "caption", "similar", "entity")},
+}
+ABLATED_METHODS = ("kg4vd", "hvm")
+
 SETS = {  # name -> (benchmark, data folder, packed)
     "mmlongbench": ("mmlongbench", "mmlongbench_doc", False),
     "mmlongbench-packed": ("mmlongbench", "mmlongbench_doc", True),
@@ -39,7 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=str(repo.parent / "shared" / "data"))
     parser.add_argument("--out", default="results/retrieval")
     parser.add_argument("--workspace-root", default="results/eval-corpora")
-    parser.add_argument("--methods", default="bm25,dense,pages,hipporag,kg4vd,hvm")
+    parser.add_argument("--methods", default="bm25,dense,hybrid,pages,hipporag,kg4vd,hvm")
+    parser.add_argument("--ablations", default="",
+                        help=f"comma-separated ablations of kg4vd and hvm to add as rows ({', '.join(ABLATIONS)}, "
+                             "or 'all'); each runs with its [retrieval] settings into <out>/ablations/<name>")
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--report-only", action="store_true",
@@ -64,10 +78,40 @@ def main(argv: list[str] | None = None) -> int:
         sections += [result.markdown, f"({time.perf_counter() - started:.0f} s this run; "
                                       f"{result.questions_run} questions run, {result.questions_skipped} resumed)", ""]
         print(result.markdown, flush=True)
+        ablated = [m for m in methods if m in ABLATED_METHODS]
+        names = list(ABLATIONS) if args.ablations == "all" else [a for a in args.ablations.split(",") if a]
+        if ablated and names:
+            rows = ablation_rows(result.summary, ablated, names, lambda overrides, sub: run_eval(EvalOptions(
+                benchmark=benchmark, path=Path(args.data) / folder, methods=ablated, out=out / "ablations" / sub,
+                workspace_root=Path(args.workspace_root), limit=args.limit, retrieval_only=True, packed=packed,
+                settings=load_settings(None, overrides={"retrieval": overrides}), progress=TerminalProgress,
+                report_only=args.report_only)))
+            sections += [f"#### {name}: ablations (`--ablations {','.join(names)}`)", "", *rows, ""]
+            print("\n".join(rows), flush=True)
     out.mkdir(parents=True, exist_ok=True)
     (out / "retrieval.md").write_text("\n".join(sections) + "\n", encoding="utf-8")
     print(f"wrote {out / 'retrieval.md'}")
     return 0
+
+
+def ablation_rows(summary: dict, methods: list[str], names: list[str], run) -> list[str]:
+    """A Markdown table: each ablated method's default row, then one row per ablation
+    (``run(overrides, subfolder)`` evaluates it), with the same recall columns."""
+    ks = summary.get("ks") or [1, 5, 10]
+    head = ["ablation", "method", *[f"recall@{k}" for k in ks], "mrr"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def row(label: str, method: str, values: dict) -> str:
+        cells = [f"{100 * values.get(f'recall@{k}', float('nan')):.1f}" for k in ks]
+        return f"| {label} | {method} | " + " | ".join(cells) + f" | {100 * values.get('mrr', float('nan')):.1f} |"
+
+    for method in methods:
+        lines.append(row("(default)", method, summary["methods"].get(method, {})))
+    for name in names:
+        result = run(ABLATIONS[name], name)
+        for method in methods:
+            lines.append(row(name, method, result.summary["methods"].get(method, {})))
+    return lines
 
 
 if __name__ == "__main__":
