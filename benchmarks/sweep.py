@@ -7,7 +7,8 @@ Reads the corpus workspaces that ``benchmarks/retrieval.py`` (or ``docgraph eval
 under ``--workspace-root``; builds nothing (a corpus or method not built is skipped and
 named). For every combination of the ``--grid`` values (any ``RetrievalSettings`` field;
 ``edges.<type>`` for an edge weight) it retrieves every question with every method and
-prints recall@1/5/10 and MRR (passage recall@2/5 for multi-hop sets). Development data
+prints recall@1/5/10 and MRR (passage recall@2/5 for multi-hop sets). ``METHOD:OPTION``
+grid names are per-call options of one method (e.g. ``kg4vd:rerank_weight=0,0.5``). Development data
 only: the shared sets are what the defaults may be tuned on.
 """
 
@@ -90,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
             doc_names = {d.id: spec.doc_names[Path(d.path).name] for d in ws.documents()
                          if Path(d.path).name in spec.doc_names}
             base = ws.settings.retrieval
-            for v, overrides in enumerate(variants):
+            for v, variant in enumerate(variants):
+                overrides = {k: val for k, val in variant.items() if ":" not in k}
                 ws.settings.retrieval = apply(base, overrides)
                 for method in methods:
                     if not ws.status().get(method, {}).get("built_pages"):
@@ -101,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
                             [f"{d}|{p}" for d, p in item.gold_pages]
                         if not gold:
                             continue
-                        evidence = ws.retrieve(item.question, method=method)
+                        options = {k.split(":", 1)[1]: val for k, val in variant.items()
+                                   if k.startswith(f"{method}:")}
+                        evidence = ws.retrieve(item.question, method=method, **options)
                         keys, _ = evidence_keys(ranked_pages(evidence), doc_names, spec.level, spec.page_passages)
                         results.setdefault((v, method), []).append((keys, gold))
     ks = (2, 5) if specs and specs[0].level == "passage" else (1, 5, 10)

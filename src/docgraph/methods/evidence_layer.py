@@ -5,7 +5,11 @@ vectors) into a ``HybridIndex`` and a ``graph.structure.StructureGraph`` (pages,
 containment, reading order, sections, captions, similarity links). ``rank_pages`` then
 scores every page of the corpus for a query:
 
-1. **flat**: the page's best fused chunk score (``methods.hybrid``);
+1. **flat**: reciprocal-rank fusion of the page ranked by its best hybrid chunk
+   (``methods.hybrid``), by BM25 over the whole page (``page_sparse``; a question whose
+   terms are spread over a page), by a page vector when the caller has a real one, and
+   by the question's explicit references ("figure 3", "slide 14": ``references``,
+   ``methods.references``);
 2. **seeds**: the ``seed_chunks`` best chunks by the ``seeds`` signal (hybrid, or dense
    for the ablation), weighted by that score, mixed with the method's own graph seeds
    (entity PPR mass or concept evidence projected onto the chunks they are grounded in;
@@ -30,7 +34,9 @@ from ..graph.structure import ChunkLayout, StructureGraph, build_structure, diff
 from ..models.rerank import minmax
 from ..types import Chunk
 from .chunking import chunk_context
-from .hybrid import HybridIndex, fuse_scores, group_max
+from ..models.bm25 import BM25
+from .hybrid import HybridIndex, group_max, rank_fusion, ranks
+from .references import LabelIndex, query_references
 
 PageKey = tuple[str, int]
 _CAPTION = re.compile(r"^C\d+$")
@@ -84,6 +90,8 @@ class EvidenceLayer:
     hybrid: HybridIndex
     graph: StructureGraph
     component_chunk: dict[tuple[str, int, str], int]
+    page_bm25: BM25                         # BM25 over whole pages (their chunks' indexed texts)
+    labels: LabelIndex
 
     @classmethod
     def build(cls, chunks: Sequence[Chunk], vectors: np.ndarray, settings: RetrievalSettings,
@@ -109,9 +117,14 @@ class EvidenceLayer:
         graph = build_structure(layout, settings.edges, vectors if len(vectors) else None,
                                 similar_top_k=settings.similar_top_k, similar_threshold=settings.similar_threshold)
         component_chunk = {(c.doc_id, c.page, cid): row for row, c in enumerate(chunks) for cid in c.component_ids}
-        return cls(chunks=chunks, source_rows=np.asarray(order, dtype=np.int64), pages=pages, page_position=page_position, chunk_page=chunk_page,
-                   hybrid=HybridIndex.build([indexed_text(c) for c in chunks], vectors), graph=graph,
-                   component_chunk=component_chunk)
+        texts = [indexed_text(c) for c in chunks]
+        page_texts: list[list[str]] = [[] for _ in pages]
+        for row, text in enumerate(texts):
+            page_texts[chunk_page[row]].append(text)
+        return cls(chunks=chunks, source_rows=np.asarray(order, dtype=np.int64), pages=pages,
+                   page_position=page_position, chunk_page=chunk_page, hybrid=HybridIndex.build(texts, vectors),
+                   graph=graph, component_chunk=component_chunk,
+                   page_bm25=BM25(["\n".join(t) for t in page_texts]), labels=LabelIndex.build(chunks))
 
     def chunk_rows(self, doc_id: str, page: int, component_ids: Sequence[str]) -> list[int]:
         """Rows of the chunks holding any of the components (grounding of an entity mention)."""
@@ -125,11 +138,36 @@ class EvidenceLayer:
         per page, e.g. a page-image vector) is rank-fused in when given."""
         n_pages = len(self.pages)
         fused = self.hybrid.scores(query, qvec, settings)
-        flat = group_max(self.chunk_page, fused, n_pages) if n_pages else np.zeros(0)
-        if page_dense is not None and n_pages:
-            flat = fuse_scores(flat, page_dense, settings) if len(self.chunks) else np.asarray(page_dense, float)
+        if not n_pages:
+            return PageRanking(self.pages, np.zeros(0), np.zeros(0), np.zeros(0), fused)
+        lists = [(group_max(self.chunk_page, fused, n_pages), False)] if len(self.chunks) else []
+        if page_dense is not None:
+            lists.append((np.asarray(page_dense, dtype=np.float64), False))
+        if settings.page_sparse and len(self.chunks):
+            lists.append((self.page_bm25.scores(query), True))
+        flat = rank_fusion(lists, settings.rrf_k, n_pages)
+        if settings.references:
+            referenced = self.referenced_pages(query)
+            if referenced.any():
+                flat = flat + 1.0 / (settings.rrf_k + ranks(referenced, referenced > 0))
         flat = minmax(flat)
         return PageRanking(self.pages, flat, np.zeros(n_pages), flat, fused)
+
+    def referenced_pages(self, query: str) -> np.ndarray:
+        """Per page: how strongly the question's explicit references point at it (0: not at all;
+        ``methods.references``) — the page a referenced figure/table is on, or page/slide N of
+        each document; earlier references weigh more."""
+        out = np.zeros(len(self.pages))
+        for i, (kind, number) in enumerate(query_references(query)):
+            weight = 1.0 / (1 + i)
+            if kind == "page":
+                for p, (_, n) in enumerate(self.pages):
+                    if n == number:
+                        out[p] = max(out[p], weight)
+            else:
+                for row in self.labels.rows((kind, number)):
+                    out[self.chunk_page[row]] = max(out[self.chunk_page[row]], weight)
+        return out
 
     def propagate(self, query: str, qvec: np.ndarray, flat: PageRanking, settings: RetrievalSettings,
                   graph_seeds: np.ndarray | None = None) -> PageRanking:

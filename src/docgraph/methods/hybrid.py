@@ -90,6 +90,16 @@ class HybridIndex:
         return fuse_scores(self.sparse(query), self.dense(qvec), settings)
 
 
+def rank_fusion(score_lists: Sequence[tuple[np.ndarray, bool]], k: int, n: int) -> np.ndarray:
+    """Σ 1/(k + rank) over ``(scores, sparse)`` lists of ``n`` entries (ranks 1-based); in a
+    sparse list an entry scoring ≤ 0 (a BM25 non-match) gets nothing from it."""
+    out = np.zeros(n)
+    for scores, sparse in score_lists:
+        scores = np.asarray(scores, dtype=np.float64)
+        out += 1.0 / (k + ranks(scores, scores > 0 if sparse else None))
+    return out
+
+
 def group_max(groups: np.ndarray, scores: np.ndarray, n_groups: int, empty: float = 0.0) -> np.ndarray:
     """The best score of each group (``groups[i]`` is unit i's group); ``empty`` for none."""
     out = np.full(n_groups, -np.inf)
