@@ -59,3 +59,25 @@ def test_hybrid_index_signals():
     index = HybridIndex.build(["red apples", "green pears"], np.eye(2, dtype=np.float32))
     assert index.scores("apples", np.array([0.0, 1.0]), RetrievalSettings(), "sparse")[1] == 0
     assert index.scores("apples", np.array([0.0, 1.0]), RetrievalSettings(), "dense").tolist() == [0.0, 1.0]
+
+
+def test_questions_resolve_figure_table_and_page_references():
+    from docgraph.methods.references import LabelIndex, query_references
+
+    assert query_references("In figure 3, how many icons? See Fig. 3 and Table 2 on slide 14") == [
+        ("figure", 3), ("table", 2), ("page", 14)]
+    assert query_references("How many figures are there?") == []
+    chunks = [Chunk(id="d:1:P0", doc_id="d", page=1, component_ids=["P0"], text="As Figure 3 shows, icons vary."),
+              Chunk(id="d:2:C0", doc_id="d", page=2, component_ids=["C0"], text="Figure 3: The icon set.\nmore"),
+              Chunk(id="d:3:P0", doc_id="d", page=3, component_ids=["P0"], text="Table 2 compares; see Figure 4")]
+    labels = LabelIndex.build(chunks)
+    assert labels.rows(("figure", 3)) == [1], "the caption line defines the figure; a mention does not"
+    assert labels.rows(("figure", 4)) == [2], "a label no caption defines falls back to its mentions"
+    vectors = np.eye(3, dtype=np.float32)
+    layer = EvidenceLayer.build(chunks, vectors, RetrievalSettings())
+    assert layer.referenced_pages("what is in figure 3?").tolist() == [0.0, 1.0, 0.0]
+    assert layer.referenced_pages("how many colors are on page 3").tolist() == [0.0, 0.0, 1.0]
+    flat = layer.flat("what icons are in figure 3?", vectors[0], RetrievalSettings(page_sparse=False))
+    assert flat.top(1)[0][0] == ("d", 2), "the referenced figure's page comes first"
+    off = layer.flat("what icons are in figure 3?", vectors[0], RetrievalSettings(page_sparse=False, references=False))
+    assert off.top(1)[0][0] == ("d", 1)
