@@ -44,6 +44,28 @@ def test_fusion_reranker_on_real_paragraphs(paragraph, e5):
     assert bm25_only.rerank("errata suggestions", docs)[0] == pytest.approx(1.0)
 
 
+def test_fusion_reranker_takes_stored_vectors_and_embeds_only_the_rest(paragraph, e5):
+    docs = [paragraph("rigorous review process"), paragraph("Julie C. Tatlock"),
+            paragraph("Creative Commons Attribution")]
+    question = "Who chairs the history department at Mount Mary University?"
+    reranker = FusionReranker(e5, bm25_weight=0.3)
+    stored = e5.embed_passages(docs)
+    calls = []
+
+    class Counting:
+        model, dim = e5.model, e5.dim
+
+        def embed_passages(self, texts):
+            calls.append(list(texts))
+            return e5.embed_passages(texts)
+
+    counted = FusionReranker(Counting(), bm25_weight=0.3)
+    qvec = e5.embed_queries([question])[0]
+    with_vectors = counted.rerank_with_vectors(question, qvec, docs, [stored[0], None, stored[2]])
+    assert calls == [[docs[1]]], "only the document without a stored vector is embedded"
+    assert with_vectors == pytest.approx(reranker.rerank(question, docs), abs=1e-5)
+
+
 def test_rerank_endpoint_maps_scores_back_to_input_order(openai_stub, tmp_path):
     hub = make_hub(stub_settings(openai_stub, rerank=True), tmp_path / "ws")
     reranker = hub.reranker
