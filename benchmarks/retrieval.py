@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     repo = Path(__file__).resolve().parents[1]
     sys.path.insert(0, str(repo / "src"))
     from docgraph.config import load_settings
+    from docgraph.eval.loaders import load_benchmark
     from docgraph.eval.runner import EvalOptions, run_eval
     from docgraph.methods.base import available_methods
     from docgraph.progress import TerminalProgress
@@ -56,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
                              "or 'all'); each runs with its [retrieval] settings into <out>/ablations/<name>")
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--max-doc-pages", type=int, default=None,
+                        help="leave out questions about documents longer than this (a quicker development subset)")
     parser.add_argument("--report-only", action="store_true",
                         help="build and ask nothing: the tables from the records already in --out")
     args = parser.parse_args(argv)
@@ -71,8 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in [s for s in args.sets.split(",") if s]:
         benchmark, folder, packed = SETS[name]
         started = time.perf_counter()
+        loaded = short_documents(load_benchmark(benchmark, Path(args.data) / folder), args.max_doc_pages)
         result = run_eval(EvalOptions(
-            benchmark=benchmark, path=Path(args.data) / folder, methods=methods, out=out,
+            benchmark=benchmark, path=Path(args.data) / folder, methods=methods, out=out, loaded=loaded,
             workspace_root=Path(args.workspace_root), limit=args.limit, retrieval_only=True, packed=packed,
             settings=load_settings(None), progress=TerminalProgress, report_only=args.report_only))
         sections += [result.markdown, f"({time.perf_counter() - started:.0f} s this run; "
@@ -83,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         if ablated and names:
             rows = ablation_rows(result.summary, ablated, names, lambda overrides, sub: run_eval(EvalOptions(
                 benchmark=benchmark, path=Path(args.data) / folder, methods=ablated, out=out / "ablations" / sub,
+                loaded=loaded,
                 workspace_root=Path(args.workspace_root), limit=args.limit, retrieval_only=True, packed=packed,
                 settings=load_settings(None, overrides={"retrieval": overrides}), progress=TerminalProgress,
                 report_only=args.report_only)))
@@ -92,6 +97,14 @@ def main(argv: list[str] | None = None) -> int:
     (out / "retrieval.md").write_text("\n".join(sections) + "\n", encoding="utf-8")
     print(f"wrote {out / 'retrieval.md'}")
     return 0
+
+
+def short_documents(bench, max_pages: int | None):
+    """``bench`` without the questions about documents longer than ``max_pages`` (None: all)."""
+    if max_pages is None or not bench.page_counts:
+        return bench
+    keep = [i for i in bench.items if all(bench.page_counts.get(d, 0) <= max_pages for d in i.doc_ids)]
+    return bench.model_copy(update={"items": keep})
 
 
 def ablation_rows(summary: dict, methods: list[str], names: list[str], run) -> list[str]:

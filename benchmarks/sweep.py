@@ -69,11 +69,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workspace-root", default="results/eval-corpora")
     parser.add_argument("--methods", default="hybrid,kg4vd,hvm")
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--max-doc-pages", type=int, default=None,
+                        help="leave out questions about documents longer than this")
     parser.add_argument("--grid", action="append", default=[], help="FIELD=v1,v2 (repeatable)")
     args = parser.parse_args(argv)
 
     benchmark, folder, packed = SETS[args.set]
     bench = load_benchmark(benchmark, Path(args.data) / folder)
+    if args.max_doc_pages is not None and bench.page_counts:
+        bench = bench.model_copy(update={"items": [i for i in bench.items if all(
+            bench.page_counts.get(d, 0) <= args.max_doc_pages for d in i.doc_ids)]})
     items = bench.items[:args.limit] if args.limit else list(bench.items)
     options = EvalOptions(benchmark=benchmark, path=Path(args.data) / folder, methods=[], out=Path("."),
                           workspace_root=Path(args.workspace_root), packed=packed, retrieval_only=True)

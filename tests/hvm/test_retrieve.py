@@ -111,11 +111,15 @@ def test_defaults_follow_the_long_reports_profile(ctx):
     # 5 text / 3 table (c11 cut) / 2 image (c12, c13 cut), sections in that order
     assert ids(ev) == ["c06", "c01", "c02", "c14", "c03", "c09", "c10", "c19", "c04"]
     assert [sc.chunk.modality for sc in ev.chunks] == ["text"] * 4 + ["table"] * 3 + ["image"] * 2
-    # pages: every page ranked to the page budget (not only those of the chosen chunks); the
-    # graph's evidence (alpha's chunks) lifts c01's page over c06's, the best flat page
+    # pages: every page ranked to the page budget (not only those of the chosen chunks)
     assert len(ev.pages) == 10 and {CHUNKS_PAGE[c] for c in ("c06", "c01")} <= {p.page for p in ev.pages[:3]}
     assert CHUNKS_PAGE["c19"] in {p.page for p in ev.pages}
-    assert ev.pages[0].page == CHUNKS_PAGE["c01"]
+    # with more weight on the diffusion, the graph's evidence (alpha's chunks, B_graph) lifts
+    # c01's page over c06's, the best flat page
+    graph_heavy = ctx.settings.model_copy(deep=True)
+    graph_heavy.retrieval.flat_weight = 0.3
+    lifted = retrieve(MethodContext(store=ctx.store, settings=graph_heavy, models=ctx.models, root=ctx.root), "q")
+    assert lifted.pages[0].page == CHUNKS_PAGE["c01"]
     assert set(ev.timings) >= {"embed", "anchors", "propagate", "evidence", "pages", "retrieve"}
 
 
