@@ -122,6 +122,19 @@ def test_scripted_loop_adds_replaces_deletes_masks_and_stops(stub, wh_workspace)
     assert set(st.load_entities(ws.store)) == set(ws.store.load_vectors(st.VEC_ENTITY)[0])
     assert len(ws.store.load_vectors(st.VEC_PAGE)[0]) == 5
 
+    # the structural layer stands under the model-built graph too: chunks of every page, each
+    # entity grounded in the chunks holding its cited components, hybrid seeds and diffusion
+    from docgraph.methods.kg4vd.retrieval import load_layer, retrieve_graph
+    from docgraph.methods.vector_index import load_index
+
+    layer = load_layer(ws.context(), load_index(ws.store, st.VEC_PAGE))
+    assert {p for _, p in layer.pages} == {1, 2, 3, 4, 5} and ws.store.count_records(st.NS_CHUNK) == len(layer.chunks)
+    ann = next(e for e in entities.values() if e.name == "Ann Kordas")
+    assert layer.chunk_rows(ann.mentions[0].doc_id, PAGE, ann.mentions[0].component_ids)
+    trace = retrieve_graph(ws.context(), "Where did Ann Kordas earn her JD?", "local")
+    assert trace.pages[0].page == PAGE and "structure_diffusion" in trace.timings
+    assert "Ann Kordas" in {view_name for view_name in (s.entity.name for s in trace.entities)}
+
     # a finished build is not redone: no model call at all
     calls = stub.count("/chat/completions")
     again = ws.build("kg4vd")
