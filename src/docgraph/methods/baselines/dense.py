@@ -20,7 +20,10 @@ VECTOR_NAMESPACE = "dense.chunk"
 
 @register("dense")
 class DenseBaseline(ChunkBaseline):
+    """Chunk vectors under ``vector_namespace``; subclasses (``hybrid``) rank them otherwise."""
+
     name = "dense"
+    vector_namespace = VECTOR_NAMESPACE
 
     def index_chunks(self, ctx: MethodContext, doc: Document, chunks: list[Chunk],
                      settings: BaselineSettings) -> dict[str, Any]:
@@ -28,17 +31,17 @@ class DenseBaseline(ChunkBaseline):
             return {"vectors": 0}
         embedder = ctx.models.text_embedder
         matrix = embed_chunks(ctx, chunks)
-        write_vectors(ctx.store, VECTOR_NAMESPACE, [c.id for c in chunks], matrix, embedder.model,
+        write_vectors(ctx.store, self.vector_namespace, [c.id for c in chunks], matrix, embedder.model,
                       [doc.id] * len(chunks))
         return {"vectors": len(chunks)}
 
     def drop_document(self, ctx: MethodContext, doc_id: str) -> None:
         super().drop_document(ctx, doc_id)
-        delete_vectors(ctx.store, VECTOR_NAMESPACE, doc_id=doc_id)
+        delete_vectors(ctx.store, self.vector_namespace, doc_id=doc_id)
 
     def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],
              settings: BaselineSettings) -> list[tuple[int, float]]:
-        index = load_index(ctx.store, VECTOR_NAMESPACE)
+        index = load_index(ctx.store, self.vector_namespace)
         if not len(index):
             return []
         position = {c.id: i for i, c in enumerate(chunks)}

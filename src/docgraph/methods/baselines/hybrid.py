@@ -1,45 +1,31 @@
 """``hybrid``: BM25 and dense chunk retrieval fused — the strongest flat retriever.
 
-The same chunks and chunk vectors as ``dense`` (the shared embedding cache makes a
-``hybrid`` build after ``dense`` nearly free), scored by ``methods.hybrid.fuse_scores``
-with the ``[retrieval]`` settings (reciprocal-rank fusion by default); a page scores as
-its best chunk. Every graph method is measured against max(bm25, dense, pages, hybrid).
+The chunks and chunk vectors of ``dense`` (its indexing, under ``hybrid.chunk``; the
+shared embedding cache makes a ``hybrid`` build after ``dense`` nearly free), scored by
+``methods.hybrid.fuse_scores`` with the ``[retrieval]`` settings (reciprocal-rank fusion
+by default); a page scores as its best chunk. Every graph method is measured against
+max(bm25, dense, pages, hybrid).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from ...types import Chunk, Document
+from ...types import Chunk
 from ..base import MethodContext, register
 from ..evidence_layer import retrieval_settings
 from ..hybrid import HybridIndex
-from ..vector_index import delete_vectors, load_index, write_vectors
-from .common import ChunkBaseline, cached, embed_chunks, indexed_text
+from ..vector_index import load_index
+from .common import cached, indexed_text
+from .dense import DenseBaseline
 from .settings import BaselineSettings
-
-VECTOR_NAMESPACE = "hybrid.chunk"
 
 
 @register("hybrid")
-class HybridBaseline(ChunkBaseline):
+class HybridBaseline(DenseBaseline):
     name = "hybrid"
-
-    def index_chunks(self, ctx: MethodContext, doc: Document, chunks: list[Chunk],
-                     settings: BaselineSettings) -> dict[str, Any]:
-        if not chunks:
-            return {"vectors": 0}
-        matrix = embed_chunks(ctx, chunks)
-        write_vectors(ctx.store, VECTOR_NAMESPACE, [c.id for c in chunks], matrix, ctx.models.text_embedder.model,
-                      [doc.id] * len(chunks))
-        return {"vectors": len(chunks)}
-
-    def drop_document(self, ctx: MethodContext, doc_id: str) -> None:
-        super().drop_document(ctx, doc_id)
-        delete_vectors(ctx.store, VECTOR_NAMESPACE, doc_id=doc_id)
+    vector_namespace = "hybrid.chunk"
 
     def _index(self, ctx: MethodContext, chunks: list[Chunk]) -> tuple[HybridIndex, list[int]]:
-        vectors = load_index(ctx.store, VECTOR_NAMESPACE)
+        vectors = load_index(ctx.store, self.vector_namespace)
         rows = [i for i, c in enumerate(chunks) if c.id in vectors.position]
         matrix = vectors.matrix[[vectors.position[chunks[i].id] for i in rows]] if rows else vectors.matrix[:0]
         return HybridIndex.build([indexed_text(chunks[i]) for i in rows], matrix), rows
