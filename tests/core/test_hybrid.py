@@ -77,7 +77,7 @@ def test_questions_resolve_figure_table_and_page_references():
     layer = EvidenceLayer.build(chunks, vectors, RetrievalSettings())
     assert layer.referenced_pages("what is in figure 3?").tolist() == [0.0, 1.0, 0.0]
     assert layer.referenced_pages("how many colors are on page 3").tolist() == [0.0, 0.0, 1.0]
-    flat = layer.flat("what icons are in figure 3?", vectors[0], RetrievalSettings(page_sparse=False))
+    flat = layer.flat("what icons are in figure 3?", vectors[0], RetrievalSettings(page_sparse=0))
     assert flat.top(1)[0][0] == ("d", 2), "the referenced figure's page comes first"
-    off = layer.flat("what icons are in figure 3?", vectors[0], RetrievalSettings(page_sparse=False, references=False))
+    off = layer.flat("what icons are in figure 3?", vectors[0], RetrievalSettings(page_sparse=0, references=False))
     assert off.top(1)[0][0] == ("d", 1)

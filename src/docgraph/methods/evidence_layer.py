@@ -6,7 +6,7 @@ containment, reading order, sections, captions, similarity links). ``rank_pages`
 scores every page of the corpus for a query:
 
 1. **flat**: reciprocal-rank fusion of the page ranked by its best hybrid chunk
-   (``methods.hybrid``), by BM25 over the whole page (``page_sparse``; a question whose
+   (``methods.hybrid``), by BM25 over the whole page (weight ``page_sparse``; a question whose
    terms are spread over a page), by a page vector when the caller has a real one, and
    by the question's explicit references ("figure 3", "slide 14": ``references``,
    ``methods.references``);
@@ -140,11 +140,11 @@ class EvidenceLayer:
         fused = self.hybrid.scores(query, qvec, settings)
         if not n_pages:
             return PageRanking(self.pages, np.zeros(0), np.zeros(0), np.zeros(0), fused)
-        lists = [(group_max(self.chunk_page, fused, n_pages), False)] if len(self.chunks) else []
+        lists = [(group_max(self.chunk_page, fused, n_pages), False, 1.0)] if len(self.chunks) else []
         if page_dense is not None:
-            lists.append((np.asarray(page_dense, dtype=np.float64), False))
-        if settings.page_sparse and len(self.chunks):
-            lists.append((self.page_bm25.scores(query), True))
+            lists.append((np.asarray(page_dense, dtype=np.float64), False, 1.0))
+        if settings.page_sparse > 0 and len(self.chunks):
+            lists.append((self.page_bm25.scores(query), True, settings.page_sparse))
         flat = rank_fusion(lists, settings.rrf_k, n_pages)
         if settings.references:
             referenced = self.referenced_pages(query)

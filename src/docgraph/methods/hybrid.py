@@ -90,13 +90,13 @@ class HybridIndex:
         return fuse_scores(self.sparse(query), self.dense(qvec), settings)
 
 
-def rank_fusion(score_lists: Sequence[tuple[np.ndarray, bool]], k: int, n: int) -> np.ndarray:
-    """Σ 1/(k + rank) over ``(scores, sparse)`` lists of ``n`` entries (ranks 1-based); in a
-    sparse list an entry scoring ≤ 0 (a BM25 non-match) gets nothing from it."""
+def rank_fusion(score_lists: Sequence[tuple[np.ndarray, bool, float]], k: int, n: int) -> np.ndarray:
+    """Σ weight/(k + rank) over ``(scores, sparse, weight)`` lists of ``n`` entries (ranks
+    1-based); in a sparse list an entry scoring ≤ 0 (a BM25 non-match) gets nothing from it."""
     out = np.zeros(n)
-    for scores, sparse in score_lists:
+    for scores, sparse, weight in score_lists:
         scores = np.asarray(scores, dtype=np.float64)
-        out += 1.0 / (k + ranks(scores, scores > 0 if sparse else None))
+        out += weight / (k + ranks(scores, scores > 0 if sparse else None))
     return out
 
 
