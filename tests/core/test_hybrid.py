@@ -65,14 +65,15 @@ def test_questions_resolve_figure_table_and_page_references():
     from docgraph.methods.references import LabelIndex, query_references
 
     assert query_references("In figure 3, how many icons? See Fig. 3 and Table 2 on slide 14") == [
-        ("figure", 3), ("table", 2), ("page", 14)]
+        ("figure", "3"), ("table", "2"), ("page", "14")]
+    assert query_references("What does Section 3.2 of Chapter 14 say?") == [("section", "3.2"), ("chapter", "14")]
     assert query_references("How many figures are there?") == []
     chunks = [Chunk(id="d:1:P0", doc_id="d", page=1, component_ids=["P0"], text="As Figure 3 shows, icons vary."),
               Chunk(id="d:2:C0", doc_id="d", page=2, component_ids=["C0"], text="Figure 3: The icon set.\nmore"),
               Chunk(id="d:3:P0", doc_id="d", page=3, component_ids=["P0"], text="Table 2 compares; see Figure 4")]
     labels = LabelIndex.build(chunks)
-    assert labels.rows(("figure", 3)) == [1], "the caption line defines the figure; a mention does not"
-    assert labels.rows(("figure", 4)) == [2], "a label no caption defines falls back to its mentions"
+    assert labels.rows(("figure", "3")) == [1], "the caption line defines the figure; a mention does not"
+    assert labels.rows(("figure", "4")) == [2], "a label no caption defines falls back to its mentions"
     vectors = np.eye(3, dtype=np.float32)
     layer = EvidenceLayer.build(chunks, vectors, RetrievalSettings())
     assert layer.referenced_pages("what is in figure 3?").tolist() == [0.0, 1.0, 0.0]

@@ -8,7 +8,7 @@ scores every page of the corpus for a query:
 1. **flat**: reciprocal-rank fusion of the page ranked by its best hybrid chunk
    (``methods.hybrid``), by BM25 over the whole page (weight ``page_sparse``; a question whose
    terms are spread over a page), by a page vector when the caller has a real one, and
-   by the question's explicit references ("figure 3", "slide 14": ``references``,
+   by the question's explicit references ("figure 3", "Chapter 14", "slide 14": ``references``,
    ``methods.references``);
 2. **seeds**: the ``seed_chunks`` best chunks by the ``seeds`` signal (hybrid, or dense
    for the ablation), weighted by that score, mixed with the method's own graph seeds
@@ -161,8 +161,10 @@ class EvidenceLayer:
         for i, (kind, number) in enumerate(query_references(query)):
             weight = 1.0 / (1 + i)
             if kind == "page":
+                if "." in number:
+                    continue
                 for p, (_, n) in enumerate(self.pages):
-                    if n == number:
+                    if n == int(number):
                         out[p] = max(out[p], weight)
             else:
                 for row in self.labels.rows((kind, number)):

@@ -1,12 +1,13 @@
-"""Explicit references in a question: "figure 3", "Table 2", "slide 14", "page 7".
+"""Explicit references in a question: "figure 3", "Table 2", "Chapter 14", "section 3.2",
+"slide 14", "page 7".
 
 Questions about documents point at their parts by label as often as by content ("In
 figure 3, how many icons…", "How many colors are in slide 14?"), and a label is exactly
 what text similarity cannot match: the caption "Figure 3: …" shares one word with the
 question. ``query_references`` reads the labels of a question; ``LabelIndex`` knows which
-chunks *define* a label (a line that starts with it, as a caption does) and which merely
-mention it, so a reference resolves to the page a figure or table is on, and a page or
-slide number to that page of each document.
+chunks *define* a label (a line that starts with it, as a caption or a heading does) and
+which merely mention it, so a reference resolves to the page a figure, table, chapter or
+section is on, and a page or slide number to that page of each document.
 """
 
 from __future__ import annotations
@@ -17,22 +18,28 @@ from typing import Sequence
 
 from ..types import Chunk
 
-Label = tuple[str, int]  # ("figure" | "table" | "page", number)
+Label = tuple[str, str]  # (kind, number): ("figure", "3"), ("section", "3.2"), ("page", "14")
 _KINDS = {"fig": "figure", "figure": "figure", "figures": "figure", "table": "table", "tables": "table",
-          "tab": "table", "slide": "page", "slides": "page", "page": "page", "pages": "page"}
-_QUERY = re.compile(r"\b(figures?|fig|tables?|tab|slides?|pages?)\.?\s*(\d{1,4})\b", re.IGNORECASE)
-_DEFINES = re.compile(r"^\s*(figure|fig|table|tab)\.?\s*(\d{1,4})\b", re.IGNORECASE | re.MULTILINE)
+          "tab": "table", "chapter": "chapter", "chapters": "chapter", "section": "section", "sections": "section",
+          "unit": "unit", "units": "unit", "slide": "page", "slides": "page", "page": "page", "pages": "page"}
+_WORDS = r"(figures?|fig|tables?|tab|chapters?|sections?|units?|slides?|pages?)"
+_NUMBER = r"(\d{1,4}(?:\.\d{1,3})*)"
+_QUERY = re.compile(rf"\b{_WORDS}\.?\s*{_NUMBER}\b", re.IGNORECASE)
+_DEFINES = re.compile(rf"^\s*{_WORDS}\.?\s*{_NUMBER}\b", re.IGNORECASE | re.MULTILINE)
+
+
+def _label(match: re.Match) -> Label:
+    return _KINDS[match.group(1).lower()], match.group(2)
 
 
 def query_references(query: str) -> list[Label]:
     """The labels a question refers to, in order, without repeats."""
-    out = [(_KINDS[m.group(1).lower()], int(m.group(2))) for m in _QUERY.finditer(query)]
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(_label(m) for m in _QUERY.finditer(query)))
 
 
 @dataclass
 class LabelIndex:
-    """Chunk rows defining (caption lines) and mentioning each figure/table label."""
+    """Chunk rows defining (caption and heading lines) and mentioning each label but pages."""
 
     defines: dict[Label, list[int]] = field(default_factory=dict)
     mentions: dict[Label, list[int]] = field(default_factory=dict)
@@ -42,11 +49,11 @@ class LabelIndex:
         index = cls()
         for row, chunk in enumerate(chunks):
             for m in _DEFINES.finditer(chunk.text):
-                index.defines.setdefault((_KINDS[m.group(1).lower()], int(m.group(2))), []).append(row)
+                if _label(m)[0] != "page":
+                    index.defines.setdefault(_label(m), []).append(row)
             for m in _QUERY.finditer(chunk.text):
-                kind = _KINDS[m.group(1).lower()]
-                if kind != "page":
-                    index.mentions.setdefault((kind, int(m.group(2))), []).append(row)
+                if _label(m)[0] != "page":
+                    index.mentions.setdefault(_label(m), []).append(row)
         return index
 
     def rows(self, label: Label) -> list[int]:
