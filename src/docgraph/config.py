@@ -189,9 +189,9 @@ class RetrievalSettings(Section):
     """Hybrid (sparse + dense) scoring, structural diffusion and page fusion shared by the
     ``hybrid`` baseline, KG4VD and HVM (``methods.hybrid``, ``methods.evidence_layer``)."""
 
-    fusion: Literal["rrf", "score"] = Field("rrf", description="how BM25 and dense chunk scores are fused")
+    fusion: Literal["rrf", "score"] = Field("score", description="how BM25 and dense chunk scores are fused")
     rrf_k: int = Field(60, ge=1, description="reciprocal-rank fusion constant")
-    sparse_weight: float = Field(0.5, ge=0.0, le=1.0, description="BM25's share of the fused score")
+    sparse_weight: float = Field(0.3, ge=0.0, le=1.0, description="BM25's share of the fused score")
     page_sparse: float = Field(1.0, ge=0.0, description="weight of BM25 over whole pages in the flat page "
                                                         "ranking (the best-chunk ranking weighs 1; 0 = off)")
     references: bool = Field(True, description="explicit references in the question (figure 3, slide 14) "

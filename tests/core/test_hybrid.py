@@ -12,7 +12,7 @@ from docgraph.types import Chunk
 
 
 def test_reciprocal_rank_fusion_follows_the_formula():
-    settings = RetrievalSettings()
+    settings = RetrievalSettings(fusion="rrf", sparse_weight=0.5)
     sparse, dense = np.array([3.0, 0.0, 1.0]), np.array([0.1, 0.9, 0.5])
     assert ranks(sparse, sparse > 0).tolist() == [1, np.inf, 2]
     fused = fuse_scores(sparse, dense, settings)
@@ -22,6 +22,9 @@ def test_reciprocal_rank_fusion_follows_the_formula():
 
 
 def test_score_fusion_and_sparse_weight():
+    default = RetrievalSettings()
+    assert (default.fusion, default.sparse_weight) == ("score", 0.3)
+    assert np.allclose(fuse_scores(np.array([2.0, 4.0]), np.array([0.9, 0.1]), default), [0.7, 0.3])
     settings = RetrievalSettings(fusion="score", sparse_weight=1.0)
     assert np.allclose(fuse_scores(np.array([2.0, 4.0]), np.array([0.9, 0.1]), settings), [0.0, 1.0])
     settings = RetrievalSettings(fusion="score", sparse_weight=0.0)

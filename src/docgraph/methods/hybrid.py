@@ -3,13 +3,16 @@
 ``HybridIndex`` holds BM25 over the units' texts and their L2-normalised vectors (rows
 aligned); ``scores(query, qvec, settings)`` fuses the two per unit:
 
-- ``fusion = "rrf"`` (default): reciprocal-rank fusion,
+- ``fusion = "score"`` (default): ``w · mm(bm25) + (1 − w) · mm(cosine)`` with min–max
+  scaling over the units, ``w = sparse_weight`` (0.3) — the offline reranker's form.
+- ``fusion = "rrf"``: reciprocal-rank fusion,
   ``w / (k + rank_bm25) + (1 − w) / (k + rank_dense)``, ranks 1-based, a unit that shares
-  no term with the query gets no BM25 term; ``k = rrf_k`` (60), ``w = sparse_weight``.
-- ``fusion = "score"``: ``w · mm(bm25) + (1 − w) · mm(cosine)`` with min–max scaling.
+  no term with the query gets no BM25 term; ``k = rrf_k`` (60).
 
-RRF was chosen on the MMLongBench-Doc development questions (docs/methods.md): it needs
-no calibration between BM25's unbounded scores and cosines that sit in a narrow band.
+Chosen on all shared development sets together (docs/eval.md): rank fusion at w = 0.5
+helped on MMLongBench-Doc but cost 4–9 recall@5 points on HotpotQA and MuSiQue, where
+BM25 is far weaker than dense; score fusion at w = 0.3 kept MMLongBench-Doc and came
+within a point or three of dense on the multi-hop sets.
 Used by the ``hybrid`` baseline, KG4VD (page anchors, entity seeds) and HVM (chunks,
 concept anchors). ``group_max`` turns unit scores into page scores (a page scores as its
 best unit, so a long page is found by its last paragraph too).
