@@ -202,7 +202,7 @@ class RetrievalSettings(Section):
     restart: float = Field(0.5, gt=0.0, le=1.0, description="restart probability of the structural diffusion")
     graph_seed_share: float = Field(0.3, ge=0.0, le=1.0,
                                     description="share of the seed mass from the method's own graph")
-    flat_weight: float = Field(0.9, ge=0.0, le=1.0,
+    flat_weight: float = Field(0.8, ge=0.0, le=1.0,
                                description="final page score = w * flat hybrid + (1 - w) * diffused (1 = flat only)")
     similar_top_k: int = Field(5, ge=0, description="similarity links per chunk (other pages)")
     similar_threshold: float = Field(0.85, ge=-1.0, le=1.0, description="least cosine of a similarity link")
