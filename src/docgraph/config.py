@@ -192,8 +192,9 @@ class RetrievalSettings(Section):
     fusion: Literal["rrf", "score"] = Field("score", description="how BM25 and dense chunk scores are fused")
     rrf_k: int = Field(60, ge=1, description="reciprocal-rank fusion constant")
     sparse_weight: float = Field(0.3, ge=0.0, le=1.0, description="BM25's share of the fused score")
-    page_sparse: float = Field(1.0, ge=0.0, description="weight of BM25 over whole pages in the flat page "
-                                                        "ranking (the best-chunk ranking weighs 1; 0 = off)")
+    page_sparse: float = Field(0.0, ge=0.0, description="weight of BM25 over whole pages in the flat page "
+                                                        "ranking (the best-chunk ranking weighs 1; 0 = off: it "
+                                                        "gains on long pages, loses where a page is one passage)")
     references: bool = Field(True, description="explicit references in the question (figure 3, slide 14) "
                                                "rank the pages they point at")
     seeds: Literal["hybrid", "dense"] = Field("hybrid", description="chunk/entity/concept scores that seed the graph")
