@@ -6,7 +6,7 @@ containment, reading order, sections, captions, similarity links). ``rank_pages`
 scores every page of the corpus for a query:
 
 1. **flat**: reciprocal-rank fusion of the page ranked by its best hybrid chunk
-   (``methods.hybrid``), by BM25 over the whole page (weight ``page_sparse``; a question whose
+   (``methods.hybrid``), by BM25 over the whole page (weight ``page_sparse``, off by default; a question whose
    terms are spread over a page), by a page vector when the caller has a real one, and
    by the question's explicit references ("figure 3", "Chapter 14", "slide 14": ``references``,
    ``methods.references``);
