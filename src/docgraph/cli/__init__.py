@@ -35,7 +35,20 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         module.register(subparsers)
+    _accept_workspace_anywhere(subparsers)
     return parser
+
+
+def _accept_workspace_anywhere(subparsers: argparse._SubParsersAction) -> None:
+    """``--workspace DIR`` after the command too (``docgraph add f.pdf --workspace ws/``), as
+    the README writes it; given there it wins over one before the command."""
+    for sub in set(subparsers.choices.values()):
+        if not any("--workspace" in action.option_strings for action in sub._actions):
+            sub.add_argument("--workspace", "-w", default=argparse.SUPPRESS,
+                             help="workspace folder (also accepted before the command)")
+        for action in sub._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _accept_workspace_anywhere(action)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
