@@ -22,7 +22,6 @@ import re
 import time
 from abc import ABC, abstractmethod
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -30,7 +29,6 @@ import numpy as np
 from ...models.base import ImagePart, user
 from ...progress import Progress
 from ...prompts import render_prompt
-from ...store.base import Store
 from ...types import Answer, Chunk, Document, Evidence, Page, ScoredChunk, ScoredPage, Usage
 from ..base import BuildReport, MethodContext
 from ..chunking import document_chunks

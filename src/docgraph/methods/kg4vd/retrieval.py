@@ -40,7 +40,7 @@ METHODS.md "KG4VD — Query", steps 2–5 (paper Section 3.3 and Appendix B.3):
 from __future__ import annotations
 
 import time
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator, Sequence
@@ -59,8 +59,8 @@ from ...types import Chunk
 from ..evidence_layer import EvidenceLayer, indexed_text, retrieval_settings
 from ..hybrid import fuse_scores
 from ..memo import cached
-from .storage import (LAYER, NS_CHUNK, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, embed_query, entity_text, parse_page_key,
-                      relation_text)
+from .storage import (LAYER, NS_CHUNK, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, embed_query, entity_text,
+                      parse_page_key, relation_text)
 
 if TYPE_CHECKING:
     from ..base import MethodContext
@@ -280,10 +280,10 @@ def retrieve_graph(ctx: "MethodContext", query: str, mode: str, *, k_pages: int 
         known = None
         if getattr(ctx.models.image_embedder, "is_text_fallback", False) and \
                 hasattr(ctx.models.reranker, "rerank_with_vectors"):
+            relation_index = load_index(ctx.store, VEC_RELATION)
             known = ([layer.hybrid.vectors[best[p]] if p in best else None for p in pages]
                      + [entity_index.vector(view.entities[int(n)].id) for n in trace.subgraph]
-                     + [relation_vector(view, entity_index, load_index(ctx.store, VEC_RELATION), int(r))
-                        for r in rels])
+                     + [relation_vector(view, entity_index, relation_index, int(r)) for r in rels])
         _rerank(ctx, query, view, trace, pages, texts, page_prior, rels, rel_prior, k_pages, rerank_weight,
                 qvec, known)
     return trace
