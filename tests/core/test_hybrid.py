@@ -85,3 +85,10 @@ def test_questions_resolve_figure_table_and_page_references():
     assert flat.top(1)[0][0] == ("d", 2), "the referenced figure's page comes first"
     off = layer.flat("what icons are in figure 3?", vectors[0], RetrievalSettings(page_sparse=0, references=False))
     assert off.top(1)[0][0] == ("d", 1)
+
+
+def test_best_chunk_of_each_page():
+    chunks = _chunks()
+    layer = EvidenceLayer.build(chunks, np.eye(len(chunks), dtype=np.float32), RetrievalSettings())
+    scores = np.array([0.1, 0.9, 0.5, 0.5])  # rows in reading order; page 1 holds rows 0 and 1
+    assert layer.best_chunks(scores) == {("d", 1): 1, ("d", 2): 2, ("d", 3): 3}

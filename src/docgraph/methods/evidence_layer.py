@@ -31,10 +31,10 @@ import numpy as np
 
 from ..config import RetrievalSettings
 from ..graph.structure import ChunkLayout, StructureGraph, build_structure, diffuse
+from ..models.bm25 import BM25
 from ..models.rerank import minmax
 from ..types import Chunk
 from .chunking import chunk_context
-from ..models.bm25 import BM25
 from .hybrid import HybridIndex, group_max, rank_fusion, ranks
 from .references import LabelIndex, query_references
 
@@ -198,10 +198,9 @@ class EvidenceLayer:
 
     def best_chunks(self, chunk_scores: np.ndarray) -> dict[PageKey, int]:
         """The best-scoring chunk row of every page that has chunks."""
-        best: dict[PageKey, int] = {}
-        for row in np.lexsort((np.arange(len(chunk_scores)), -np.asarray(chunk_scores))):
-            best.setdefault(self.pages[int(self.chunk_page[row])], int(row))
-        return best
+        order = np.lexsort((np.arange(len(chunk_scores)), -np.asarray(chunk_scores)))
+        pages, first = np.unique(self.chunk_page[order], return_index=True)
+        return {self.pages[int(p)]: int(order[i]) for p, i in zip(pages, first)}
 
 
 def retrieval_settings(ctx: object) -> RetrievalSettings:
