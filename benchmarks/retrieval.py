@@ -2,14 +2,16 @@
 
     .venv/bin/python benchmarks/retrieval.py [--data ../shared/data] [--out results/retrieval]
         [--workspace-root results/eval-corpora] [--methods bm25,dense,pages,hipporag,kg4vd,hvm]
-        [--sets mmlongbench,mmlongbench-packed,hotpotqa,musique] [--limit N] [--report-only]
+        [--sets mmlongbench,mmlongbench-packed,hotpotqa,musique] [--limit N] [--answers] [--report-only]
 
 For each set it runs ``docgraph eval <set> --retrieval-only`` through the same runner
 (so corpora and indexes are cached under the workspace root, and an interrupted run
 resumes), then writes ``<out>/retrieval.md``: recall@1/5/10 and MRR of gold pages on the
 321 MMLongBench-Doc development questions (per-document corpora and the packed corpus),
 and passage recall@2/@5 on the 100 + 100 HotpotQA / MuSiQue questions. Methods that are
-not installed in this build are skipped and named.
+not installed in this build are skipped and named. With ``--answers`` the methods also
+answer (offline: their extractive answers) and ``<out>/answers.md`` adds EM / token F1 /
+containment and, on MMLongBench-Doc, the benchmark's own Acc / F1.
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--max-doc-pages", type=int, default=None,
                         help="leave out questions about documents longer than this (a quicker development subset)")
+    parser.add_argument("--answers", action="store_true",
+                        help="answer too (offline extractive unless a model is configured): adds EM/F1 and, on "
+                             "MMLongBench-Doc, the benchmark's own Acc/F1; writes <out>/answers.md")
     parser.add_argument("--report-only", action="store_true",
                         help="build and ask nothing: the tables from the records already in --out")
     args = parser.parse_args(argv)
@@ -67,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     methods = [m for m in wanted if m in available_methods()]
     missing = [m for m in wanted if m not in methods]
     out = Path(args.out)
-    sections = [f"# Offline retrieval (no model), {time.strftime('%Y-%m-%d')}", "",
+    title = "Offline answers and retrieval" if args.answers else "Offline retrieval (no model)"
+    sections = [f"# {title}, {time.strftime('%Y-%m-%d')}", "",
                 f"Command: `.venv/bin/python benchmarks/retrieval.py {' '.join(argv or sys.argv[1:])}`", ""]
     if missing:
         sections += [f"Not in this build (skipped): {', '.join(missing)}", ""]
@@ -77,8 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         loaded = short_documents(load_benchmark(benchmark, Path(args.data) / folder), args.max_doc_pages)
         result = run_eval(EvalOptions(
             benchmark=benchmark, path=Path(args.data) / folder, methods=methods, out=out, loaded=loaded,
-            workspace_root=Path(args.workspace_root), limit=args.limit, retrieval_only=True, packed=packed,
-            settings=load_settings(None), progress=TerminalProgress, report_only=args.report_only))
+            workspace_root=Path(args.workspace_root), limit=args.limit, retrieval_only=not args.answers,
+            packed=packed, settings=load_settings(None), progress=TerminalProgress, report_only=args.report_only))
         sections += [result.markdown, f"({time.perf_counter() - started:.0f} s this run; "
                                       f"{result.questions_run} questions run, {result.questions_skipped} resumed)", ""]
         print(result.markdown, flush=True)
@@ -94,8 +100,9 @@ def main(argv: list[str] | None = None) -> int:
             sections += [f"#### {name}: ablations (`--ablations {','.join(names)}`)", "", *rows, ""]
             print("\n".join(rows), flush=True)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "retrieval.md").write_text("\n".join(sections) + "\n", encoding="utf-8")
-    print(f"wrote {out / 'retrieval.md'}")
+    report = out / ("answers.md" if args.answers else "retrieval.md")
+    report.write_text("\n".join(sections) + "\n", encoding="utf-8")
+    print(f"wrote {report}")
     return 0
 
 

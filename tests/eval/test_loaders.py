@@ -55,6 +55,8 @@ def test_mmlongbench_counts(mmlb):
     assert len(mmlb.documents) == 42 and sum(mmlb.page_counts.values()) == 2196
     assert len({i.id for i in mmlb.items}) == 321
     assert sum(i.unanswerable for i in mmlb.items) == 61
+    # the benchmark's own split, by evidence page count (an unanswerable question is neither)
+    assert Counter(i.question_type for i in mmlb.items) == {"single-page": 149, "cross-page": 111, "unanswerable": 61}
     assert all(is_unanswerable_gold(i.answer) == i.unanswerable for i in mmlb.items)
     assert Counter(i.doc_type for i in mmlb.items)["Research report / Introduction"] == 88
     assert Counter(i.answer_format for i in mmlb.items) == {"Int": 86, "Str": 72, "None": 61, "Float": 56, "List": 46}

@@ -208,6 +208,14 @@ def test_answers_offline_are_marked_extractive(retrieval_run, mini_mmlongbench, 
     records = [r for r in read_records(result.records_path) if r["kind"] == "question"]
     assert all(r["run"] == "answer" and r["model_used"] is False and r["answer"] for r in records)
     assert "judge_acc" not in row
+    # MMLongBench-Doc's own protocol: a short answer in the question's format and its score, kept per record
+    bm25 = [r for r in records if r["method"] == "bm25"]
+    assert all(isinstance(r["mmlongbench_pred"], str) and 0.0 <= r["mmlongbench_score"] <= 1.0 for r in bm25)
+    assert row["mmlb_acc"] == pytest.approx(sum(r["mmlongbench_score"] for r in bm25) / len(bm25))
+    assert "Acc (MMLB)" in result.markdown and "F1 (MMLB)" in result.markdown
+    assert "### Acc / F1 (MMLB) by question_type" in result.markdown
+    by_type = result.summary["categories"]["question_type"]["bm25"]
+    assert set(by_type) <= {"single-page", "cross-page", "unanswerable"} and "mmlb_f1" in by_type["single-page"]
 
 
 def test_answers_with_a_model_are_extracted_and_judged(mini_mmlongbench, corpora, stub, tmp_path):
@@ -215,6 +223,7 @@ def test_answers_with_a_model_are_extracted_and_judged(mini_mmlongbench, corpora
     stub.reset()
     stub.reply("The answer is 01983 873655 [1].", stage="bm25.answer")
     stub.reply({"answer": "01983 873655"}, stage="eval.extract_answer")
+    stub.reply({"answer": "01983 873655"}, stage="eval.extract_answer.formatted")
     stub.reply(lambda r: {"correct": r.body["model"] == "judge-a"}, stage="eval.judge.accuracy")
     result = run_eval(options(mini_mmlongbench, tmp_path, corpora, stub, methods=["bm25"], limit=3,
                               settings=settings, judges=["judge-a", "judge-b"]))
@@ -227,6 +236,10 @@ def test_answers_with_a_model_are_extracted_and_judged(mini_mmlongbench, corpora
     phone = next(r for r in records if r["gold_answer"] == "01983 873655")
     assert phone["usage"]["calls"] == 1, "the answer call is the query cost; judging is kept apart"
     assert row["em"] > 0 and row["query_calls"] == pytest.approx(1.0)
+    assert phone["mmlongbench_pred"] == "01983 873655" and phone["mmlongbench_score"] == 1.0
+    assert stub.count(stage="eval.extract_answer.formatted") == 3, "one formatted extraction per question"
+    assert all(r["mmlongbench_score"] == (r["gold_answer"] == "01983 873655") for r in records), \
+        "a phone-like gold must match exactly, so the other questions score 0"
 
 
 def test_cli_prints_the_table(retrieval_run, mini_mmlongbench, corpora, tmp_path, capsys, monkeypatch):

@@ -5,6 +5,9 @@ plain data that ``eval.metrics`` / ``eval.metrics_judged`` score.
   accuracy), one per judge; ``metrics.judged_accuracy`` averages them over judges.
 - ``extract_answer``: HVM-GraphRAG Appendix B.3.1's model-based answer extraction
   (ŷ = LLM_extract(y_raw)); without a model, ``normalize.strip_answer_prefix`` stands in.
+- ``extract_formatted_answer``: MMLongBench-Doc's answer extraction — the short answer in
+  the question's answer format (Integer, Float, String, List, None) or "Not answerable",
+  scored by ``metrics_mmlongbench``; without a model, ``answer_format.extract_in_format``.
 - ``finesure_judgement``: FineSurE's two judge steps — per answer sentence, fact checking
   against the reference summary and gold facts; per gold fact, alignment to answer
   sentences — as a ``FineSurEJudgement``.
@@ -99,6 +102,19 @@ def extract_answer(model: ChatModel | None, question: str, response: str, answer
         return strip_answer_prefix(response)
     parsed = _ask(model, "extract_answer.md", "eval.extract_answer", ExtractedAnswer, question=question,
                   response=response, answer_format=answer_format or "any (string, number, list or yes/no)")
+    return parsed.answer.strip()
+
+
+FORMAT_NAMES = {"Int": "Integer", "Float": "Float", "Str": "String", "List": "List", "None": "None"}
+
+
+def extract_formatted_answer(model: ChatModel, question: str, response: str, answer_format: str) -> str:
+    """The short answer of ``response`` in MMLongBench-Doc's ``answer_format``, by the answer
+    model (prompt ``extract_answer_formatted.md``); an empty response is "Not answerable"."""
+    if not response.strip():
+        return "Not answerable"
+    parsed = _ask(model, "extract_answer_formatted.md", "eval.extract_answer.formatted", ExtractedAnswer,
+                  question=question, response=response, answer_format=FORMAT_NAMES.get(answer_format, "String"))
     return parsed.answer.strip()
 
 

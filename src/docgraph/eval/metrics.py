@@ -5,6 +5,8 @@ token F1 on the extracted answer, containment accuracy on the raw response. A go
 as a list is a set of acceptable alternatives (aliases, several annotators): a prediction
 gets its best score over them. Unanswerable questions are scored as MMLongBench-Doc does:
 when the gold says "Not answerable", a prediction is correct iff it also declines.
+MMLongBench-Doc's own format-aware scoring (Acc / F1) lives in ``metrics_mmlongbench`` and is
+re-exported here (``mmlongbench_score``, ``mmlongbench_acc_f1``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from .metrics_mmlongbench import mmlongbench_acc_f1, mmlongbench_score  # noqa: F401 — MMLongBench-Doc's protocol
 from .normalize import answer_tokens, normalize_answer
 
 H = TypeVar("H", bound=Hashable)

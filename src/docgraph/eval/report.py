@@ -18,7 +18,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from .answer_format import response_body
 from .metrics import mean_by_category, recall_at_k, reciprocal_rank, score_short_answer
+from .metrics_mmlongbench import mmlongbench_acc_f1
 from .metrics_judged import FineSurEJudgement, PairJudgement, finesure_report, win_rates
 
 PAGE_KS = (1, 5, 10)
@@ -42,12 +44,28 @@ def question_scores(record: dict[str, Any], ks: Sequence[int]) -> dict[str, floa
             out[f"recall@{k}"] = recall_at_k(ranked, gold, k)
         out["mrr"] = reciprocal_rank(ranked, gold)
     if record.get("run") == "answer" and record.get("answer") is not None and not record.get("error"):
-        score = score_short_answer(record["answer"], record.get("gold_answer", ""), record.get("extracted"))
+        score = score_short_answer(response_body(record["answer"]), record.get("gold_answer", ""),
+                                   record.get("extracted"))
         out.update(em=score.em, f1=score.f1, acc=score.acc)
+        if "mmlongbench_score" in record:
+            out["mmlb_acc"] = float(record["mmlongbench_score"])
         verdicts = record.get("judges") or {}
         if verdicts:
             out["judge_acc"] = sum(map(bool, verdicts.values())) / len(verdicts)
     return out
+
+
+def mmlongbench_summary(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """MMLongBench-Doc's Acc and F1 (``mmlb_acc``, ``mmlb_f1``) over the records scored by
+    its protocol; F1 is NaN where it is undefined (no answerable gold among them), {} when
+    none was scored."""
+    samples = [{"answer": r.get("gold_answer"), "pred": r.get("mmlongbench_pred"), "score": r["mmlongbench_score"]}
+               for r in rows if "mmlongbench_score" in r and not r.get("error")]
+    if not samples:
+        return {}
+    acc, f1 = mmlongbench_acc_f1(samples)
+    defined = any(s["answer"] != "Not answerable" for s in samples)
+    return {"mmlb_acc": acc, "mmlb_f1": f1 if defined else math.nan}
 
 
 def _judgement(data: dict[str, Any]) -> FineSurEJudgement:
@@ -109,6 +127,7 @@ def summarize(records: Sequence[dict[str, Any]], methods: Sequence[str] | None =
         if answered:
             offline = any(not r.get("model_used") for r in answered)
             row["answers"] = "offline extractive" if offline else str(answered[0].get("answer_model") or "model")
+        row.update(mmlongbench_summary(rows))
         row.update(_finesure(rows) or {})
         row.update(_cost(rows, [b for b in builds if b.get("method") == method]))
         summary["methods"][method] = row
@@ -123,6 +142,9 @@ def summarize(records: Sequence[dict[str, Any]], methods: Sequence[str] | None =
                 for cat, cm in means.items():
                     table[cat][metric] = cm.mean
                     table[cat]["n"] = max(table[cat].get("n", 0), cm.count)
+            for cat in table:
+                members = [r for r, c in zip(rows, cats) if cat in c]
+                table[cat].update(mmlongbench_summary(members))
             categories[dim][method] = dict(table)
     summary["categories"] = dict(categories)
     if pairs:
@@ -167,13 +189,14 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 def headline_metrics(summary: dict[str, Any]) -> list[str]:
     """The score columns present in the summary, in display order."""
     ks = summary.get("ks", PAGE_KS)
-    candidates = [f"recall@{k}" for k in ks] + ["mrr", "em", "f1", "acc", "judge_acc",
+    candidates = [f"recall@{k}" for k in ks] + ["mrr", "mmlb_acc", "mmlb_f1", "em", "f1", "acc", "judge_acc",
                                                  "finesure_faithfulness", "finesure_completeness",
                                                  "finesure_conciseness", "finesure_overall"]
     rows = summary["methods"].values()
     return [m for m in candidates if any(m in r for r in rows)]
 
 
+METRIC_LABELS = {"mmlb_acc": "Acc (MMLB)", "mmlb_f1": "F1 (MMLB)"}
 COST_COLUMNS = (("build_seconds", "build s"), ("build_calls", "build calls"), ("build_tokens", "build tok"),
                 ("query_seconds", "s/question"), ("query_calls", "calls/q"), ("query_tokens", "tok/q"))
 
@@ -183,7 +206,7 @@ def markdown(summary: dict[str, Any]) -> str:
     (its first score column), then pairwise win rates. Scores are percentages."""
     metrics = headline_metrics(summary)
     title = f"## {summary.get('benchmark', '')} ({summary.get('setting', '')}, {summary.get('level')} level)"
-    header = ["method", "n"] + metrics + ["answers"] * any("answers" in r for r in summary["methods"].values()) \
+    header = ["method", "n"] + [METRIC_LABELS.get(m, m) for m in metrics] + ["answers"] * any("answers" in r for r in summary["methods"].values()) \
         + [label for _, label in COST_COLUMNS]
     rows = []
     for method, row in summary["methods"].items():
@@ -196,14 +219,25 @@ def markdown(summary: dict[str, Any]) -> str:
     if any(r.get("answers") == "offline extractive" for r in summary["methods"].values()):
         lines += ["Answers marked \"offline extractive\" were made without an answer model (quoted evidence), "
                   "so EM/F1 measure quoting, not answering.", ""]
-    preferred = [m for m in ("judge_acc", "acc", "recall@5", "recall@2") if m in metrics]
+    if "mmlb_acc" in metrics:
+        lines += ["Acc / F1 (MMLB) follow MMLongBench-Doc's own protocol (short answer in the question's format, "
+                  "format-aware rules, F1 over answerable questions and attempted answers): comparable with "
+                  "its leaderboard. EM / F1 / acc follow HVM-GraphRAG's, judge_acc KG4VD's.", ""]
+    preferred = [m for m in ("mmlb_acc", "judge_acc", "acc", "recall@5", "recall@2") if m in metrics]
     focus = (preferred or metrics or [None])[0]
     for dim, per_method in summary.get("categories", {}).items():
         if focus is None:
             break
         cats = sorted({c for table in per_method.values() for c in table})
-        cat_rows = [[m] + [_fmt(per_method.get(m, {}).get(c, {}).get(focus)) for c in cats] for m in per_method]
-        lines += [f"### {focus} by {dim}", "", *_table(["method"] + cats, cat_rows), ""]
+
+        def cell(values: dict[str, float]) -> str:
+            if focus == "mmlb_acc":
+                return f"{_fmt(values.get('mmlb_acc'))} / {_fmt(values.get('mmlb_f1'))}"
+            return _fmt(values.get(focus))
+
+        cat_rows = [[m] + [cell(per_method.get(m, {}).get(c, {})) for c in cats] for m in per_method]
+        label = "Acc / F1 (MMLB)" if focus == "mmlb_acc" else focus
+        lines += [f"### {label} by {dim}", "", *_table(["method"] + cats, cat_rows), ""]
     for pair, criteria in summary.get("pairwise", {}).items():
         lines += [f"### pairwise: {pair} (win / loss / tie, %)", ""]
         lines += _table(["criterion", "win", "loss", "tie"],

@@ -12,7 +12,10 @@
    skipped, so an interrupted run resumes;
 4. with a model: extracts the short answer (HVM-GraphRAG B.3.1), asks each judge for a
    verdict, FineSurE-labels long answers that have gold facts (and the reference, the
-   oracle), and optionally judges every method against one opponent pairwise;
+   oracle), and optionally judges every method against one opponent pairwise; a question
+   in one of MMLongBench-Doc's answer formats also gets that benchmark's short answer
+   (by the answer model, or offline by rule: ``answer_format``) and score
+   (``metrics_mmlongbench``), kept as ``mmlongbench_pred`` / ``mmlongbench_score``;
 5. summarises the records (``report.summarize``) into ``<stem>.md`` and ``<stem>.json``.
 
 ``retrieval_only`` runs every corpus workspace with all chat roles switched off, so no
@@ -37,7 +40,9 @@ from ..progress import NullProgress, Progress
 from ..store.sqlite import SQLiteStore
 from ..types import Usage
 from .corpus import CorpusSpec, packed_spec, passage_spec, per_document_specs
-from .judge import extract_answer, finesure_judgement, judged_verdicts, pairwise_judgement
+from .answer_format import extract_in_format, response_body
+from .judge import extract_answer, extract_formatted_answer, finesure_judgement, judged_verdicts, pairwise_judgement
+from .metrics_mmlongbench import ANSWER_FORMATS, mmlongbench_score
 from .loaders import Benchmark, QAItem, by_document, load_benchmark, pack_documents
 from .normalize import strip_answer_prefix
 from .records import RecordLog, build_key, evidence_keys, pairwise_key, question_key, ranked_pages, usage_dict
@@ -315,7 +320,12 @@ class Runner:
         extractor = ws.models.chat("answer") if model_used else None
         with ws.models.meter.track() as used:
             record["extracted"] = extract_answer(extractor, item.question, text, item.answer_format) \
-                if extractor is not None else strip_answer_prefix(text)
+                if extractor is not None else strip_answer_prefix(response_body(text))
+            if item.answer_format in ANSWER_FORMATS:  # MMLongBench-Doc's own protocol
+                pred = extract_formatted_answer(extractor, item.question, text, item.answer_format) \
+                    if extractor is not None else extract_in_format(text, item.answer_format, item.question)
+                record["mmlongbench_pred"] = pred
+                record["mmlongbench_score"] = mmlongbench_score(item.answers[0], pred, item.answer_format)
             if judges:
                 record["judges"] = judged_verdicts(judges, item.question, item.answer, text)
                 facts = [f["text"] for f in item.extra.get("gt_facts", []) if isinstance(f, dict) and f.get("text")]

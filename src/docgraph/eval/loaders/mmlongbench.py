@@ -3,7 +3,8 @@
 Sample keys: doc_id, doc_type, question, answer, evidence_pages, evidence_sources,
 answer_format. ``evidence_pages`` / ``evidence_sources`` are Python-literal strings ("[5]",
 "['Chart', 'Pure-text (Plain-text)']") and are parsed defensively; the answer
-"Not answerable" marks unanswerable questions. Evidence pages past a document's end are
+"Not answerable" marks unanswerable questions; ``question_type`` is the benchmark's own split
+(single-page / cross-page / unanswerable). Evidence pages past a document's end are
 dropped (the question is kept, the pages listed in ``extra['dropped_pages']``).
 
 Two corpus settings: per document (each question over its own PDF, :func:`by_document`)
@@ -43,6 +44,14 @@ def source_name(raw: str) -> str:
     """Short evidence-source name (text, table, chart, figure, layout); unknown names are lowercased."""
     key = " ".join(str(raw).strip().lower().split())
     return SOURCE_NAMES.get(key, key)
+
+
+def question_type(answer: str, evidence_pages: Sequence[int]) -> str:
+    """The benchmark's own split: "unanswerable" (gold "Not answerable"), "cross-page" (more
+    than one evidence page) or "single-page"."""
+    if answer.strip().lower() == UNANSWERABLE.lower():
+        return "unanswerable"
+    return "cross-page" if len(set(evidence_pages)) > 1 else "single-page"
 
 
 def read_documents_tsv(path: Path) -> dict[str, dict[str, str]]:
@@ -90,7 +99,8 @@ def load_mmlongbench(path: Path | str, page_counts: PageCounts | None = None,
         except (KeyError, TypeError):
             raise InputError(f"sample {index} lacks doc_id or question", path=str(samples_path)) from None
         answer = str(sample.get("answer", ""))
-        kept, dropped = split_valid_pages(doc_id, parse_pages(sample.get("evidence_pages")), count_of)
+        pages = parse_pages(sample.get("evidence_pages"))
+        kept, dropped = split_valid_pages(doc_id, pages, count_of)
         raw_sources = [str(s) for s in parse_literal_list(sample.get("evidence_sources"))]
         extra: dict = {"index": index, "evidence_sources_raw": raw_sources}
         if dropped:
@@ -105,6 +115,7 @@ def load_mmlongbench(path: Path | str, page_counts: PageCounts | None = None,
             gold_pages=[(doc_id, p) for p in kept],
             evidence_sources=list(dict.fromkeys(source_name(s) for s in raw_sources)),
             doc_type=str(sample.get("doc_type", "") or tsv.get(doc_id, {}).get("doc_type", "")),
+            question_type=question_type(answer, pages),
             unanswerable=answer.strip().lower() == UNANSWERABLE.lower(), extra=extra))
     all_counts = {doc: c for doc in sorted({i.doc_ids[0] for i in items} | set(documents))
                   if (c := count_of(doc)) is not None}
