@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from docgraph.eval.judge import (answer_sentences, extract_answer, finesure_judgement, judged_verdicts,
-                                 pairwise_judgement)
+from docgraph.eval.judge import (answer_sentences, extract_answer, extract_formatted_answer, finesure_judgement,
+                                 judged_verdicts, pairwise_judgement)
 from docgraph.eval.metrics import judged_accuracy
 from docgraph.eval.metrics_judged import win_rates
 from docgraph.testing.fixtures import make_hub, stub_settings
@@ -48,6 +48,20 @@ def test_answer_extraction_uses_the_model_or_strips_lead_ins(openai_stub, tmp_pa
     assert extract_answer(model, "What value?", "According to the table, the value is 50.19 [2].", "Float") == "50.19"
     assert "Expected answer type: Float" in openai_stub.requests[-1].prompt
     assert extract_answer(None, "q", "The answer is Rome.") == "Rome"
+
+
+def test_formatted_extraction_asks_for_the_benchmark_format(openai_stub, tmp_path):
+    model = make_hub(stub_settings(openai_stub, roles=("answer",)), tmp_path).chat("answer")
+    openai_stub.reply({"answer": ["Circle", " Rectangle"]}, stage="eval.extract_answer.formatted", times=1)
+    shapes = extract_formatted_answer(model, "Which shapes?", "A circle and a rectangle [1].", "List")
+    assert shapes == "['Circle', 'Rectangle']", "a JSON list becomes the benchmark's list literal"
+    assert "The answer must have this format: List" in openai_stub.requests[-1].prompt
+    openai_stub.reply({"answer": 12}, stage="eval.extract_answer.formatted")
+    assert extract_formatted_answer(model, "How many?", "Twelve of them.", "Int") == "12"
+    assert "format: Integer" in openai_stub.requests[-1].prompt
+    calls = len(openai_stub.requests)
+    assert extract_formatted_answer(model, "How many?", "  ", "Int") == "Not answerable"
+    assert len(openai_stub.requests) == calls, "an empty response needs no call"
 
 
 def test_finesure_labels_become_a_judgement(openai_stub, tmp_path):

@@ -43,6 +43,17 @@ class ExtractedAnswer(BaseModel):
     answer: str
 
 
+class FormattedAnswer(BaseModel):
+    """A short answer in MMLongBench-Doc's format; a list may come as a JSON list."""
+
+    answer: str | list[str] | int | float
+
+    def text(self) -> str:
+        if isinstance(self.answer, list):
+            return repr([str(item).strip() for item in self.answer])
+        return str(self.answer).strip()
+
+
 class SentenceLabel(BaseModel):
     sentence: int
     category: str
@@ -113,9 +124,9 @@ def extract_formatted_answer(model: ChatModel, question: str, response: str, ans
     model (prompt ``extract_answer_formatted.md``); an empty response is "Not answerable"."""
     if not response.strip():
         return "Not answerable"
-    parsed = _ask(model, "extract_answer_formatted.md", "eval.extract_answer.formatted", ExtractedAnswer,
+    parsed = _ask(model, "extract_answer_formatted.md", "eval.extract_answer.formatted", FormattedAnswer,
                   question=question, response=response, answer_format=FORMAT_NAMES.get(answer_format, "String"))
-    return parsed.answer.strip()
+    return parsed.text()
 
 
 def numbered(items: Sequence[str]) -> str:
