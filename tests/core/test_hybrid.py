@@ -92,3 +92,25 @@ def test_best_chunk_of_each_page():
     layer = EvidenceLayer.build(chunks, np.eye(len(chunks), dtype=np.float32), RetrievalSettings())
     scores = np.array([0.1, 0.9, 0.5, 0.5])  # rows in reading order; page 1 holds rows 0 and 1
     assert layer.best_chunks(scores) == {("d", 1): 1, ("d", 2): 2, ("d", 3): 3}
+
+
+def test_second_hop_takes_every_nth_slot_and_keeps_scores_non_increasing():
+    pages = [("d", p) for p in range(1, 7)]
+    chunks = [Chunk(id=f"d:{p}:P0", doc_id="d", page=p, component_ids=["P0"], text=f"page {p}", section_path=[])
+              for _, p in pages]
+    layer = EvidenceLayer.build(chunks, np.eye(len(chunks), dtype=np.float32), RetrievalSettings())
+    # page 1 (the best) names "Buddy Hield"; page 6, ranked last by the method, is about him
+    bridges = layer.bridge_mentions([("d", 1, "Buddy Hield"), ("d", 6, "Buddy Hield"), ("d", 6, "Sacramento Kings"),
+                                     ("d", 2, "Sacramento Kings"), ("d", 7, "Buddy Hield")])  # page 7: not in layer
+    top = [(p, 1.0 - 0.1 * i) for i, p in enumerate(pages[:5])]
+    own = np.array([1.0, 0.9, 0.8, 0.7, 0.6, 0.2])
+    merged = layer.with_bridges(top, bridges, "Which team does the tournament's MVP play for?",
+                                RetrievalSettings(bridge_every=3), 5, own)
+    assert [p for p, _ in merged] == [("d", 1), ("d", 2), ("d", 6), ("d", 3), ("d", 4)]
+    scores = [s for _, s in merged]
+    assert scores == sorted(scores, reverse=True) and scores[2] == (0.9 + 0.8) / 2
+    off = layer.with_bridges(top, bridges, "q", RetrievalSettings(bridge_every=0), 5, own)
+    assert off == top
+    named = layer.with_bridges(top, bridges, "Which team does Buddy Hield play for?",
+                               RetrievalSettings(bridge_every=3), 5, own)
+    assert named == top, "the question's own entity is not a bridge; nothing else links page 1 onward"

@@ -18,18 +18,21 @@ scores every page of the corpus for a query:
 4. **final** = ``flat_weight`` · mm(flat) + (1 − ``flat_weight``) · mm(diffused).
 
 With ``structure = false`` the final score is the flat one. Every page of the corpus is
-ranked, so callers can always fill a page budget.
+ranked, so callers can always fill a page budget. ``with_bridges`` then merges the second
+hop into a method's final page list: pages sharing the top page's rarer entities of the
+method's graph (``graph.bridges``) take every ``bridge_every``-th slot from the second on.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
 from ..config import RetrievalSettings
+from ..graph.bridges import EntityBridges, interleave
 from ..graph.structure import ChunkLayout, StructureGraph, build_structure, diffuse
 from ..models.bm25 import BM25
 from ..models.rerank import minmax
@@ -195,6 +198,47 @@ class EvidenceLayer:
                    graph_seeds: np.ndarray | None = None) -> PageRanking:
         """Every page scored for ``query``: ``flat`` then ``propagate``."""
         return self.propagate(query, qvec, self.flat(query, qvec, settings), settings, graph_seeds)
+
+    def bridge_mentions(self, mentions: Iterable[tuple[str, int, str]]) -> EntityBridges:
+        """``graph.bridges.EntityBridges`` over this layer's pages from a method's entity
+        mentions ``(doc_id, page, name)``; mentions on pages outside the layer are skipped."""
+        return EntityBridges.build(len(self.pages), ((self.page_position[(d, p)], name) for d, p, name in mentions
+                                                     if (d, p) in self.page_position))
+
+    def with_bridges(self, top: list[tuple[PageKey, float]], bridges: EntityBridges | None, query: str,
+                     settings: RetrievalSettings, k: int, page_scores: np.ndarray | None = None
+                     ) -> list[tuple[PageKey, float]]:
+        """``top`` (a method's ranked pages, best first) with the second hop merged in: pages
+        sharing the first ``bridge_seeds`` pages' entities (``graph.bridges``), ordered by that
+        bridge score times their own ``page_scores`` relative to the best (the method's scores
+        over the layer's pages: the second hop must still concern the question), take every
+        ``bridge_every``-th slot from the second on. At most ``k`` pages; a placed page scores the mean of its neighbours, so
+        scores never increase down the list. ``top[:k]`` unchanged when bridging is off or
+        finds nothing."""
+        if bridges is None or settings.bridge_every < 2 or not top or not len(bridges):
+            return top[:k]
+        rows = [self.page_position[p] for p, _ in top if p in self.page_position]
+        score_of = {self.page_position[p]: s for p, s in top if p in self.page_position}
+        seeds = rows[:settings.bridge_seeds]
+        weights = np.maximum(np.array([score_of[r] for r in seeds], dtype=np.float64), 0.0)
+        weights = weights / weights.max() if weights.max() > 0 else np.ones(len(seeds))
+        own = np.ones(len(self.pages)) if page_scores is None else np.maximum(np.asarray(page_scores, float), 0.0)
+        own = own / own.max() if own.max() > 0 else np.ones(len(self.pages))
+        bridge = bridges.scores(seeds, weights, query) * own  # the second hop must still concern the question
+        reached = np.flatnonzero(bridge > 0)
+        if not len(reached):
+            return top[:k]
+        secondary = reached[np.lexsort((reached, -own[reached], -bridge[reached]))].tolist()
+        merged = interleave(rows, secondary, settings.bridge_every, k)
+        out: list[tuple[PageKey, float]] = []
+        for i, row in enumerate(merged):
+            if row in score_of:
+                out.append((self.pages[row], float(score_of[row])))
+                continue
+            following = next((score_of[r] for r in merged[i + 1:] if r in score_of), None)
+            previous = out[-1][1] if out else (following or 0.0)
+            out.append((self.pages[row], float((previous + (previous if following is None else following)) / 2)))
+        return out
 
     def best_chunks(self, chunk_scores: np.ndarray) -> dict[PageKey, int]:
         """The best-scoring chunk row of every page that has chunks."""

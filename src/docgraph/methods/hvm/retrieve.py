@@ -13,7 +13,8 @@ METHODS.md, HVM query, with every budget a config value (``HVMSettings``):
 5. Pages: every page ranked (the first ``top_pages``) by the structural evidence layer
    (``methods.evidence_layer``): flat hybrid page scores fused with diffusion seeded by
    the best hybrid chunks and by B_graph, so the page list no longer stops where the
-   chunk budget does.
+   chunk budget does; then the second hop (``graph.bridges``): pages sharing the rarer
+   entities grounded on the best page take every ``retrieval.bridge_every``-th slot.
 4. Organisation: grouped by modality, at most ``k_text`` / ``k_table`` / ``k_image`` each
    (best first), sections in that order. Ablation ``modality_aware = false``: the union's
    best ``k_text + k_table + k_image`` chunks by score, interleaved.
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 from pydantic import ValidationError
@@ -38,6 +39,8 @@ from ...errors import ConfigError, NotBuiltError
 from ...types import Chunk, Entity, Evidence, Relation, ScoredChunk, ScoredEntity, ScoredPage, ScoredRelation
 from ..base import MethodContext
 from ...models.bm25 import BM25
+from ...graph.bridges import EntityBridges
+from ...store.base import Store
 from ..evidence_layer import EvidenceLayer, PageRanking, retrieval_settings
 from ..hybrid import fuse_scores
 from ..memo import cached
@@ -64,6 +67,7 @@ class HVMIndex:
     entity_rows: list[dict] = field(default_factory=list)
     entity_support: list[np.ndarray] = field(default_factory=list)
     layer: EvidenceLayer | None = None        # structural layer over ``chunks`` (same settings as built)
+    bridges: EntityBridges | None = None      # entities on the layer's pages (second hop, graph.bridges)
     concept_bm25: BM25 | None = None          # BM25 over concept names (hybrid concept anchors)
 
     def chunk_scores(self, ranking: PageRanking) -> np.ndarray:
@@ -114,8 +118,17 @@ def load_hvm_index(ctx: MethodContext) -> HVMIndex:
                                 for r in index.entity_rows]
     settings = retrieval_settings(ctx)
     index.layer = EvidenceLayer.build(chunks, chunk_vectors.matrix, settings)
+    index.bridges = index.layer.bridge_mentions(entity_mentions(store, chunks, chunk_vectors))
     index.concept_bm25 = BM25(list(concept_vectors.keys))
     return index
+
+
+def entity_mentions(store: Store, chunks: list[Chunk], chunk_vectors: VectorIndex) -> Iterator[tuple[str, int, str]]:
+    """``(doc_id, page, name)`` of every extracted entity on the pages of the chunks that
+    support it (the entity level of the graph, below its concepts): the second hop's bridges."""
+    for _, row in store.iter_records(NS_ENTITY):
+        for r in _rows(chunk_vectors.position, row.get("support", [])):
+            yield chunks[int(r)].doc_id, chunks[int(r)].page, str(row.get("name", ""))
 
 
 def hvm_index(ctx: MethodContext) -> HVMIndex:
@@ -265,7 +278,9 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     graph_seeds = np.zeros(len(index.chunks))
     graph_seeds[graph_top] = np.maximum(chunk_scores[graph_top], 0.0)
     ranking = index.layer.propagate(query, q, flat, rs, graph_seeds[index.layer.source_rows])
-    evidence.pages = [ScoredPage(doc_id=d, page=p, score=s) for (d, p), s in ranking.top(settings.top_pages)]
+    pages = index.layer.with_bridges(ranking.top(settings.top_pages), index.bridges if settings.concept_graph else None,
+                                     query, rs, settings.top_pages, ranking.final)
+    evidence.pages = [ScoredPage(doc_id=d, page=p, score=s) for (d, p), s in pages]
     timings["pages"] = time.perf_counter() - t
     timings["retrieve"] = time.perf_counter() - clock
     evidence.timings = timings

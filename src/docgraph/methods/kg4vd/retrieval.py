@@ -35,6 +35,9 @@ METHODS.md "KG4VD — Query", steps 2–5 (paper Section 3.3 and Appendix B.3):
    says how central the item is to the anchored neighbourhood. Min–max keeps PPR's skew:
    in local mode (α = 0.8) the seeds hold most of the mass, so a non-seed entity needs
    a clearly better rerank score to displace one, as the narrow mode intends.
+6. **Second hop** (docgraph's addition, ``graph.bridges``): pages that share the rarer
+   entities of the graph grounded on the best page — minus the question's own — take
+   every ``retrieval.bridge_every``-th slot of the page list from the second on.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ import numpy as np
 from ...config import PPRModeSettings
 from ...errors import EmbeddingMismatchError, NotBuiltError
 from ...graph import ppr_on_subgraph
+from ...graph.bridges import NON_BRIDGING_TYPES, EntityBridges
 from ...models.rerank import minmax
 from ...types import ScoredEntity, ScoredPage, ScoredRelation
 from ..vector_index import VectorIndex, load_index
@@ -286,7 +290,19 @@ def retrieve_graph(ctx: "MethodContext", query: str, mode: str, *, k_pages: int 
                      + [relation_vector(view, entity_index, relation_index, int(r)) for r in rels])
         _rerank(ctx, query, view, trace, pages, texts, page_prior, rels, rel_prior, k_pages, rerank_weight,
                 qvec, known)
+    with timer.stage("second_hop"):
+        merged = layer.with_bridges([((p.doc_id, p.page), p.score) for p in trace.pages], load_bridges(ctx, view, layer),
+                                    query, rs, k_pages, ranking.final)
+        trace.pages = [ScoredPage(doc_id=d, page=n, score=s) for (d, n), s in merged]
     return trace
+
+
+def load_bridges(ctx: "MethodContext", view: GraphView, layer: EvidenceLayer) -> EntityBridges:
+    """The graph's entities on the layer's pages, for the second hop (``graph.bridges``);
+    value-like entities (dates, numbers) are left out. Cached until the graph or layer changes."""
+    return cached(ctx.store, LAYER, f"bridges:{view.version}", lambda: layer.bridge_mentions(
+        (m.doc_id, m.page, e.name) for e in view.entities if e.type.lower() not in NON_BRIDGING_TYPES
+        for m in e.mentions))
 
 
 def relation_vector(view: GraphView, entities: VectorIndex, relations: VectorIndex, rel: int) -> np.ndarray | None:

@@ -1,0 +1,138 @@
+"""Second-hop retrieval through shared entities ("bridges"). Pure (numpy / scipy).
+
+A multi-hop question names one thing and asks about another that only the first one's
+page mentions ("Which team does the 2015 Diamond Head Classic's MVP play for?": the
+tournament's page names the player; the player's page names the team). Flat retrieval
+finds the first page; the second shares the *bridge entity* with it, not words with the
+question. ``EntityBridges`` holds which entities of a method's graph are grounded on which
+pages and scores every page by how much of the seed pages' entity profile it shares:
+
+- entities are weighted by IDF over pages (``log((n + 1) / (df + 0.5))``), so an entity on
+  every page of a report bridges nothing and a rare name bridges strongly;
+- the question's own entities are left out of the profile (reaching pages about them is
+  first-hop retrieval's job; bridges go through what the seeds add);
+- a page's bridge score is the cosine between its IDF-weighted entity vector and the
+  seeds' (each seed weighted by its retrieval score); seeds score 0 themselves.
+
+``interleave`` merges the bridged order into a method's own ranking at fixed slots: a
+bridged page takes every ``every``-th slot, so the method's first ``every − 1`` pages are
+never displaced.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+# entity types that name values, not things: they bridge nothing
+NON_BRIDGING_TYPES = frozenset({"date", "time", "percent", "money", "quantity", "ordinal", "cardinal", "number"})
+MAX_NAME_WORDS = 8  # longest entity name looked for in a question
+_NON_WORD = re.compile(r"\W+")
+
+
+def bridging_name(name: str) -> bool:
+    """Whether a name can bridge: it has a letter and does not start like a value
+    ("$1 million budget", "1940s", "3.5 %" name amounts and dates, not things)."""
+    text = name.strip()
+    return bool(text) and not (text[0].isdigit() or text[0] in "$€£¥%+-.") and any(ch.isalpha() for ch in text)
+
+
+def normalise_name(name: str) -> str:
+    """Lower-case words separated by single spaces, a leading "the" dropped ("" if < 2 chars)."""
+    text = _NON_WORD.sub(" ", name.lower()).strip()
+    if text.startswith("the "):
+        text = text[4:]
+    return text if len(text) >= 2 else ""
+
+
+@dataclass
+class EntityBridges:
+    """Page × entity incidence of a method's graph, IDF-weighted (rows: pages of a layer)."""
+
+    weighted: sp.csr_matrix        # (pages, entities) IDF where the entity is grounded on the page
+    row_norms: np.ndarray          # L2 norm of each page row of ``weighted``
+    columns: dict[str, int]        # normalised entity name → column
+    idf: np.ndarray
+
+    @classmethod
+    def build(cls, n_pages: int, mentions: Iterable[tuple[int, str]]) -> "EntityBridges":
+        """From ``(page row, entity name)`` pairs; names are normalised, repeats on a page count
+        once, names of values (``bridging_name``) are skipped."""
+        columns: dict[str, int] = {}
+        cells: set[tuple[int, int]] = set()
+        for row, name in mentions:
+            key = normalise_name(name) if bridging_name(name) else ""
+            if key and 0 <= row < n_pages:
+                cells.add((row, columns.setdefault(key, len(columns))))
+        rows = np.fromiter((r for r, _ in cells), dtype=np.int64, count=len(cells))
+        cols = np.fromiter((c for _, c in cells), dtype=np.int64, count=len(cells))
+        incidence = sp.csr_matrix((np.ones(len(cells)), (rows, cols)), shape=(n_pages, len(columns)))
+        df = np.asarray(incidence.sum(axis=0)).ravel()
+        idf = np.log((n_pages + 1.0) / (df + 0.5))
+        weighted = sp.csr_matrix(incidence.multiply(idf.reshape(1, -1)))
+        norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
+        return cls(weighted=weighted, row_norms=norms, columns=columns, idf=idf)
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def query_columns(self, query: str) -> list[int]:
+        """Columns of the entities whose (normalised) name occurs in the question as whole words."""
+        words = normalise_name(query).split() if query else []
+        found = set()
+        for n in range(1, min(MAX_NAME_WORDS, len(words)) + 1):
+            for i in range(len(words) - n + 1):
+                column = self.columns.get(" ".join(words[i:i + n]))
+                if column is not None:
+                    found.add(column)
+        return sorted(found)
+
+    def scores(self, seed_rows: Sequence[int], seed_weights: Sequence[float], query: str = "") -> np.ndarray:
+        """Bridge score of every page (see module doc): 0 for seeds, for pages sharing nothing
+        with them, and everywhere when the seeds have no entity beyond the question's own."""
+        n_pages = self.weighted.shape[0]
+        out = np.zeros(n_pages)
+        seeds = [int(r) for r in seed_rows if 0 <= int(r) < n_pages]
+        if not seeds or not len(self):
+            return out
+        weights = np.asarray(seed_weights, dtype=np.float64)[:len(seeds)]
+        profile = np.asarray(self.weighted[seeds].T @ weights).ravel()
+        profile[self.query_columns(query)] = 0.0
+        norm = float(np.linalg.norm(profile))
+        if norm <= 0:
+            return out
+        dots = np.asarray(self.weighted @ profile).ravel()
+        out = dots / np.maximum(self.row_norms * norm, 1e-12)
+        out[seeds] = 0.0
+        return out
+
+
+def interleave(primary: Sequence[int], secondary: Sequence[int], every: int, limit: int) -> list[int]:
+    """``primary`` with ``secondary`` items placed at slots every, 2·every, 3·every, …
+    (1-based; every ≥ 2), repeats skipped, at most ``limit`` items. When ``secondary`` runs
+    out the rest comes from ``primary``; ``every < 2`` returns ``primary`` as it is."""
+    if every < 2 or not secondary:
+        return list(dict.fromkeys(primary))[:limit]
+    out: list[int] = []
+    seen: set[int] = set()
+    sources = {False: iter(primary), True: iter(secondary)}
+
+    def take(bridged: bool) -> bool:
+        for item in sources[bridged]:
+            if item not in seen:
+                seen.add(item)
+                out.append(item)
+                return True
+        return False
+
+    slot = 0
+    while len(out) < limit:
+        bridged = slot % every == every - 1
+        if not take(bridged) and not take(not bridged):
+            break
+        slot += 1
+    return out

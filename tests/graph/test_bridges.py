@@ -1,0 +1,66 @@
+"""Second-hop retrieval through shared entities (graph.bridges): scores and slot merging."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from docgraph.graph.bridges import EntityBridges, interleave, normalise_name
+
+
+def corpus() -> EntityBridges:
+    # page 0: the tournament (names the player); page 1: the player (names the team);
+    # page 2: another player of the tournament year; page 3: unrelated; "Hawaii" is on every page but 3
+    mentions = [(0, "Diamond Head Classic"), (0, "Buddy Hield"), (0, "Hawaii"),
+                (1, "Buddy Hield"), (1, "Sacramento Kings"), (1, "Hawaii"),
+                (2, "Hawaii"), (2, "The Honolulu Star"),
+                (3, "Sacramento Kings")]
+    return EntityBridges.build(4, mentions)
+
+
+def test_names_are_normalised():
+    assert normalise_name("The  Buddy-Hield!") == "buddy hield"
+    assert normalise_name("X") == "" and normalise_name("the") == "the"
+
+
+def test_the_page_sharing_the_seeds_rare_entity_scores_highest():
+    bridges = corpus()
+    scores = bridges.scores([0], [1.0], "Which team does the MVP of the Diamond Head Classic play for?")
+    assert scores[0] == 0.0, "a seed does not bridge to itself"
+    assert scores[1] > scores[2] > 0.0, "the rare shared name outweighs the common one"
+    assert scores[3] == 0.0, "nothing shared with the seed"
+
+
+def test_the_questions_own_entities_do_not_bridge():
+    bridges = corpus()
+    assert bridges.query_columns("Who is Buddy Hield?") == [bridges.columns["buddy hield"]]
+    without_player = bridges.scores([0], [1.0], "Where did Buddy Hield play in Hawaii?")
+    # only the tournament's own name is left in the seed's profile, and no other page has it
+    assert np.all(without_player == 0.0)
+
+
+def test_idf_is_log_scaled_document_frequency():
+    bridges = corpus()
+    hawaii, kings = bridges.columns["hawaii"], bridges.columns["sacramento kings"]
+    assert bridges.idf[hawaii] == pytest.approx(np.log(5 / 3.5))
+    assert bridges.idf[kings] == pytest.approx(np.log(5 / 2.5))
+
+
+def test_empty_inputs_score_nothing():
+    empty = EntityBridges.build(3, [])
+    assert len(empty) == 0 and np.all(empty.scores([0], [1.0], "q") == 0.0)
+    assert np.all(corpus().scores([], [], "q") == 0.0)
+
+
+def test_interleave_places_bridged_items_at_every_nth_slot():
+    assert interleave([0, 1, 2, 3, 4, 5], [9, 8], 3, 6) == [0, 1, 9, 2, 3, 8]
+    assert interleave([0, 1, 2], [1, 7], 2, 5) == [0, 1, 2, 7], "repeats are skipped, sources run dry"
+    assert interleave([0, 1, 2], [7], 0, 3) == [0, 1, 2], "every < 2: off"
+    assert interleave([0, 1], [], 3, 5) == [0, 1]
+    assert interleave([], [4, 5], 3, 2) == [4, 5]
+
+
+def test_value_names_do_not_bridge():
+    bridges = EntityBridges.build(2, [(0, "$1 million budget"), (1, "$1 million budget"), (0, "1940s"),
+                                      (1, "1940s"), (0, "Kings"), (1, "Kings")])
+    assert list(bridges.columns) == ["kings"]
