@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in [s for s in args.sets.split(",") if s]:
         benchmark, folder, packed = SETS[name]
         started = time.perf_counter()
-        loaded = short_documents(load_benchmark(benchmark, Path(args.data) / folder), args.max_doc_pages)
+        loaded = load_benchmark(benchmark, Path(args.data) / folder).without_long_documents(args.max_doc_pages)
         result = run_eval(EvalOptions(
             benchmark=benchmark, path=Path(args.data) / folder, methods=methods, out=out, loaded=loaded,
             workspace_root=Path(args.workspace_root), limit=args.limit, retrieval_only=not args.answers,
@@ -105,14 +105,6 @@ def main(argv: list[str] | None = None) -> int:
     report.write_text("\n".join(sections) + "\n", encoding="utf-8")
     print(f"wrote {report}")
     return 0
-
-
-def short_documents(bench, max_pages: int | None):
-    """``bench`` without the questions about documents longer than ``max_pages`` (None: all)."""
-    if max_pages is None or not bench.page_counts:
-        return bench
-    keep = [i for i in bench.items if all(bench.page_counts.get(d, 0) <= max_pages for d in i.doc_ids)]
-    return bench.model_copy(update={"items": keep})
 
 
 def ablation_rows(summary: dict, methods: list[str], names: list[str], run) -> list[str]:

@@ -75,10 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     benchmark, folder, packed = SETS[args.set]
-    bench = load_benchmark(benchmark, Path(args.data) / folder)
-    if args.max_doc_pages is not None and bench.page_counts:
-        bench = bench.model_copy(update={"items": [i for i in bench.items if all(
-            bench.page_counts.get(d, 0) <= args.max_doc_pages for d in i.doc_ids)]})
+    bench = load_benchmark(benchmark, Path(args.data) / folder).without_long_documents(args.max_doc_pages)
     items = bench.items[:args.limit] if args.limit else list(bench.items)
     options = EvalOptions(benchmark=benchmark, path=Path(args.data) / folder, methods=[], out=Path("."),
                           workspace_root=Path(args.workspace_root), packed=packed, retrieval_only=True)

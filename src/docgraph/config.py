@@ -207,9 +207,9 @@ class RetrievalSettings(Section):
                                description="final page score = w * flat hybrid + (1 - w) * diffused (1 = flat only)")
     similar_top_k: int = Field(5, ge=0, description="similarity links per chunk (other pages)")
     similar_threshold: float = Field(0.85, ge=-1.0, le=1.0, description="least cosine of a similarity link")
-    bridge_every: int = Field(3, ge=0, description="second hop through the method's entities: a page sharing "
-                                                   "the top page's rarer entities takes every n-th slot from the "
-                                                   "second on (graph.bridges; 0 = off)")
+    bridge_every: int = Field(3, ge=0, description="second hop through the method's entities: pages sharing "
+                                                   "the top page's rarer entities take slots n, 2n, ... "
+                                                   "(graph.bridges; 0 = off)")
     bridge_seeds: int = Field(1, ge=1, description="top pages whose entities the second hop starts from")
     edges: EdgeWeights = Field(default_factory=EdgeWeights)
 

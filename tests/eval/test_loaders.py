@@ -229,3 +229,10 @@ def test_registry_errors(tmp_path):
     (tmp_path / "broken.jsonl").write_text('{"qa_id": 1}\nnot json\n')
     with pytest.raises(InputError, match="line 2"):
         load_benchmark("dlvqa", tmp_path / "broken.jsonl")
+
+
+def test_without_long_documents_keeps_questions_about_short_ones(mmlb):
+    short = mmlb.without_long_documents(108)
+    assert 0 < len(short) < len(mmlb) and short.page_counts == mmlb.page_counts
+    assert all(mmlb.page_counts[d] <= 108 for i in short.items for d in i.doc_ids)
+    assert mmlb.without_long_documents(None) is mmlb

@@ -52,19 +52,15 @@ def response_body(response: str) -> str:
     return "\n".join(line.strip() for line in text.splitlines() if line.strip())
 
 
-def _positioned_numbers(text: str) -> list[tuple[int, str, bool]]:
-    """(position, number without $ and separators, had a percent sign) in order of
-    appearance, digit numbers and number words alike."""
+def _numbers(text: str) -> list[tuple[str, bool]]:
+    """(number without $ and separators, had a percent sign) in order of appearance, digit
+    numbers and number words alike."""
     found: list[tuple[int, str, bool]] = []
     for match in _NUMBER.finditer(text):
         found.append((match.start(), match.group(1).replace("$", "").replace(",", ""), bool(match.group(2))))
     for match in _WORD_NUMBER.finditer(text):
         found.append((match.start(), str(_WORDS[match.group(1).lower()]), False))
-    return sorted(found)
-
-
-def _numbers(text: str) -> list[tuple[str, bool]]:
-    return [(value, percent) for _, value, percent in _positioned_numbers(text)]
+    return [(value, percent) for _, value, percent in sorted(found)]
 
 
 def _fresh_numbers(body: str, question: str) -> list[tuple[str, bool]]:

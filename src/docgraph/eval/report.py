@@ -20,7 +20,7 @@ from typing import Any, Iterable, Sequence
 
 from .answer_format import response_body
 from .metrics import mean_by_category, recall_at_k, reciprocal_rank, score_short_answer
-from .metrics_mmlongbench import mmlongbench_acc_f1
+from .metrics_mmlongbench import NOT_ANSWERABLE, mmlongbench_acc_f1
 from .metrics_judged import FineSurEJudgement, PairJudgement, finesure_report, win_rates
 
 PAGE_KS = (1, 5, 10)
@@ -47,8 +47,6 @@ def question_scores(record: dict[str, Any], ks: Sequence[int]) -> dict[str, floa
         score = score_short_answer(response_body(record["answer"]), record.get("gold_answer", ""),
                                    record.get("extracted"))
         out.update(em=score.em, f1=score.f1, acc=score.acc)
-        if "mmlongbench_score" in record:
-            out["mmlb_acc"] = float(record["mmlongbench_score"])
         verdicts = record.get("judges") or {}
         if verdicts:
             out["judge_acc"] = sum(map(bool, verdicts.values())) / len(verdicts)
@@ -64,7 +62,7 @@ def mmlongbench_summary(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
     if not samples:
         return {}
     acc, f1 = mmlongbench_acc_f1(samples)
-    defined = any(s["answer"] != "Not answerable" for s in samples)
+    defined = any(s["answer"] != NOT_ANSWERABLE for s in samples)
     return {"mmlb_acc": acc, "mmlb_f1": f1 if defined else math.nan}
 
 

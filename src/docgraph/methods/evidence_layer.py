@@ -20,7 +20,7 @@ scores every page of the corpus for a query:
 With ``structure = false`` the final score is the flat one. Every page of the corpus is
 ranked, so callers can always fill a page budget. ``with_bridges`` then merges the second
 hop into a method's final page list: pages sharing the top page's rarer entities of the
-method's graph (``graph.bridges``) take every ``bridge_every``-th slot from the second on.
+method's graph (``graph.bridges``) take every ``bridge_every``-th slot.
 """
 
 from __future__ import annotations
@@ -211,14 +211,15 @@ class EvidenceLayer:
         """``top`` (a method's ranked pages, best first) with the second hop merged in: pages
         sharing the first ``bridge_seeds`` pages' entities (``graph.bridges``), ordered by that
         bridge score times their own ``page_scores`` relative to the best (the method's scores
-        over the layer's pages: the second hop must still concern the question), take every
-        ``bridge_every``-th slot from the second on. At most ``k`` pages; a placed page scores the mean of its neighbours, so
-        scores never increase down the list. ``top[:k]`` unchanged when bridging is off or
+        over the layer's pages: the second hop must still concern the question), take slots
+        ``bridge_every``, 2·``bridge_every``, … (``graph.bridges.interleave``). At most ``k``
+        pages; a placed page scores the mean of its neighbours, so scores never increase
+        down the list. ``top[:k]`` unchanged when bridging is off or
         finds nothing."""
         if bridges is None or settings.bridge_every < 2 or not top or not len(bridges):
             return top[:k]
-        rows = [self.page_position[p] for p, _ in top if p in self.page_position]
         score_of = {self.page_position[p]: s for p, s in top if p in self.page_position}
+        rows = list(score_of)  # top's order
         seeds = rows[:settings.bridge_seeds]
         weights = np.maximum(np.array([score_of[r] for r in seeds], dtype=np.float64), 0.0)
         weights = weights / weights.max() if weights.max() > 0 else np.ones(len(seeds))

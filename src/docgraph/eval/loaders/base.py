@@ -92,6 +92,14 @@ class Benchmark(BaseModel):
     def __len__(self) -> int:
         return len(self.items)
 
+    def without_long_documents(self, max_pages: int | None) -> "Benchmark":
+        """A copy without the questions about documents longer than ``max_pages`` pages
+        (None, or no page counts: all kept) — the quicker development subsets."""
+        if max_pages is None or not self.page_counts:
+            return self
+        return self.model_copy(update={"items": [i for i in self.items if all(
+            self.page_counts.get(d, 0) <= max_pages for d in i.doc_ids)]})
+
 
 def read_json(path: Path) -> Any:
     """Parsed JSON; ``InputError`` naming the file when it is missing or malformed."""

@@ -37,7 +37,7 @@ METHODS.md "KG4VD — Query", steps 2–5 (paper Section 3.3 and Appendix B.3):
    a clearly better rerank score to displace one, as the narrow mode intends.
 6. **Second hop** (docgraph's addition, ``graph.bridges``): pages that share the rarer
    entities of the graph grounded on the best page — minus the question's own — take
-   every ``retrieval.bridge_every``-th slot of the page list from the second on.
+   every ``retrieval.bridge_every``-th slot of the page list (slots 3, 6, … by default).
 """
 
 from __future__ import annotations
