@@ -6,12 +6,17 @@ in flight, so memory stays bounded however long the document. A single job, or
 
 Workers are spawned (never forked: the caller may hold threads, ONNX sessions or a database
 connection). Spawned workers re-import the main script, so when that script has no
-``if __name__ == "__main__":`` guard, pages run in-process instead, with a note saying so.
+``if __name__ == "__main__":`` guard, or cannot be re-imported at all (``python - < script.py``:
+the main module was read from standard input), pages run in-process instead, with a note
+saying so. A pool whose workers cannot start is detected before any page is given to it (a
+probe job) and pages then run in-process too: a worker that cannot start is never reported
+as a page that failed.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import re
 import sys
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -25,33 +30,56 @@ from .pages import PageJob, PageResult
 _MAIN_GUARD = re.compile(r"""if\s+__name__\s*==\s*['"]__main__['"]""")
 
 
-def spawn_safe() -> bool:
-    """Whether spawned workers can re-import the main module without re-running its code."""
+def spawn_unsafe_reason() -> str | None:
+    """Why spawned workers cannot re-import the main module safely, or None when they can."""
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     spec = getattr(main, "__spec__", None)
     if not path or (spec is not None and spec.name.split(".")[-1] == "__main__"):
-        return True  # interactive, -c, or a package's __main__: not re-imported
+        return None  # interactive, -c, or a package's __main__: not re-imported
+    if not Path(path).is_file():
+        return (f"the main module ({path}) is not a file that page workers can re-import, as with "
+                "`python - < script.py`; save the script to a file to use all cores")
     try:
-        return _MAIN_GUARD.search(Path(path).read_text(encoding="utf-8", errors="ignore")) is not None
+        text = Path(path).read_text(encoding="utf-8", errors="ignore")
     except OSError:
-        return True
+        return f"the main module ({path}) cannot be read by page workers"
+    if _MAIN_GUARD.search(text) is None:
+        return "put your script's code under `if __name__ == \"__main__\":` to use all cores"
+    return None
+
+
+def spawn_safe() -> bool:
+    """Whether spawned workers can re-import the main module without re-running its code."""
+    return spawn_unsafe_reason() is None
 
 
 class PageRunner:
     def __init__(self, workers: int, note: Callable[[str], None]):
         self.workers = max(1, workers)
-        if self.workers > 1 and not spawn_safe():
-            note("pages are processed on one core: put your script's code under "
-                 "`if __name__ == \"__main__\":` to use all cores")
+        self._note = note
+        reason = spawn_unsafe_reason() if self.workers > 1 else None
+        if reason:
+            note(f"pages are processed on one core: {reason}")
             self.workers = 1
         self._pool: ProcessPoolExecutor | None = None
 
-    def _executor(self) -> ProcessPoolExecutor:
-        if self._pool is None:
+    def _executor(self) -> ProcessPoolExecutor | None:
+        """The worker pool, started and probed on first use; None (pages run in-process from
+        then on) when its workers cannot start."""
+        if self._pool is None and self.workers > 1:
             # spawn: workers never inherit the caller's threads, locks or database connection
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=pages.init_worker)
+            pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                       initializer=pages.init_worker)
+            try:
+                pool.submit(os.getpid).result()  # a worker that cannot start breaks the pool here
+            except BrokenProcessPool:
+                pool.shutdown(wait=False, cancel_futures=True)
+                self._note("pages are processed on one core: page workers could not start in this "
+                           "Python process (see the messages above); the files are not at fault")
+                self.workers = 1
+                return None
+            self._pool = pool
         return self._pool
 
     def run(self, jobs: list[PageJob]) -> Iterator[tuple[PageJob, PageResult | Exception]]:
@@ -60,14 +88,14 @@ class PageRunner:
         A worker interrupted by Ctrl-C re-raises ``KeyboardInterrupt`` here; a worker that died
         (crash, out of memory) fails its page and the pool is replaced for the next document.
         """
-        if self._pool is None and (self.workers == 1 or len(jobs) <= 1):
+        pool = None if self._pool is None and len(jobs) <= 1 else self._executor()
+        if pool is None:
             for job in jobs:
                 try:
                     yield job, pages.process_page(job)
                 except Exception as exc:  # reported per page by the caller
                     yield job, exc
             return
-        pool = self._executor()
         queue = list(reversed(jobs))
         running: dict[Future, PageJob] = {}
         broken = False
