@@ -51,6 +51,12 @@ class ChatSettings(Section):
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
     supports_vision: bool = True
+    structured_output: Literal["json_schema", "json_object", "none"] = Field(
+        "json_schema", description="how a stage's schema is sent as response_format; downgraded automatically "
+                                   "when the server rejects it")
+    schema_max_items: int = Field(32, ge=1, description="maxItems for arrays the sent JSON schema leaves unbounded")
+    slots: int | None = Field(None, ge=1, description="parallel requests the server runs; None = ask it once "
+                                                      "(llama.cpp /props) and cap max_concurrency at that")
 
     @property
     def enabled(self) -> bool:

@@ -191,7 +191,8 @@ def test_truncated_output_is_re_asked_with_a_larger_limit(openai_stub, stub_hub)
     assert len(bodies) == 2  # the cut JSON repairs to {"name": "Lisbon"}: invalid, so re-asked
     assert bodies[0]["max_tokens"] == 50 and bodies[1]["max_tokens"] == 100
     assert "cut off" in bodies[1]["messages"][-1]["content"]
-    assert bodies[1]["messages"][-2]["role"] == "assistant"
+    # the cut reply is not sent back (it would only lengthen the prompt): original question + note
+    assert [m["role"] for m in bodies[1]["messages"]] == ["user", "user"]
 
 
 def test_concurrency_limit_holds_under_20_parallel_calls(openai_stub, tmp_path):

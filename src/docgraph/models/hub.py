@@ -9,10 +9,18 @@ so a cache hit never waits for a concurrency slot and is counted as a hit (not a
 only validated replies are cached, a re-ask is retried like any request, and replayed
 replies are parsed and cached exactly like live ones. ``chat(role)`` is None when the role
 has no ``base_url`` and no replay file is set: the caller then runs its offline strategy.
+
+Each endpoint's capabilities (``capabilities.py``) are probed once per workspace
+(``GET /props``) and remembered in its metadata: when the server reports fewer parallel
+slots than ``max_concurrency`` (or ``slots`` is set lower), the roles on that server share
+one concurrency limit of that many slots (one log line says so), so requests are not
+queued inside the server until clients time out; a server that reports no vision makes
+the role text-only.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -22,6 +30,7 @@ from ..errors import ConfigError, EmbeddingMismatchError
 from ..store.base import Store
 from .base import ChatModel, ImageEmbedder, OfflineNLP, Reranker, TextEmbedder
 from .cache import CachedChat
+from .capabilities import CapabilityBook, probe_props
 from .embed_shared import SharedEmbeddingFile
 from .structured import ERRORS_DIR, StructuredChat
 from .usage import MeteredChat, UsageMeter
@@ -30,6 +39,7 @@ ROLES = ("build", "answer", "judge")
 META_TEXT_MODEL = "embedding_model"
 META_TEXT_DIM = "embedding_dim"
 META_IMAGE_MODEL = "image_embedding"
+log = logging.getLogger(__name__)
 
 
 class ModelHub:
@@ -47,6 +57,8 @@ class ModelHub:
         self._lock = threading.RLock()
         self._chats: dict[str, ChatModel | None] = {}
         self._objects: dict[str, Any] = {}
+        self._books: dict[str, CapabilityBook] = {}
+        self._limits: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ chat
     def chat(self, role: str) -> ChatModel | None:
@@ -79,8 +91,12 @@ class ModelHub:
             from .openai_chat import OpenAIChat
             from .retry import RetryingChat, RetryPolicy
 
-            backend = LimitedChat(RetryingChat(OpenAIChat(cs, role), RetryPolicy.from_settings(cs)),
-                                  cs.max_concurrency)
+            book = self.capabilities(cs)
+            http = OpenAIChat(cs, role, capabilities=book)
+            if http.supports_vision and book.caps.vision is False:
+                log.warning("%s serves no images (/props); role %s runs text-only", http.endpoint, role)
+                http.supports_vision = False
+            backend = LimitedChat(RetryingChat(http, RetryPolicy.from_settings(cs)), self._limit(cs, book, role))
             if self.record_file is not None:
                 backend = RecordingChat(backend, self.record_file)
         else:
@@ -89,6 +105,35 @@ class ModelHub:
         if self.settings.cache:
             chat = CachedChat(chat, self.store)
         return MeteredChat(chat, self.meter)
+
+    def capabilities(self, cs: Any) -> CapabilityBook:
+        """The remembered capabilities of ``cs``'s endpoint, probed once per workspace."""
+        key = f"{cs.base_url}|{cs.model}"
+        with self._lock:
+            if key not in self._books:
+                book = CapabilityBook(key, cs.structured_output, self.store.get_meta, self.store.set_meta)
+                if not book.caps.probed and cs.slots is None:
+                    found = probe_props(cs.base_url, timeout_s=min(5.0, cs.timeout_s))
+                    if found is not None:
+                        book.record_probe(found)
+                self._books[key] = book
+            return self._books[key]
+
+    def _limit(self, cs: Any, book: CapabilityBook, role: str) -> Any:
+        """The concurrency limit for ``role``: its own ``max_concurrency``, or — when the server
+        runs fewer requests at once — one limit of that many slots shared by its roles."""
+        from .limit import Limit
+
+        slots = cs.slots or book.caps.slots
+        if not slots or slots >= cs.max_concurrency:
+            return cs.max_concurrency
+        with self._lock:
+            if cs.base_url not in self._limits:
+                log.warning("chat endpoint %s runs %d request(s) at once; models.%s.max_concurrency = %d "
+                            "lowered to %d so requests do not queue inside the server", cs.base_url, slots,
+                            role, cs.max_concurrency, slots)
+                self._limits[cs.base_url] = Limit(slots)
+            return self._limits[cs.base_url]
 
     # ------------------------------------------------------------------ lazy singletons
     def _get(self, name: str, factory: Callable[[], Any]) -> Any:

@@ -4,6 +4,12 @@ One HTTP request per ``complete``; no retries, cache or parsing here — those a
 (``retry``, ``cache``, ``structured``). Images travel as ``image_url`` parts with data URIs.
 The stage goes along as an ``X-Docgraph-Stage`` header (servers ignore it; the test stub
 scripts replies by it).
+
+With a ``schema`` the request carries a ``response_format`` in the endpoint's current
+structured-output mode (``response_format.py``; a call's own json_schema format wins over
+the one built from the schema). When the server answers 400 naming the parameter, the
+mode is lowered (json_schema -> json_object -> none, one log line, remembered in the
+``CapabilityBook``) and the request is sent again at once.
 """
 
 from __future__ import annotations
@@ -18,8 +24,10 @@ from ..config import ChatSettings
 from ..errors import ModelError
 from ..types import Usage
 from .base import ChatResult, Message
-from .http import guarded, make_client
+from .capabilities import CapabilityBook
+from .http import EndpointError, guarded, make_client
 from .keys import data_uri
+from .response_format import format_for, rejects_format
 
 STAGE_HEADER = "X-Docgraph-Stage"
 
@@ -51,7 +59,7 @@ class OpenAIChat:
     pass through. Raises ``EndpointError`` (retryable or not) on any failure.
     """
 
-    def __init__(self, settings: ChatSettings, role: str = "build"):
+    def __init__(self, settings: ChatSettings, role: str = "build", capabilities: CapabilityBook | None = None):
         if not settings.base_url:
             raise ModelError(f"models.{role}.base_url is not set; configure an endpoint or use offline mode")
         self.settings = settings
@@ -61,6 +69,8 @@ class OpenAIChat:
         self.endpoint = f"chat endpoint {settings.base_url} (model {settings.model!r}, role {role})"
         self._client = make_client(settings.base_url, settings.api_key_env, settings.timeout_s)
         self._known = set(inspect.signature(self._client.chat.completions.create).parameters)
+        self.capabilities = capabilities or CapabilityBook(f"{settings.base_url}|{settings.model}",
+                                                           settings.structured_output)
 
     @property
     def default_params(self) -> dict[str, Any]:
@@ -73,9 +83,22 @@ class OpenAIChat:
             raise ModelError(f"{self.endpoint}: stage {stage!r} sent {images} image(s) but models.{self.role}."
                              "supports_vision is false; configure a vision model or set supports_vision = true")
         merged = {**self.default_params, **params}
+        given = merged.pop("response_format", None)
+        payload = to_openai_messages(messages)
+        while True:
+            mode = self.capabilities.mode if schema is not None else "none"
+            fmt = format_for(mode, schema, given, self.settings.schema_max_items) if schema is not None else given
+            try:
+                return self._send(payload, stage, images, {**merged, **({"response_format": fmt} if fmt else {})})
+            except EndpointError as exc:
+                said = str(exc).replace(self.endpoint, "")
+                if schema is None or mode == "none" or not rejects_format(exc.status, said):
+                    raise
+                self.capabilities.lower(mode, said, self.endpoint)
+
+    def _send(self, payload: list[dict[str, Any]], stage: str, images: int, merged: dict[str, Any]) -> ChatResult:
         kwargs = {k: v for k, v in merged.items() if k in self._known}
         extra = {k: v for k, v in merged.items() if k not in self._known}
-        payload = to_openai_messages(messages)
         start = time.perf_counter()
 
         def call() -> ChatResult:

@@ -6,10 +6,15 @@ same way. With ``schema=`` given:
 1. the JSON is extracted from the reply (fences, trailing prose) and repaired
    (``jsonrepair``), then validated with ``schema.model_validate``;
 2. on failure the model is asked once more: the conversation plus its reply plus a user
-   message naming the validation error and the schema (a reply cut at the token limit is
-   re-asked with twice the limit);
-3. if that fails too, ``ModelOutputError`` is raised with the raw reply, which is also
-   saved as JSON under ``<workspace>/model_errors/`` (path in ``exc.saved_to``).
+   message naming the validation error and the schema;
+3. a reply cut at the token limit (``finish_reason == "length"``) is never accepted, even
+   when its JSON could be patched up (the cut item would be kept half-written): it is
+   re-asked without the cut reply, asking for a shorter answer, with ``max_tokens`` raised
+   to at most ``TRUNCATION_GROWTH`` times the call's original limit (never more, however
+   many re-asks);
+4. if that fails too, ``ModelOutputError`` is raised with the raw reply — the subclass
+   ``ModelOutputTruncated`` when the last reply was cut at the limit — and the exchange
+   is saved as JSON under ``<workspace>/model_errors/`` (path in ``exc.saved_to``).
 
 The returned ``ChatResult.usage`` sums both attempts; a failing call's usage is attached
 to the exception as ``exc.usage`` so accounting still sees it. Without ``schema`` the
@@ -35,6 +40,11 @@ from .keys import request_key
 from .wrapper import ChatWrapper
 
 ERRORS_DIR = "model_errors"
+TRUNCATION_GROWTH = 2  # a re-ask after a cut reply gets at most this times the original max_tokens
+
+
+class ModelOutputTruncated(ModelOutputError):
+    """The reply stopped at the token limit before its JSON was complete."""
 
 
 def parse_reply(text: str, schema: type[BaseModel]) -> BaseModel:
@@ -84,27 +94,37 @@ class StructuredChat(ChatWrapper):
         replies: list[str] = []
         usage = Usage()
         error = ""
+        truncated = False
         call_params = dict(params)
+        original = call_params.get("max_tokens") or self.default_params.get("max_tokens")
         for _ in range(self.reasks + 1):
             result = self.inner.complete(conversation, stage=stage, schema=schema, **call_params)
             usage = usage.add(result.usage)
             replies.append(result.text)
+            truncated = result.finish_reason == "length"
             try:
                 parsed = parse_reply(result.text, schema)
+                if truncated:
+                    raise ValueError("the reply was cut off at the token limit "
+                                     f"(max_tokens={call_params.get('max_tokens') or original})")
             except ValueError as exc:
                 error = str(exc)
             else:
                 return ChatResult(text=result.text, parsed=parsed, usage=usage, cached=result.cached,
                                   model=result.model, finish_reason=result.finish_reason)
-            truncated = result.finish_reason == "length"
             if truncated:
-                limit = call_params.get("max_tokens") or self.default_params.get("max_tokens")
-                if limit:
-                    call_params["max_tokens"] = int(limit) * 2
-            conversation = [*conversation, Message("assistant", result.text), reask_message(error, schema, truncated)]
+                if original:
+                    current = int(call_params.get("max_tokens") or original)
+                    call_params["max_tokens"] = min(current * 2, int(original) * TRUNCATION_GROWTH)
+                conversation = [*messages, reask_message(error, schema, True)]
+            else:
+                conversation = [*conversation, Message("assistant", result.text), reask_message(error, schema, False)]
         saved = self._save(stage, schema, messages, replies, error, params)
-        exc = ModelOutputError(f"{self.endpoint}: stage {stage!r} gave no valid {schema.__name__} after "
-                               f"{len(replies)} attempt(s): {error}", raw=replies[-1], saved_to=saved)
+        kind = ModelOutputTruncated if truncated else ModelOutputError
+        hint = (" — raise max_output_tokens for this role, or lower schema_max_items so the reply fits"
+                if truncated else "")
+        exc = kind(f"{self.endpoint}: stage {stage!r} gave no valid {schema.__name__} after "
+                   f"{len(replies)} attempt(s): {error}{hint}", raw=replies[-1], saved_to=saved)
         exc.usage = usage  # type: ignore[attr-defined]
         raise exc
 

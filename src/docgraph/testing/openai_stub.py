@@ -19,6 +19,13 @@ before answering — past a short client timeout), ``"malformed"`` (a 200 whose 
 not JSON), ``"truncated"`` (a 200 whose content is cut in half with
 ``finish_reason="length"``), ``"disconnect"`` (a body shorter than its Content-Length).
 Token usage is words of the prompt + 100 per image, and words of the reply.
+
+Server capabilities, for the client's probing and downgrades: ``slots=N`` (and
+``vision=``) answer ``GET /props`` like llama.cpp (``total_slots``, ``modalities``);
+without ``slots`` that route is a 404. ``reject_formats={"json_schema"}`` answers a chat
+request whose ``response_format`` has one of those types with a 400 naming the parameter
+(as a server without constrained decoding does). ``SeenRequest.response_format`` is what
+a request sent; ``stub.gets`` lists the GET paths asked.
 """
 
 from __future__ import annotations
@@ -81,6 +88,11 @@ class SeenRequest:
         return "\n".join(self.texts)
 
     @property
+    def response_format(self) -> dict[str, Any] | None:
+        """The request's ``response_format``, if it sent one."""
+        return self.body.get("response_format") if isinstance(self.body, dict) else None
+
+    @property
     def image_urls(self) -> list[str]:
         return [p["image_url"]["url"] for p in self._parts() if p.get("type") == "image_url"]
 
@@ -136,8 +148,13 @@ class OpenAIStub:
 
     def __init__(self, default_reply: Reply = "OK", *, delay_s: float = 0.0, hang_s: float = 5.0,
                  embedding_dim: int = 64, embed_fn: Callable[[str], list[float]] | None = None,
-                 rerank_fn: Callable[[str, str], float] | None = None):
+                 rerank_fn: Callable[[str, str], float] | None = None, slots: int | None = None,
+                 vision: bool = True, reject_formats: set[str] | frozenset[str] = frozenset()):
         self.default_reply = default_reply
+        self.slots = slots
+        self.vision = vision
+        self.reject_formats = set(reject_formats)
+        self.gets: list[str] = []
         self.delay_s = delay_s
         self.hang_s = hang_s
         self.embedding_dim = embedding_dim
@@ -288,6 +305,13 @@ class OpenAIStub:
                     headers["Retry-After"] = f"{fault.retry_after:g}"
                 err = {"error": {"message": f"stub fault {kind}", "type": "stub", "code": kind}}
                 return req.status, headers, json.dumps(err).encode(), None
+            fmt = req.response_format
+            if (req.path.endswith("/chat/completions") and isinstance(fmt, dict)
+                    and fmt.get("type") in self.reject_formats):
+                req.status = 400
+                err = {"error": {"message": f"response_format type {fmt.get('type')!r} is not supported",
+                                 "type": "invalid_request_error", "code": 400}}
+                return 400, {}, json.dumps(err).encode(), None
             if kind == "malformed":
                 return 200, {}, b'{"choices": [{"message": {"content": "unterminated', None
             if req.path.endswith("/embeddings"):
@@ -329,6 +353,21 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
         return
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server API
+        stub = self.stub
+        with stub._lock:
+            stub.gets.append(self.path)
+        if self.path.rstrip("/").endswith("/props") and stub.slots is not None:
+            status, body = 200, {"total_slots": stub.slots, "modalities": {"vision": stub.vision}}
+        else:
+            status, body = 404, {"error": {"message": f"no route {self.path}"}}
+        payload = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
 
     def do_POST(self) -> None:  # noqa: N802 - http.server API
         length = int(self.headers.get("Content-Length") or 0)
