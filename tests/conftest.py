@@ -68,3 +68,25 @@ def shared_corpus_copy(shared_corpus: IngestedCorpus) -> Callable[[Path], Path]:
         return dest
 
     return copy
+
+
+OPENSTAX_EXCERPT = "openstax_world_history_v1_excerpt.pdf"
+
+
+@pytest.fixture(scope="session")
+def _openstax_template(tmp_path_factory, shared_data: Path) -> Path:
+    """A workspace folder with only the 5-page OpenStax excerpt added (once per session)."""
+    from docgraph import Workspace
+
+    root = tmp_path_factory.mktemp("openstax-ws") / "ws"
+    with Workspace(root) as ws:
+        ws.add([shared_data / "documents" / OPENSTAX_EXCERPT])
+    with sqlite3.connect(root / SQLiteStore.DB_NAME) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return root
+
+
+@pytest.fixture()
+def openstax_ws(_openstax_template: Path, tmp_path: Path) -> Path:
+    """A private workspace folder holding the OpenStax excerpt (5 pages), ingested, nothing built."""
+    return Path(shutil.copytree(_openstax_template, tmp_path / "ws"))

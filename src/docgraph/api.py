@@ -80,7 +80,8 @@ class Workspace:
 
     def add(self, paths: Iterable[str | Path] | str | Path, *, password: str | None = None,
             progress: Progress | None = None) -> list[Document]:
-        """Add documents (idempotent by content hash). Raises ``AddError`` after ingesting the
+        """Add documents (idempotent by content hash); returns the added and already-present
+        ones, whose ``.pages`` are read on first use. Raises ``AddError`` after ingesting the
         good inputs if some failed."""
         if isinstance(paths, (str, Path)):
             paths = [paths]
@@ -90,10 +91,12 @@ class Workspace:
         return list(report.added) + list(report.skipped)
 
     def documents(self, with_pages: bool = False) -> list[Document]:
+        """Every document, in the order added. ``.pages`` is read from the workspace on first
+        use (``with_pages=True`` reads every page now)."""
         return self.store.list_documents(with_pages=with_pages)
 
     def document(self, ref: str, with_pages: bool = True) -> Document:
-        """A document by id, id prefix, file name or title."""
+        """A document by id, id prefix, file name or title (pages read now, or on first use)."""
         return self.store.get_document(self.resolve(ref), with_pages=with_pages)  # type: ignore[return-value]
 
     def resolve(self, ref: str) -> str:

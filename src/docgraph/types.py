@@ -7,10 +7,11 @@ corner (PyMuPDF's convention); page numbers are 1-based.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from enum import Enum
-from typing import Literal
+from typing import Annotated, Any, Literal, overload
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PlainSerializer, PlainValidator
 
 
 class BBox(BaseModel):
@@ -129,6 +130,67 @@ class Page(BaseModel):
         return "\n".join(c.content for c in sorted(self.components, key=lambda c: c.order) if c.content)
 
 
+class Pages(Sequence[Page]):
+    """The pages of a Document, in page order, loaded from the store on first use.
+
+    ``Document.pages`` is always a real answer: either the pages given when the Document was
+    made, or, for a Document read from a workspace, every page stored for it, read once when
+    first indexed, iterated or measured (so listing documents reads no pages). Reading needs
+    the store still open.
+    """
+
+    __slots__ = ("_items", "_loader")
+
+    def __init__(self, pages: Iterable[Page] = (), *, loader: Callable[[], Iterable[Page]] | None = None):
+        self._items: list[Page] | None = None if loader is not None else list(pages)
+        self._loader = loader
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the pages are in memory (without reading them)."""
+        return self._items is not None
+
+    def _list(self) -> list[Page]:
+        if self._items is None:
+            assert self._loader is not None
+            self._items = list(self._loader())
+            self._loader = None
+        return self._items
+
+    @overload
+    def __getitem__(self, index: int) -> Page: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Page]: ...
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        return self._list()[index]
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def __iter__(self) -> Iterator[Page]:
+        return iter(self._list())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Pages, list, tuple)):
+            return self._list() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Pages({self._items!r})" if self.loaded else "Pages(<not read yet>)"
+
+
+def _as_pages(value: Any) -> Pages:
+    if isinstance(value, Pages):
+        return value
+    return Pages(Page.model_validate(v) for v in value)
+
+
+PageSequence = Annotated[Pages, PlainValidator(_as_pages),
+                         PlainSerializer(list, return_type=list[Page], when_used="always")]
+
+
 class Document(BaseModel):
     id: str
     title: str
@@ -138,7 +200,8 @@ class Document(BaseModel):
     page_count: int
     status: Literal["ingesting", "ready"] = "ready"
     added_at: str = ""
-    pages: list[Page] = Field(default_factory=list)
+    pages: PageSequence = Field(default_factory=Pages,
+                                description="the pages, read from the workspace when first used (see Pages)")
 
 
 class Mention(BaseModel):

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from ..errors import StoreError
-from ..types import Document, Page, Usage
+from ..types import Document, Page, Pages, Usage
 
 SCHEMA_VERSION = "1"
 
@@ -108,11 +108,12 @@ class SQLiteStore:
             self._conn.close()
 
     # ------------------------------------------------------------------ documents
-    @staticmethod
-    def _doc_from_row(row: tuple) -> Document:
+    def _doc_from_row(self, row: tuple, with_pages: bool = False) -> Document:
+        """A Document from its row; its pages read now (``with_pages``) or on first use."""
         doc_id, sha, title, path, kind, page_count, status, added_at = row
+        pages = Pages(self.iter_pages(doc_id)) if with_pages else Pages(loader=lambda: self.iter_pages(doc_id))
         return Document(id=doc_id, sha256=sha, title=title, path=path, kind=kind,
-                        page_count=page_count, status=status, added_at=added_at)
+                        page_count=page_count, status=status, added_at=added_at, pages=pages)
 
     _DOC_COLUMNS = "id, sha256, title, path, kind, page_count, status, added_at"
 
@@ -139,18 +140,11 @@ class SQLiteStore:
         rows = self._query(f"SELECT {self._DOC_COLUMNS} FROM documents WHERE id = ?", [doc_id])
         if not rows:
             return None
-        doc = self._doc_from_row(rows[0])
-        if with_pages:
-            doc.pages = list(self.iter_pages(doc_id))
-        return doc
+        return self._doc_from_row(rows[0], with_pages)
 
     def list_documents(self, with_pages: bool = False) -> list[Document]:
-        docs = [self._doc_from_row(r) for r in
+        return [self._doc_from_row(r, with_pages) for r in
                 self._query(f"SELECT {self._DOC_COLUMNS} FROM documents ORDER BY added_at, id")]
-        if with_pages:
-            for doc in docs:
-                doc.pages = list(self.iter_pages(doc.id))
-        return docs
 
     def get_page(self, doc_id: str, number: int) -> Page | None:
         rows = self._query("SELECT data FROM pages WHERE doc_id = ? AND number = ?", [doc_id, number])
