@@ -220,6 +220,30 @@ class RetrievalSettings(Section):
     edges: EdgeWeights = Field(default_factory=EdgeWeights)
 
 
+class HippoRAGSettings(Section):
+    """HippoRAG 2 baseline hyper-parameters (its paper's defaults where it gives them)."""
+
+    synonym_threshold: float = Field(0.8, ge=0.0, le=1.0,
+                                     description="phrase similarity for a synonym edge, on the cosine rescaled "
+                                                 "so the corpus's median phrase pair is 0 (hipporag_graph)")
+    synonym_top_k: int = Field(100, ge=1, description="most synonym neighbours considered per phrase")
+    fact_top_k: int = Field(5, ge=1, description="query-matched facts whose phrases seed PPR")
+    restart: float = Field(0.5, gt=0.0, le=1.0, description="PPR restart probability α (damping 0.5)")
+    passage_node_weight: float = Field(0.05, ge=0.0,
+                                       description="reset weight of passage nodes (× dense passage score)")
+    max_phrase_words: int = Field(8, ge=1, description="longer subjects/objects are not phrase nodes (build)")
+
+
+class BaselineSettings(Section):
+    """The baselines (bm25, dense, hybrid, pages, hipporag, nodocs): ``[baselines]`` and
+    ``[baselines.hipporag]`` in docgraph.toml."""
+
+    chunk_words: int = Field(160, ge=20, description="most words per text chunk (build)")
+    top_k: int = Field(10, ge=1, description="chunks given to the answer model")
+    top_pages: int = Field(10, ge=1, description="pages returned in Evidence.pages (and shown to `pages`)")
+    hipporag: HippoRAGSettings = Field(default_factory=HippoRAGSettings)
+
+
 class StoreSettings(Section):
     backend: Literal["sqlite"] = "sqlite"
 
@@ -230,6 +254,7 @@ class Settings(Section):
     kg4vd: KG4VDSettings = Field(default_factory=KG4VDSettings)
     hvm: HVMSettings = Field(default_factory=HVMSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    baselines: BaselineSettings = Field(default_factory=BaselineSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
 
 

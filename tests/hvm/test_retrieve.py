@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from docgraph.config import Settings
-from docgraph.errors import ConfigError, NotBuiltError
+from docgraph.errors import InputError, NotBuiltError
 from docgraph.methods.base import MethodContext
 from docgraph.methods.baselines.common import bump_version
 from docgraph.methods.hvm.retrieve import retrieve
@@ -188,10 +188,11 @@ def test_without_modality_awareness_the_best_chunks_interleave(ctx):
 def test_profiles_and_bad_options(ctx):
     ev = retrieve(ctx, "q", profile="short_pages")  # theta 0.5, k_r 15, k_b 4
     assert concepts(ev) == ["alpha", "beta", "gamma", "epsilon", "zeta"]
-    with pytest.raises(ConfigError):
+    with pytest.raises(InputError, match="hvm does not take the option.s. top_k; it takes profile, "):
         retrieve(ctx, "q", top_k=3)
-    with pytest.raises(ConfigError):
+    with pytest.raises(InputError):
         retrieve(ctx, "q", profile="nope")
+    assert len(retrieve(ctx, "q", top_pages=2).pages) <= 2
 
 
 def test_no_concept_graph_ablation_retrieves_entities_directly(ctx):

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, runtime_checkable
 
 from ..config import Settings
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError, NotBuiltError
 from ..progress import NullProgress, Progress
 from ..store.base import Store
 from ..types import Answer, Evidence
@@ -65,6 +65,26 @@ class Method(Protocol):
 
     def status(self, ctx: MethodContext) -> dict[str, Any]:
         """Build status for ``ls``, the web app and eval: at least ``built_pages`` and ``total_pages``."""
+
+
+def not_built(ctx: MethodContext, method: str) -> NotBuiltError:
+    """The error every method raises when asked a question before its index is built: it says
+    so and names the command that builds it (and, in an empty workspace, the one that adds)."""
+    if not ctx.store.list_documents():
+        return NotBuiltError(f"the workspace {ctx.root} has no documents yet; add some with "
+                             f"`docgraph add FILE...`, then run: docgraph build --method {method}")
+    return NotBuiltError(f"the {method} index of this workspace is not built yet; "
+                         f"run: docgraph build --method {method}")
+
+
+def check_options(method: str, options: Mapping[str, Any], valid: Iterable[str]) -> None:
+    """The one rule for per-call options (``retrieve``/``ask`` keyword options) of every method:
+    an option the method does not take is an ``InputError`` naming the ones it takes."""
+    valid = list(valid)
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        raise InputError(f"{method} does not take the option(s) {', '.join(unknown)}; "
+                         f"it takes {', '.join(valid) if valid else 'none'}")
 
 
 _REGISTRY: dict[str, Callable[[], Method]] = {}

@@ -30,7 +30,7 @@ from ...models.base import ImagePart, user
 from ...progress import Progress
 from ...prompts import render_prompt
 from ...types import Answer, Chunk, Document, Evidence, Page, ScoredChunk, ScoredPage, Usage
-from ..base import BuildReport, MethodContext
+from ..base import BuildReport, MethodContext, not_built
 from ..chunking import document_chunks
 from ..evidence_layer import indexed_text
 from ..memo import bump_version, cached  # noqa: F401  (re-exported for the baselines)
@@ -150,13 +150,13 @@ class ChunkBaseline(IndexedBaseline):
 
     def retrieve(self, ctx: MethodContext, query: str, **options: Any) -> Evidence:
         started = time.perf_counter()
-        settings = baseline_settings(ctx, options)
+        settings = baseline_settings(ctx, options, self.name)
         chunks = self.chunks(ctx)
-        ranked = self.rank(ctx, query, chunks, settings) if chunks else []
+        if not chunks:
+            raise not_built(ctx, self.name)
+        ranked = self.rank(ctx, query, chunks, settings)
         evidence = evidence_from_ranking(query, self.name, [(chunks[i], s) for i, s in ranked], settings)
         evidence.timings["retrieve"] = time.perf_counter() - started
-        if not chunks:
-            evidence.notes.append(f"the {self.name} index is empty: run `docgraph build --method {self.name}`")
         return evidence
 
     def answer(self, ctx: MethodContext, query: str, **options: Any) -> Answer:

@@ -30,7 +30,7 @@ from ...graph.ppr import personalized_pagerank
 from ...models.base import user
 from ...prompts import render_prompt
 from ...types import Chunk, Document, Entity, Evidence, Mention, Relation, ScoredEntity, ScoredRelation
-from ..base import MethodContext, register
+from ..base import MethodContext, not_built, register
 from ..chunking import chunk_context
 from ..vector_index import delete_vectors, load_index, write_vectors
 from .common import ChunkBaseline, cached, embed_chunks, evidence_from_ranking
@@ -210,12 +210,10 @@ class HippoRAGBaseline(ChunkBaseline):
 
     def retrieve(self, ctx: MethodContext, query: str, **options: Any) -> Evidence:
         started = time.perf_counter()
-        settings = baseline_settings(ctx, options)
+        settings = baseline_settings(ctx, options, self.name)
         chunks = self.chunks(ctx)
         if not chunks:
-            evidence = Evidence(query=query, method=self.name,
-                                notes=["the hipporag index is empty: run `docgraph build --method hipporag`"])
-            return evidence
+            raise not_built(ctx, self.name)
         ranked, seeds, graph, scores = self.search(ctx, query, chunks, settings)
         evidence = evidence_from_ranking(query, self.name, [(chunks[i], s) for i, s in ranked], settings)
         by_id = {c.id: c for c in chunks}

@@ -12,7 +12,8 @@ from typing import Any
 from ...models.base import user
 from ...prompts import render_prompt
 from ...types import Answer, Evidence
-from ..base import BuildReport, MethodContext, register
+from ..base import BuildReport, MethodContext, check_options, register
+from .settings import query_options
 
 OFFLINE_TEXT = ("The no-documents baseline answers from the answer model alone, and no answer model is "
                 "configured (offline mode), so it cannot answer.")
@@ -26,11 +27,12 @@ class NoDocsBaseline:
         return BuildReport(method=self.name, stats={"index": "none"})
 
     def retrieve(self, ctx: MethodContext, query: str, **options: Any) -> Evidence:
+        check_options(self.name, options, query_options(self.name))  # taken, as by every baseline; unused
         return Evidence(query=query, method=self.name, notes=["nodocs retrieves nothing by design"])
 
     def answer(self, ctx: MethodContext, query: str, **options: Any) -> Answer:
         started = time.perf_counter()
-        evidence = self.retrieve(ctx, query)
+        evidence = self.retrieve(ctx, query, **options)
         chat = ctx.models.chat("answer")
         if chat is None:
             return Answer(question=query, text=OFFLINE_TEXT, method=self.name, evidence=evidence,

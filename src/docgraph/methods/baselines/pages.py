@@ -21,7 +21,7 @@ import numpy as np
 
 from ...models.base import ImagePart
 from ...types import Answer, Document, Evidence, Page, ScoredChunk, ScoredPage
-from ..base import MethodContext, register
+from ..base import MethodContext, not_built, register
 from ..chunking import page_chunks
 from ..extractive import Passage, rank_sentences
 from ..page_vectors import page_key, page_matrix, parse_page_key
@@ -60,12 +60,11 @@ class PagesBaseline(IndexedBaseline):
 
     def retrieve(self, ctx: MethodContext, query: str, **options: Any) -> Evidence:
         started = time.perf_counter()
-        settings = baseline_settings(ctx, options)
+        settings = baseline_settings(ctx, options, self.name)
         index = load_index(ctx.store, VECTOR_NAMESPACE)
-        evidence = Evidence(query=query, method=self.name)
         if not len(index):
-            evidence.notes.append("the pages index is empty: run `docgraph build --method pages`")
-            return evidence
+            raise not_built(ctx, self.name)
+        evidence = Evidence(query=query, method=self.name)
         q = ctx.models.image_embedder.embed_queries([query])[0]
         for key, score in index.search(q, settings.top_pages):
             doc_id, number = parse_page_key(key)

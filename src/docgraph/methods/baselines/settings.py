@@ -1,53 +1,48 @@
 """Settings of the baseline methods, with the defaults the papers' comparisons use.
 
-The baselines read ``ctx.settings.baselines`` when the settings object has such a section
-(``BaselineSettings``) and these defaults otherwise; ``retrieve``/``answer`` options of
-the same names override them per call.
+The sections themselves live in ``docgraph.config`` (``[baselines]`` and
+``[baselines.hipporag]`` in docgraph.toml); ``retrieve``/``answer`` options of the same
+names override the query-time ones per call. Build-time fields (``BUILD_FIELDS``) are not
+per-call options: a build after changing them rebuilds the index (``index_version``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ValidationError
 
-from ..base import MethodContext
+from ...config import BaselineSettings, HippoRAGSettings
+from ...errors import InputError
+from ..base import MethodContext, check_options
 
+__all__ = ["BaselineSettings", "HippoRAGSettings", "baseline_settings", "query_options"]
 
-class HippoRAGSettings(BaseModel):
-    """HippoRAG 2 hyper-parameters (its paper's defaults where it gives them)."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-    synonym_threshold: float = Field(0.8, ge=0.0, le=1.0,
-                                     description="phrase similarity for a synonym edge, on the cosine rescaled "
-                                                 "so the corpus's median phrase pair is 0 (hipporag_graph)")
-    synonym_top_k: int = Field(100, ge=1, description="most synonym neighbours considered per phrase")
-    fact_top_k: int = Field(5, ge=1, description="query-matched facts whose phrases seed PPR")
-    restart: float = Field(0.5, gt=0.0, le=1.0, description="PPR restart probability α (damping 0.5)")
-    passage_node_weight: float = Field(0.05, ge=0.0,
-                                       description="reset weight of passage nodes (× dense passage score)")
-    max_phrase_words: int = Field(8, ge=1, description="longer subjects/objects are not phrase nodes")
+BUILD_FIELDS = frozenset({"chunk_words", "max_phrase_words"})
 
 
-class BaselineSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+def query_options(method: str) -> list[str]:
+    """The per-call options ``method`` (a baseline's name) takes."""
+    names = [k for k in BaselineSettings.model_fields if k != "hipporag" and k not in BUILD_FIELDS]
+    if method == "hipporag":
+        names += [k for k in HippoRAGSettings.model_fields if k not in BUILD_FIELDS]
+    return names
 
-    chunk_words: int = Field(160, ge=20, description="most words per text chunk")
-    top_k: int = Field(10, ge=1, description="chunks given to the answer model")
-    top_pages: int = Field(10, ge=1, description="pages returned in Evidence.pages (and shown to `pages`)")
-    hipporag: HippoRAGSettings = Field(default_factory=HippoRAGSettings)
 
-
-def baseline_settings(ctx: MethodContext, options: dict[str, Any] | None = None) -> BaselineSettings:
-    """The baseline settings of this context, with per-call ``options`` of the same names on top."""
-    base = getattr(ctx.settings, "baselines", None)
-    settings = base if isinstance(base, BaselineSettings) else BaselineSettings()
+def baseline_settings(ctx: MethodContext, options: dict[str, Any] | None = None,
+                      method: str = "") -> BaselineSettings:
+    """The workspace's ``[baselines]`` settings with per-call ``options`` of ``method`` on top;
+    an option ``method`` does not take is an ``InputError`` naming those it takes."""
+    settings = ctx.settings.baselines
     if not options:
         return settings
-    update = {k: v for k, v in options.items() if k in BaselineSettings.model_fields and k != "hipporag"}
+    check_options(method, options, query_options(method))
+    update = {k: v for k, v in options.items() if k in BaselineSettings.model_fields}
     hippo = {k: v for k, v in options.items() if k in HippoRAGSettings.model_fields}
-    out = settings.model_copy(update=update)
-    if hippo:
-        out = out.model_copy(update={"hipporag": settings.hipporag.model_copy(update=hippo)})
-    return BaselineSettings.model_validate(out.model_dump())
+    try:
+        data = settings.model_dump()
+        data.update(update)
+        data["hipporag"].update(hippo)
+        return BaselineSettings.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(f"invalid {method} option(s): {exc}") from exc

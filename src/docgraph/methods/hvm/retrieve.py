@@ -35,9 +35,9 @@ import numpy as np
 from pydantic import ValidationError
 
 from ...config import HVM_PROFILES, HVMSettings
-from ...errors import ConfigError, NotBuiltError
+from ...errors import InputError, NotBuiltError
 from ...types import Chunk, Entity, Evidence, Relation, ScoredChunk, ScoredEntity, ScoredPage, ScoredRelation
-from ..base import MethodContext
+from ..base import MethodContext, check_options, not_built
 from ...models.bm25 import BM25
 from ...graph.bridges import EntityBridges
 from ...store.base import Store
@@ -142,18 +142,16 @@ def settings_for(ctx: MethodContext, options: Mapping[str, Any]) -> HVMSettings:
     other ``options`` (any ``HVMSettings`` field) win over both."""
     data = ctx.settings.hvm.with_profile().model_dump()
     options = dict(options)
-    unknown = sorted(set(options) - set(HVMSettings.model_fields))
-    if unknown:
-        raise ConfigError(f"unknown hvm option(s) {', '.join(unknown)}; use {', '.join(HVMSettings.model_fields)}")
+    check_options(METHOD, options, HVMSettings.model_fields)
     profile = options.pop("profile", None)
     if profile is not None:
         if profile not in HVM_PROFILES:
-            raise ConfigError(f"unknown hvm profile {profile!r}; use one of {', '.join(HVM_PROFILES)}")
+            raise InputError(f"unknown hvm profile {profile!r}; use one of {', '.join(HVM_PROFILES)}")
         data.update(HVM_PROFILES[profile], profile=profile)
     try:
         return HVMSettings.model_validate({**data, **options})
     except ValidationError as exc:
-        raise ConfigError(f"invalid hvm option(s): {exc}") from exc
+        raise InputError(f"invalid hvm option(s): {exc}") from exc
 
 
 def top_k(scores: np.ndarray, k: int, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -211,10 +209,9 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     clock = time.perf_counter()
     index = hvm_index(ctx)
     timings["index"] = time.perf_counter() - clock
-    evidence = Evidence(query=query, method=METHOD)
     if not index.chunks:
-        evidence.notes.append("the hvm index is empty: run `docgraph build --method hvm`")
-        return evidence
+        raise not_built(ctx, METHOD)
+    evidence = Evidence(query=query, method=METHOD)
     rs = retrieval_settings(ctx)
     t = time.perf_counter()
     q = np.asarray(ctx.models.text_embedder.embed_queries([query])[0], dtype=np.float32)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
 from ...types import Answer, Evidence, Usage
+from ..base import check_options
 from ..citations import CitationBook
 from .analyzer import STAGE as STAGE_ANALYZE
 from .analyzer import ModeDecision, choose_mode
@@ -39,9 +40,7 @@ OPTIONS = ("mode", "top_pages", "max_images", "rerank_weight")
 
 
 def _check_options(options: dict[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        raise InputError(f"kg4vd does not take the option(s) {', '.join(unknown)}; it takes {', '.join(OPTIONS)}")
+    check_options(METHOD, options, OPTIONS)
     top_pages = options.get("top_pages")
     if top_pages is not None and (not isinstance(top_pages, int) or top_pages < 1):
         raise InputError(f"top_pages must be a positive integer, got {top_pages!r}")

@@ -51,11 +51,12 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 import numpy as np
 
 from ...config import PPRModeSettings
-from ...errors import EmbeddingMismatchError, NotBuiltError
+from ...errors import EmbeddingMismatchError
 from ...graph import ppr_on_subgraph
 from ...graph.bridges import NON_BRIDGING_TYPES, EntityBridges
 from ...models.rerank import minmax
 from ...types import ScoredEntity, ScoredPage, ScoredRelation
+from ..base import not_built
 from ..vector_index import VectorIndex, load_index
 from .graph_view import GraphView, PageKey, load_view
 from .index import page_item
@@ -238,7 +239,7 @@ def retrieve_graph(ctx: "MethodContext", query: str, mode: str, *, k_pages: int 
 
     page_index = load_index(ctx.store, VEC_PAGE)
     if not len(page_index):
-        raise NotBuiltError("the KG4VD index of this workspace is empty; run: docgraph build --method kg4vd")
+        raise not_built(ctx, "kg4vd")
     entity_index = load_index(ctx.store, VEC_ENTITY)
     with timer.stage("graph_load"):
         view = load_view(ctx.store)
