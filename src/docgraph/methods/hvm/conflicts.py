@@ -25,6 +25,7 @@ from typing import Mapping, Protocol, Sequence
 from pydantic import BaseModel, Field
 
 from ...models.base import ChatModel, user
+from ...models.response_format import json_schema_format
 from ...prompts import render_prompt
 from ...types import Chunk
 from .data import CONFLICT_TYPES, Fact
@@ -144,7 +145,9 @@ class ModelDetector:
                 blocks.append(f"G{index} ({_KIND_TEXT[group.kind]}):\n" + "\n".join(lines))
             prompt = render_prompt(__package__, "detect_conflicts.md", context=self.context or "(none)",
                                    groups="\n\n".join(blocks))
-            reply = self.chat.complete([user(prompt)], stage=STAGE_DETECT, schema=DetectionReply).parsed
+            bound = json_schema_format(DetectionReply, max_items={"groups": len(batch)})
+            reply = self.chat.complete([user(prompt)], stage=STAGE_DETECT, schema=DetectionReply,
+                                       response_format=bound).parsed
             assert isinstance(reply, DetectionReply)
             for item in reply.groups:
                 match = re.fullmatch(r"G(\d+)", _label(item.group))
@@ -196,7 +199,11 @@ class ModelResolver:
             prompt = render_prompt(__package__, "resolve_conflicts.md", groups="\n\n".join(blocks),
                                    support=support_text, context=self.context or f"page {current.page}",
                                    current=current.text[:SUPPORT_CHARS * 2])
-            reply = self.chat.complete([user(prompt)], stage=STAGE_RESOLVE, schema=ResolutionReply).parsed
+            facts_shown = sum(len(conf.group.fact_ids) for conf in batch)
+            bound = json_schema_format(ResolutionReply, max_items={"decisions": max(1, facts_shown),
+                                                                   "unresolved": max(1, facts_shown)})
+            reply = self.chat.complete([user(prompt)], stage=STAGE_RESOLVE, schema=ResolutionReply,
+                                       response_format=bound).parsed
             assert isinstance(reply, ResolutionReply)
             for item in reply.decisions:
                 fact_id = numbering.fact_id(item.fact)

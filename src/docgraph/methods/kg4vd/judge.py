@@ -36,6 +36,7 @@ from pydantic import BaseModel, Field
 
 from ...errors import ModelOutputError
 from ...models.base import ChatModel, ImagePart, user
+from ...models.response_format import json_schema_format
 from ...prompts import render_prompt
 from ...text import tokenize
 from ...types import Entity, Usage
@@ -179,7 +180,9 @@ class ModelJudge:
                             for n, (item, _) in enumerate(candidates, start=1))
         prompt = render_prompt(__package__, "judge.md", entity=entity, candidates=listing)
         try:
-            result = self.chat.complete([user(prompt, images)], stage="kg4vd.judge", schema=JudgeReply)
+            result = self.chat.complete([user(prompt, images)], stage="kg4vd.judge", schema=JudgeReply,
+                                        response_format=json_schema_format(JudgeReply,
+                                                                           max_items={"labels": len(candidates)}))
         except ModelOutputError as exc:  # an unusable reply links nothing; endpoint failures propagate
             log.warning("kg4vd judge: unusable reply for %r, its candidates count as unrelated: %s",
                         anchor.entity.name, exc)

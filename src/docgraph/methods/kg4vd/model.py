@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from ...models.base import ChatModel, user
+from ...models.response_format import json_schema_format
 from ...prompts import render_prompt
 from ...types import Component, Page, Usage
 from .loop import RoundInput
@@ -77,6 +78,8 @@ class ModelStrategy:
 
     def reflect(self, inp: RoundInput, graph: PageGraph) -> tuple[Feedback, Usage]:
         prompt = render_prompt(__package__, "reflect.md", **self._values(inp, graph))
-        result = self.chat.complete([user(prompt, self._images(inp))], stage="kg4vd.reflect", schema=Feedback)
+        bound = json_schema_format(Feedback, max_items={"components": max(1, len(inp.page.components))})
+        result = self.chat.complete([user(prompt, self._images(inp))], stage="kg4vd.reflect", schema=Feedback,
+                                    response_format=bound)
         feedback = result.parsed if isinstance(result.parsed, Feedback) else Feedback()
         return feedback, result.usage
