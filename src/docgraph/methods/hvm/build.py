@@ -283,8 +283,17 @@ def build_document(ctx: MethodContext, doc: Document, kit: Toolkit, signature: d
 
 
 def signature_of(ctx: MethodContext, kit: Toolkit) -> dict:
-    return {"extractor": kit.name, "conflict_resolution": ctx.settings.hvm.with_profile().conflict_resolution,
-            "chunk_words": DEFAULT_MAX_WORDS}
+    """The settings a document's HVM index depends on; a change rebuilds the document."""
+    settings = ctx.settings.hvm.with_profile()
+    return {"extractor": kit.name, "conflict_resolution": settings.conflict_resolution,
+            "max_group_size": settings.max_group_size, "chunk_words": DEFAULT_MAX_WORDS}
+
+
+def signature_changes(recorded: dict, signature: dict) -> list[str]:
+    """``"key old → new"`` for every setting that differs; a key the recorded signature lacks
+    (an index built before it was recorded) counts as unchanged."""
+    return [f"{key} {recorded[key]} → {value}" for key, value in signature.items()
+            if key in recorded and recorded[key] != value]
 
 
 def remove(ctx: MethodContext, doc_id: str) -> None:
@@ -326,18 +335,24 @@ def build(ctx: MethodContext) -> BuildReport:
         with ctx.store.transaction():
             remove(ctx, gone)
     todo, skipped = [], 0
+    rebuilt: dict[str, list[str]] = {}  # settings change -> documents rebuilt for it
     for doc in docs:
         state = states.get(doc.id)
-        if state is not None and state.get("signature") != signature:
+        changes = signature_changes(state.get("signature") or {}, signature) if state is not None else []
+        if changes:
             keep = state["signature"].get("extractor") == kit.name and \
                 state["signature"].get("chunk_words") == signature["chunk_words"]
             remove_contribution(ctx.store, doc.id)
             reset_document(ctx.store, doc.id, keep_extraction=keep)
+            rebuilt.setdefault(", ".join(changes), []).append(f"{doc.title} ({doc.page_count} pages)")
             state = None
         if state is not None and state.get("complete"):
             skipped += doc.page_count
         else:
             todo.append(doc)
+    for changes, titles in rebuilt.items():
+        ctx.progress.note(f"hvm: settings changed since the last build ({changes}): rebuilding "
+                          f"{len(titles)} document(s): {'; '.join(titles)}")
     counters = Counters()
     ctx.models.check_embedding_model(METHOD)
     have = set(load_index(ctx.store, VEC_CHUNK).keys)
@@ -365,5 +380,7 @@ def build(ctx: MethodContext) -> BuildReport:
         ctx.progress.note(f"hvm: {line}")
     stats: dict[str, Any] = {k: v for k, v in vars(counters).items() if k != "notes"}
     stats.update(documents=len(todo), extractor=kit.name, notes=len(counters.notes), entity_vectors=entity_vectors)
+    if rebuilt:
+        stats["rebuilt"] = {changes: titles for changes, titles in rebuilt.items()}
     return BuildReport(method=METHOD, pages_built=built, pages_skipped=skipped,
                        seconds=time.perf_counter() - started, stats=stats)

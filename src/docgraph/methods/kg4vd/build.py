@@ -13,7 +13,9 @@
    transaction.
 3. **Structural layer**: chunks and chunk vectors of every document that has none, and
    page vectors (``index.index_pages``).
-Re-running a finished build changes nothing and calls no model. Progress: pages (with
+Before 1, settings changed since the last build clear the stages they invalidate, with a
+note saying what is rebuilt (``build_config``). Re-running a finished build changes
+nothing and calls no model. Progress: pages (with
 rounds, model calls and tokens so far), then cross-page candidates.
 
 ``remove_document(ctx, doc_id)`` drops a document's page graphs, its mentions, the
@@ -22,7 +24,6 @@ entities and relations left without mentions (and their vectors) and its page ve
 
 from __future__ import annotations
 
-import json
 import tempfile
 import threading
 import time
@@ -35,6 +36,7 @@ from ...errors import DocgraphError
 from ...types import Page, Usage
 from ..base import BuildReport, MethodContext
 from ..vector_index import delete_vectors, load_index
+from .build_config import CONFIG_META, apply_settings_changes
 from .crosspage import ConnectResult, connect
 from .index import (CropFinder, check_models, embed_entities, index_pages, indexed_relation, missing_page_vectors,
                     relation_matrix, write_graph_vectors)
@@ -48,7 +50,6 @@ from .storage import LAYER, NS_CHUNK, NS_CONNECTED, NS_ENTITY, NS_PAGEGRAPH, NS_
     VEC_PAGE, VEC_RELATION, StoredPageGraph, load_entities, load_page_graph, load_relations, page_key, parse_page_key
 
 OFFLINE_WORKERS = 2
-CONFIG_META = "kg4vd.build_config"  # the settings the stored page graphs were built with
 
 
 def page_strategy(ctx: MethodContext) -> PageStrategy:
@@ -238,27 +239,13 @@ def _connect_pending(ctx: MethodContext, schema: EntitySchema, ready_keys: list[
     return result
 
 
-def _check_config(ctx: MethodContext, built_pages: int) -> None:
-    """Record the page-graph settings; warn when stored pages were built with others."""
-    s = ctx.settings.kg4vd
-    config = json.dumps({"schema_preset": s.schema_preset, "max_rounds": s.max_rounds, "reflector": s.reflector,
-                         "model": ctx.settings.models.build.model if ctx.models.chat("build") else "offline"},
-                        sort_keys=True)
-    recorded = ctx.store.get_meta(CONFIG_META)
-    if built_pages and recorded and recorded != config:
-        ctx.progress.note(f"kg4vd: {built_pages} page graph(s) were built with {recorded}, now {config}; they are "
-                          "kept — run `docgraph graph reset` first to rebuild every page with the new settings")
-    elif not built_pages or not recorded:
-        ctx.store.set_meta(CONFIG_META, config)
-
-
 def build_graph(ctx: MethodContext) -> BuildReport:
     """Build or update the workspace's KG4VD graph (see the module docstring)."""
     started = time.perf_counter()
     schema = get_schema(ctx.settings.kg4vd.schema_preset)
     check_models(ctx)
+    settings_note = apply_settings_changes(ctx)  # clears the stages changed settings invalidate
     todo, already, all_keys = _pending_pages(ctx)
-    _check_config(ctx, already)
     tally = _Tally()
     failures = _extract_pages(ctx, todo, schema, tally) if todo else []
     result = _connect_pending(ctx, schema, all_keys)
@@ -278,6 +265,8 @@ def build_graph(ctx: MethodContext) -> BuildReport:
                      verdicts=dict(result.verdicts), judge_calls=result.usage.calls)
     if failures:
         stats["failures"] = failures
+    if settings_note:
+        stats["rebuilt"] = settings_note
     return BuildReport(method="kg4vd", pages_built=len(todo) - len(failures), pages_skipped=already,
                        seconds=time.perf_counter() - started, stats=stats)
 
