@@ -12,7 +12,8 @@ record to the workspace store (``store.add_usage``, what ``docgraph usage`` show
 
 ``MeteredChat`` is the outermost chat wrapper: a reply adds its ``usage`` (a cache hit
 adds ``cache_hits=1`` and no call); an exception adds ``failures=1`` plus whatever usage
-the failed attempts carried (``exc.usage``), then propagates.
+the failed attempts carried (``exc.usage``), then propagates. While a call runs it is
+listed in ``inflight.CALLS`` (what the progress line shows between page updates).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pydantic import BaseModel
 from ..store.base import Store
 from ..types import Usage
 from .base import ChatModel, ChatResult, Message
+from .inflight import CALLS
 from .wrapper import ChatWrapper
 
 _FIELDS = tuple(Usage.model_fields)
@@ -97,6 +99,7 @@ class MeteredChat(ChatWrapper):
     def complete(self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None,
                  **params: Any) -> ChatResult:
         start = time.perf_counter()
+        token = CALLS.begin(stage)
         try:
             result = self.inner.complete(messages, stage=stage, schema=schema, **params)
         except Exception as exc:
@@ -104,5 +107,7 @@ class MeteredChat(ChatWrapper):
             spent = carried if isinstance(carried, Usage) else Usage(seconds=time.perf_counter() - start)
             self.meter.record(stage, spent.add(Usage(failures=1)))
             raise
+        finally:
+            CALLS.end(token)
         self.meter.record(stage, result.usage)
         return result
