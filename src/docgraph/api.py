@@ -34,11 +34,16 @@ class Workspace:
 
     ``Workspace("ws/")`` opens or creates it; settings come from ``ws/docgraph.toml`` and
     ``DOCGRAPH_*`` environment variables, with ``overrides`` (a nested dict) on top.
+    ``create=False`` opens an existing workspace only: a missing folder is an ``InputError``
+    (commands that only read never leave a new workspace behind).
     """
 
     def __init__(self, path: str | Path = DEFAULT_WORKSPACE, *, settings: Settings | None = None,
-                 overrides: Mapping[str, Any] | None = None):
+                 overrides: Mapping[str, Any] | None = None, create: bool = True):
         self.root = Path(path).resolve()
+        if not create and not self.root.is_dir():
+            raise InputError(f"no workspace at {self.root}; add documents to create one: "
+                             f"docgraph add FILE... --workspace {path}")
         self.root.mkdir(parents=True, exist_ok=True)
         self.settings = settings or load_settings(self.root, overrides=overrides)
         self.store = open_store(self.root, self.settings.store)

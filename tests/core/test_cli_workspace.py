@@ -18,5 +18,31 @@ def test_workspace_after_the_command_wins(tmp_path):
 
 def test_a_command_with_workspace_after_it_uses_that_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "ws").mkdir()
     assert main(["ls", "--workspace", str(tmp_path / "ws")]) == 0
-    assert (tmp_path / "ws").is_dir() and not (tmp_path / ".docgraph").exists()
+    assert "no documents in" in capsys.readouterr().out and not (tmp_path / ".docgraph").exists()
+
+
+def test_only_commands_that_write_create_a_workspace(tmp_path, monkeypatch, capsys, shared_data):
+    """Read-only commands outside a workspace say there is none and leave nothing behind (issue 16)."""
+    monkeypatch.chdir(tmp_path)
+    for argv in (["ls"], ["status"], ["usage"], ["graph", "stats"], ["ask", "anything"], ["show", "x", "1"],
+                 ["rm", "x"], ["ls", "-w", "elsewhere"]):
+        assert main(argv) == 1, argv
+        err = capsys.readouterr().err
+        assert "no workspace at" in err and "docgraph add FILE" in err, (argv, err)
+        assert not list(tmp_path.iterdir()), argv
+    for argv in (["--help"], ["eval", "--help"], ["ask", "--help"]):
+        try:
+            main(argv)
+        except SystemExit:
+            pass
+        assert not list(tmp_path.iterdir()), argv
+    # eval run outside a workspace: its corpora go under --out, no .docgraph
+    assert main(["eval", "kg4vd_test", str(shared_data / "kg4vd_test"), "--methods", "bm25", "--limit", "1",
+                 "--retrieval-only", "--out", "results"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
+    assert (tmp_path / "results" / "eval-corpora").is_dir()
+    capsys.readouterr()
+    assert main(["add", str(shared_data / "documents" / "openstax_world_history_v1_excerpt.pdf")]) == 0
+    assert (tmp_path / ".docgraph").is_dir()

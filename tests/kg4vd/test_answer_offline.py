@@ -112,8 +112,11 @@ def test_cli_ask_readable_json_and_highlight(ws_path, tmp_path, capsys):
 def test_cli_ask_errors(ws_path, tmp_path, capsys):
     assert main(["--workspace", str(ws_path), "ask", "x", "--method", "nosuch"]) == 1
     assert "unknown method 'nosuch'" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
     assert main(["--workspace", str(tmp_path / "empty"), "ask", "anything"]) == 1
     assert "docgraph build --method kg4vd" in capsys.readouterr().err
+    assert main(["--workspace", str(tmp_path / "missing"), "ask", "anything"]) == 1
+    assert "no workspace at" in capsys.readouterr().err and not (tmp_path / "missing").exists()
 
 
 def test_cli_passes_mode_to_kg4vd_only(capsys):

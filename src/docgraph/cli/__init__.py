@@ -1,7 +1,9 @@
 """The ``docgraph`` command. Thin: parses arguments, calls the public API, shows progress.
 
 Each command group lives in its own module exposing ``register(subparsers)``; a
-handler takes ``(args, ws)`` and returns an exit status.
+handler takes ``(args, ws)`` and returns an exit status. Only the commands that write to a
+workspace (``set_defaults(workspace_use="create")``: add, build, serve) create it; the others
+open an existing one and say so when there is none; ``eval`` (``"none"``) gets ``ws=None``.
 """
 
 from __future__ import annotations
@@ -62,8 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..api import Workspace
 
     ws = None
+    use = getattr(args, "workspace_use", "read")  # commands that write set "create"; eval "none"
     try:
-        ws = Workspace(args.workspace)
+        if use != "none":
+            ws = Workspace(args.workspace, create=use == "create")
         return int(args.handler(args, ws) or EXIT_OK)
     except DocgraphError as exc:
         print(f"error: {exc}", file=sys.stderr)

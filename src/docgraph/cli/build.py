@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--method", "-m", default="kg4vd", help=f"one of: {', '.join(available_methods())}")
     build.add_argument("--rebuild-vectors", action="store_true",
                        help="drop and re-embed this method's vectors (after changing the embedding model)")
-    build.set_defaults(handler=cmd_build)
+    build.set_defaults(handler=cmd_build, workspace_use="create")
 
     status = subparsers.add_parser("status", help="build status per method")
     status.add_argument("--json", action="store_true")

@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add = subparsers.add_parser("add", help="add PDFs, page images, Office files or folders (resumable)")
     add.add_argument("paths", nargs="+", help="files or folders (folders are read recursively)")
     add.add_argument("--password", help="password for encrypted PDFs")
-    add.set_defaults(handler=cmd_add)
+    add.set_defaults(handler=cmd_add, workspace_use="create")
 
     ls = subparsers.add_parser("ls", help="list documents, pages and components by kind")
     ls.add_argument("--json", action="store_true", help="print documents as JSON")

@@ -28,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--packed", action="store_true",
                     help="document sets: concatenate the documents into one long corpus (KG4VD's packed setting)")
     ev.add_argument("--workspace-root", default=None,
-                    help="where corpus workspaces are cached (default: <workspace>/eval-corpora)")
+                    help="where corpus workspaces are cached (default: <workspace>/eval-corpora when "
+                         "the workspace exists, else <out>/eval-corpora)")
     ev.add_argument("--judges", default="",
                     help="comma-separated judge model names on the judge endpoint (default: models.judge.model)")
     ev.add_argument("--pairwise-against", default=None, metavar="METHOD",
@@ -36,19 +37,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--report-only", action="store_true",
                     help="build nothing and ask nothing: print the table from the records already in --out")
     ev.add_argument("--json", action="store_true", help="print the summary as JSON instead of the table")
-    ev.set_defaults(handler=cmd_eval)
+    ev.set_defaults(handler=cmd_eval, workspace_use="none")
 
 
-def cmd_eval(args: argparse.Namespace, ws) -> int:
+def cmd_eval(args: argparse.Namespace, ws: None) -> int:
+    """Runs without opening the workspace: its settings are read when it exists, and corpora
+    are cached inside it only then (a run outside a workspace creates none)."""
+    from ..config import load_settings
     from ..eval.runner import EvalOptions, run_eval
 
+    workspace = Path(args.workspace)
+    exists = workspace.is_dir()
+    default_root = (workspace if exists else Path(args.out)) / "eval-corpora"
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     options = EvalOptions(
         benchmark=args.benchmark, path=Path(args.path), methods=methods, out=Path(args.out),
-        workspace_root=Path(args.workspace_root) if args.workspace_root else ws.root / "eval-corpora",
+        workspace_root=Path(args.workspace_root) if args.workspace_root else default_root.resolve(),
         limit=args.limit, retrieval_only=args.retrieval_only, packed=args.packed,
         judges=[j.strip() for j in args.judges.split(",") if j.strip()],
-        pairwise_against=args.pairwise_against, settings=ws.settings, progress=TerminalProgress,
+        pairwise_against=args.pairwise_against, settings=load_settings(workspace if exists else None), progress=TerminalProgress,
         report_only=args.report_only)
     result = run_eval(options)
     if args.json:

@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
                        help="allow pages of this origin (e.g. http://localhost:3000) to call the API; repeatable. "
                             "Default: no CORS at all")
-    serve.set_defaults(handler=cmd_serve)
+    serve.set_defaults(handler=cmd_serve, workspace_use="create")
 
 
 def is_loopback(host: str) -> bool:
