@@ -26,3 +26,9 @@ def test_pages_of_added_and_listed_documents_load_when_used(tmp_path, shared_dat
         assert ws.document(docs[0].id, with_pages=False).pages[2].number == 3
         dumped = ws.documents()[0].model_dump()
         assert [p["number"] for p in dumped["pages"]] == [1, 2, 3, 4, 5]
+
+
+def test_the_openstax_excerpt_is_titled_by_its_unit_not_chapter_14(openstax_ws):
+    """Its unit title on page 1 is typed as a page header; page 1 lists chapters 14-16 (issue 16)."""
+    with Workspace(openstax_ws) as ws:
+        assert ws.documents()[0].title == "Unit 4 A Global Middle Ages, 1200–1500 CE"

@@ -71,10 +71,16 @@ def test_a_label_heading_is_joined_with_the_next_heading():
                _page(2, [("H1", K.HEADER, "Chapter 2 Methods"), ("P1", K.PARAGRAPH, "text")])]
     sizes = {(1, "TI1"): 24.0, (1, "TI2"): 18.0}
     assert choose_title(None, running, sizes, "stem") == "Chapter 2: Methods and Data"
-    # a table of contents: every heading is a label, so the largest stays as it is
+    # a unit opener / contents page listing chapters: the labels name parts; the unit title,
+    # typed as a page header that heads no other page, names the document (issue 16)
     toc = [_page(1, [("H1", K.HEADER, "Unit 4 A Global Middle Ages"), ("TI1", K.TITLE, "CHAPTER 14"),
-                     ("P1", K.PARAGRAPH, "Pax Mongolica 579"), ("TI2", K.TITLE, "CHAPTER 15")])]
-    assert choose_title(None, toc, {(1, "TI1"): 20.0, (1, "TI2"): 20.0}, "stem") == "CHAPTER 14"
+                     ("P1", K.PARAGRAPH, "Pax Mongolica 579"), ("TI2", K.TITLE, "CHAPTER 15")]),
+           _page(2, [("H1", K.HEADER, "Preface 1"), ("P1", K.PARAGRAPH, "text")])]
+    sizes = {(1, "TI1"): 20.0, (1, "TI2"): 20.0}
+    assert choose_title(None, toc, sizes, "stem") == "Unit 4 A Global Middle Ages"
+    # ... but never a running head (the same header, page numbers aside, on another page)
+    toc[1].components[0].text = "12 Unit 4 A Global Middle Ages"
+    assert choose_title(None, toc, sizes, "stem") == "CHAPTER 14"
     assert choose_title(None, [_page(1, [("TI1", K.TITLE, "Part II")])], {(1, "TI1"): 24.0}, "stem") == "Part II"
 
 

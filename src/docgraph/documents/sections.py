@@ -42,19 +42,44 @@ def choose_title(metadata_title: str | None, pages: list[Page], heading_sizes: M
     """Metadata title if meaningful, else the largest heading of the first page with one, else ``stem``.
 
     A heading that is only a label ("Chapter 2", "Unit 4", "Part II") is joined with the
-    next heading on its page that is not a label ("Chapter 2: Methods and Data").
-    (Page headers are never used: the layout model types running heads as headers.)"""
+    next heading on its page that is not a label ("Chapter 2: Methods and Data"). When that
+    page lists several labels of one kind ("Chapter 14", "Chapter 15", … on a unit opener
+    or a contents page), the label names a part, not the document: a page header of that
+    page that is no running head (its text, digits aside, heads no other page) is then the
+    title, as a unit or book title typed as a page header. (Otherwise page headers are never
+    used: the layout model types running heads as headers.)"""
     if metadata_title and meaningful_title(metadata_title, stem):
         return _clean(metadata_title)
-    for page in sorted(pages, key=lambda p: p.number):
+    ordered_pages = sorted(pages, key=lambda p: p.number)
+    for page in ordered_pages:
         ordered = sorted(page.components, key=lambda c: c.order)
         headings = [c for c in ordered if c.kind is ComponentKind.TITLE and not c.furniture and c.text.strip()]
         if headings:
             best = max(headings, key=lambda c: heading_sizes.get((page.number, c.id), 0.0))
-            if _LABEL.match(" ".join(best.text.split())):
-                return _clean(_named_label(best.text, headings))
-            return _clean(best.text)
+            label = _LABEL.match(" ".join(best.text.split()))
+            if not label:
+                return _clean(best.text)
+            kind = label.group(1).lower()
+            siblings = [h for h in headings if (m := _LABEL.match(" ".join(h.text.split()))) and m.group(1).lower() == kind]
+            header = _own_header(page, ordered_pages) if len(siblings) > 1 else None
+            return _clean(header.text if header is not None else _named_label(best.text, headings))
     return stem
+
+
+def _running_head_key(text: str) -> str:
+    return re.sub(r"[\d\W_]+", " ", text).strip().lower()
+
+
+def _own_header(page: Page, pages: list[Page]):
+    """The first page header of ``page`` that is no running head: its text (digits and
+    punctuation aside) heads no other page, and it has at least two words."""
+    others = {_running_head_key(c.text) for p in pages if p.number != page.number
+              for c in p.components if c.kind is ComponentKind.HEADER}
+    for comp in sorted(page.components, key=lambda c: c.order):
+        key = _running_head_key(comp.text)
+        if comp.kind is ComponentKind.HEADER and len(key.split()) >= 2 and key not in others:
+            return comp
+    return None
 
 
 def _named_label(label: str, headings: list) -> str:
