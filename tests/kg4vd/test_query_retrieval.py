@@ -11,7 +11,8 @@ from docgraph import Workspace
 from docgraph.errors import InputError, NotBuiltError
 from docgraph.methods.kg4vd import query
 from docgraph.methods.kg4vd.graph_view import load_view
-from docgraph.methods.kg4vd.retrieval import fuse, minmax, retrieve_graph, top_k
+from docgraph.methods.kg4vd.retrieval import fuse, retrieve_graph
+from docgraph.scoring import minmax, top_k
 from docgraph.methods.hybrid import fuse_scores
 from docgraph.methods.vector_index import delete_vectors, write_vectors
 from docgraph.types import Entity, Mention, Relation
@@ -146,12 +147,12 @@ def test_no_page_anchoring_ablation_seeds_from_entity_retrieval(synth_ws):
     index = load_index(synth_ws.store, "kg4vd.entity")
     affinity = view.affinity(index, embed_query(ctx.models, "Topic 3"))
     hybrid = fuse_scores(view.lexical("Topic 3"), affinity, ctx.settings.retrieval)
-    expected = set(top_k(hybrid, ctx.settings.kg4vd.local.k_entities).tolist())
+    expected = set(top_k(hybrid, ctx.settings.kg4vd.local.k_entities)[0].tolist())
     assert set(trace.seeds.tolist()) == expected
     # retrieval.seeds = "dense": the paper's seeds, the entities most similar to the query
     ctx.settings.retrieval = ctx.settings.retrieval.model_copy(update={"seeds": "dense"})
     dense = retrieve_graph(ctx, "Topic 3", "local")
-    assert set(dense.seeds.tolist()) == set(top_k(affinity, ctx.settings.kg4vd.local.k_entities).tolist())
+    assert set(dense.seeds.tolist()) == set(top_k(affinity, ctx.settings.kg4vd.local.k_entities)[0].tolist())
     ev = query.retrieve(ctx, "Topic 3")
     assert any("no page anchoring" in note for note in ev.notes)
 
@@ -227,4 +228,4 @@ def test_fusion_helpers():
     assert minmax([1.0, 3.0, 2.0]).tolist() == [0.0, 1.0, 0.5]
     assert fuse([0.0, 1.0], [1.0, 0.0], 0.5).tolist() == [0.5, 0.5]
     assert fuse([0.0, 1.0], [1.0, 0.0], 1.0).tolist() == [0.0, 1.0]
-    assert top_k(np.array([0.1, 0.5, 0.5, 0.2]), 3).tolist() == [1, 2, 3]
+    assert top_k(np.array([0.1, 0.5, 0.5, 0.2]), 3)[0].tolist() == [1, 2, 3]

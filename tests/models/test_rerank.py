@@ -7,7 +7,8 @@ import pytest
 
 from docgraph.errors import ModelError
 from docgraph.models.bm25 import BM25, bm25_scores
-from docgraph.models.rerank import EndpointReranker, FusionReranker, minmax, scores_from_response
+from docgraph.models.rerank import EndpointReranker, FusionReranker, scores_from_response
+from docgraph.scoring import minmax
 from docgraph.testing.fixtures import make_hub, stub_settings
 
 

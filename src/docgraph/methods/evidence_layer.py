@@ -35,7 +35,7 @@ from ..config import RetrievalSettings
 from ..graph.bridges import EntityBridges, interleave
 from ..graph.structure import ChunkLayout, StructureGraph, build_structure, diffuse
 from ..models.bm25 import BM25
-from ..models.rerank import minmax
+from ..scoring import minmax
 from ..types import Chunk
 from .chunking import chunk_context
 from .hybrid import HybridIndex, group_max, rank_fusion, ranks

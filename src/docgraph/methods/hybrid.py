@@ -26,7 +26,7 @@ from typing import Literal, Protocol, Sequence
 import numpy as np
 
 from ..models.bm25 import BM25
-from ..models.rerank import minmax
+from ..scoring import minmax
 
 Signal = Literal["hybrid", "dense", "sparse"]
 

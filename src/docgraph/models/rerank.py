@@ -20,6 +20,7 @@ import numpy as np
 from ..config import RerankSettings
 from ..errors import ConfigError
 from .base import TextEmbedder
+from ..scoring import minmax
 from .bm25 import bm25_scores
 from .endpoint import EndpointBackend
 from .http import EndpointError, post_json
@@ -56,17 +57,6 @@ class EndpointReranker(EndpointBackend):
         body = {"model": self.model, "query": query, "documents": docs}
         return self.request(lambda: scores_from_response(post_json(self._client, "/rerank", body), len(docs),
                                                          self.endpoint))
-
-
-def minmax(values: np.ndarray) -> np.ndarray:
-    """Scaled to [0, 1]; a constant vector becomes all 1 (if positive) or all 0."""
-    values = np.asarray(values, dtype=np.float64)
-    if values.size == 0:
-        return values
-    lo, hi = float(values.min()), float(values.max())
-    if hi - lo < 1e-12:
-        return np.full_like(values, 1.0 if hi > 0 else 0.0)
-    return (values - lo) / (hi - lo)
 
 
 class FusionReranker:

@@ -29,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...graph.adjacency import IdIndex, build_adjacency
+from ...scoring import minmax
 from ...text import tokenize
 
 _NON_WORD = re.compile(r"[^\w\s]", re.UNICODE)
@@ -151,14 +152,6 @@ def assemble_graph(extractions: list[PassageExtraction], phrase_vectors: dict[st
     adjacency = build_adjacency(len(nodes), edges, weights, combine="sum")
     return HippoGraph(nodes=nodes, n_phrases=n_phrases, adjacency=adjacency,
                       phrase_passages=np.maximum(counts, 1.0), facts=facts, fact_chunks=fact_chunks)
-
-
-def minmax(values: np.ndarray) -> np.ndarray:
-    values = np.asarray(values, dtype=np.float64)
-    if values.size == 0:
-        return values
-    lo, hi = values.min(), values.max()
-    return (values - lo) / (hi - lo) if hi > lo else np.ones_like(values)
 
 
 def seed_weights(graph: HippoGraph, matched_facts: list[tuple[tuple[str, str, str], float]],

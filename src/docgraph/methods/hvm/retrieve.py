@@ -39,6 +39,7 @@ from ...errors import InputError, NotBuiltError
 from ...types import Chunk, Entity, Evidence, Relation, ScoredChunk, ScoredEntity, ScoredPage, ScoredRelation
 from ..base import MethodContext, check_options, not_built
 from ...models.bm25 import BM25
+from ...scoring import top_k
 from ...graph.bridges import EntityBridges
 from ...store.base import Store
 from ..evidence_layer import EvidenceLayer, PageRanking, retrieval_settings
@@ -152,19 +153,6 @@ def settings_for(ctx: MethodContext, options: Mapping[str, Any]) -> HVMSettings:
         return HVMSettings.model_validate({**data, **options})
     except ValidationError as exc:
         raise InputError(f"invalid hvm option(s): {exc}") from exc
-
-
-def top_k(scores: np.ndarray, k: int, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The best ``k`` (rows, scores), best first, ties by row; over ``rows`` when given."""
-    rows = np.arange(len(scores)) if rows is None else rows
-    if k <= 0 or len(rows) == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-    values = scores[rows]
-    if k < len(rows):
-        part = np.argpartition(-values, k - 1)[:k]
-        rows, values = rows[part], values[part]
-    order = np.lexsort((rows, -values))
-    return rows[order], values[order]
 
 
 def anchors(scores: np.ndarray, k: int, theta: float,

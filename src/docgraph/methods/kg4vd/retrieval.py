@@ -54,7 +54,7 @@ from ...config import PPRModeSettings
 from ...errors import EmbeddingMismatchError
 from ...graph import ppr_on_subgraph
 from ...graph.bridges import NON_BRIDGING_TYPES, EntityBridges
-from ...models.rerank import minmax
+from ...scoring import minmax, top_k
 from ...types import ScoredEntity, ScoredPage, ScoredRelation
 from ..base import not_built
 from ..vector_index import VectorIndex, load_index
@@ -129,14 +129,6 @@ def fuse(rerank: Sequence[float], prior: Sequence[float] | np.ndarray, weight: f
     return weight * minmax(rerank) + (1.0 - weight) * minmax(prior)
 
 
-def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the ``k`` best scores, best first, ties by position."""
-    if k <= 0 or not len(scores):
-        return np.zeros(0, dtype=np.int64)
-    order = np.lexsort((np.arange(len(scores)), -scores))
-    return order[:k]
-
-
 _PAGE_TEXT: "OrderedDict[tuple[str, str, int], str]" = OrderedDict()
 _PAGE_TEXT_MAX = 4096
 
@@ -168,7 +160,7 @@ def seed_entities(view: GraphView, affinity: np.ndarray, anchors: list[PageKey],
     if anchored:
         nodes = view.nodes_on_pages(anchors)
     else:
-        nodes = top_k(affinity, min(k_direct, len(affinity)))
+        nodes = top_k(affinity, min(k_direct, len(affinity)))[0]
         nodes = nodes[affinity[nodes] > 0] if np.any(affinity[nodes] > 0) else nodes
     if not len(nodes):
         return nodes, np.zeros(0)
@@ -270,7 +262,7 @@ def retrieve_graph(ctx: "MethodContext", query: str, mode: str, *, k_pages: int 
         ends = position[view.endpoints[rels]].reshape(-1, 2)
         rel_prior = (trace.ppr[ends[:, 0]] + trace.ppr[ends[:, 1]]) / 2 if len(rels) else np.zeros(0)
         in_subgraph = len(rels)
-        pool = top_k(rel_prior, RELATION_POOL * settings.k_relations)
+        pool = top_k(rel_prior, RELATION_POOL * settings.k_relations)[0]
         rels, rel_prior = rels[pool], rel_prior[pool]
     with timer.stage("structure_diffusion"):
         ranking = layer.propagate(query, qvec, flat, rs, chunk_seeds(view, layer, trace.subgraph, trace.ppr))
@@ -340,7 +332,7 @@ def _rerank(ctx: "MethodContext", query: str, view: GraphView, trace: RetrievalT
     rel_final = fuse(scores[n_p + n_e:], rel_prior, weight)
 
     trace.pages = [ScoredPage(doc_id=pages[i][0], page=pages[i][1], score=float(page_final[i]))
-                   for i in top_k(page_final, k_pages)]
+                   for i in top_k(page_final, k_pages)[0]]
     trace.entities = [ScoredEntity(entity=view.entities[int(trace.subgraph[i])], score=float(ent_final[i]))
                       for i in top_k(ent_final, settings.k_entities)]
     kept = []

@@ -30,7 +30,6 @@ embedded once with ``embed_query``:
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any, Iterable
 
 import numpy as np
@@ -107,20 +106,6 @@ def load_entities(store: Store) -> dict[str, Entity]:
 def load_relations(store: Store) -> dict[str, Relation]:
     """Every canonical relation by id."""
     return {key: Relation.model_validate(value) for key, value in store.iter_records(NS_RELATION)}
-
-
-def page_entity_map(entities: Iterable[Entity]) -> dict[tuple[str, int], list[str]]:
-    """(doc_id, page) → ids of the entities with a mention on that page (each id once, sorted)."""
-    pages: dict[tuple[str, int], set[str]] = defaultdict(set)
-    for entity in entities:
-        for m in entity.mentions:
-            pages[(m.doc_id, m.page)].add(entity.id)
-    return {key: sorted(ids) for key, ids in pages.items()}
-
-
-def entities_on_page(entities: Iterable[Entity], doc_id: str, page: int) -> list[str]:
-    """Ids of the entities grounded on one page."""
-    return sorted({e.id for e in entities for m in e.mentions if m.doc_id == doc_id and m.page == page})
 
 
 def entity_text(entity: Entity) -> str:
