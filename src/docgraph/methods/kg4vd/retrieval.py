@@ -334,9 +334,9 @@ def _rerank(ctx: "MethodContext", query: str, view: GraphView, trace: RetrievalT
     trace.pages = [ScoredPage(doc_id=pages[i][0], page=pages[i][1], score=float(page_final[i]))
                    for i in top_k(page_final, k_pages)[0]]
     trace.entities = [ScoredEntity(entity=view.entities[int(trace.subgraph[i])], score=float(ent_final[i]))
-                      for i in top_k(ent_final, settings.k_entities)]
+                      for i in top_k(ent_final, settings.k_entities)[0]]
     kept = []
-    for i in top_k(rel_final, settings.k_relations):
+    for i in top_k(rel_final, settings.k_relations)[0]:
         r = int(rels[i])
         s, t = view.endpoints[r]
         kept.append(ScoredRelation(relation=view.relations[r], score=float(rel_final[i]),
