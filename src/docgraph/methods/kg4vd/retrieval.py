@@ -65,7 +65,7 @@ from ..evidence_layer import EvidenceLayer, indexed_text, retrieval_settings
 from ..hybrid import fuse_scores
 from ..memo import cached
 from .storage import (LAYER, NS_CHUNK, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, embed_query, entity_text,
-                      parse_page_key, relation_text)
+                      page_key, parse_page_key, relation_text)
 
 if TYPE_CHECKING:
     from ..base import MethodContext
@@ -203,8 +203,8 @@ def page_dense_scores(ctx: "MethodContext", layer: EvidenceLayer, page_index: Ve
     if layer.chunks and getattr(ctx.models.image_embedder, "is_text_fallback", False):
         return None
     scores = page_index.scores(qvec)
-    return np.array([scores[page_index.position[f"{d}:{n}"]] if f"{d}:{n}" in page_index.position else 0.0
-                     for d, n in layer.pages], dtype=np.float64)
+    rows = [page_index.position.get(page_key(d, n)) for d, n in layer.pages]
+    return np.array([0.0 if row is None else scores[row] for row in rows], dtype=np.float64)
 
 
 def chunk_seeds(view: GraphView, layer: EvidenceLayer, nodes: np.ndarray, mass: np.ndarray) -> np.ndarray:
