@@ -27,7 +27,6 @@ loaded once per store and rebuilt only when a build or removal changes the metho
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
@@ -45,6 +44,7 @@ from ...store.base import Store
 from ..evidence_layer import EvidenceLayer, PageRanking, retrieval_settings
 from ..hybrid import fuse_scores
 from ..memo import cached
+from ..timing import Timer
 from ..vector_index import VectorIndex, load_index
 from .state import NS_CHUNK, NS_CONCEPT, NS_EDGE, NS_ENTITY, VEC_CHUNK, VEC_CONCEPT, VEC_ENTITY, VEC_RELATION
 
@@ -193,18 +193,15 @@ def _concept_entity(index: HVMIndex, row: int, score: float, via: str = "") -> S
 def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     """Evidence for ``query`` (see module docstring); ``options`` override ``HVMSettings`` fields."""
     settings = settings_for(ctx, options)
-    timings: dict[str, float] = {}
-    clock = time.perf_counter()
+    timer = Timer()
     index = hvm_index(ctx)
-    timings["index"] = time.perf_counter() - clock
+    timer.lap("index")
     if not index.chunks:
         raise not_built(ctx, METHOD)
     evidence = Evidence(query=query, method=METHOD)
     rs = retrieval_settings(ctx)
-    t = time.perf_counter()
     q = np.asarray(ctx.models.text_embedder.embed_queries([query])[0], dtype=np.float32)
-    timings["embed"] = time.perf_counter() - t
-    t = time.perf_counter()
+    timer.lap("embed")
     flat = index.layer.flat(query, q, rs)
     chunk_scores = index.chunk_scores(flat)
     graph_rows = np.zeros(0, dtype=np.int64)
@@ -214,8 +211,7 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
                                    fuse_scores(index.concept_bm25.scores(query), concept_scores, rs)
                                    if rs.seeds == "hybrid" and len(concept_scores) else None)
         evidence.entities = [_concept_entity(index, int(r), s) for r, s in zip(a_rows, a_scores)]
-        timings["anchors"] = time.perf_counter() - t
-        t = time.perf_counter()
+        timer.lap("anchors")
         anchor_set = set(int(r) for r in a_rows)
         expanded = dict.fromkeys(anchor_set)
         if anchor_set and len(index.relation_vectors):
@@ -236,7 +232,7 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
                             evidence.entities.append(_concept_entity(index, other, concept_scores[other], label))
         if expanded:
             graph_rows = np.unique(np.concatenate([index.icon[c] for c in expanded]))
-        timings["propagate"] = time.perf_counter() - t
+        timer.lap("propagate")
         if not len(a_rows):
             evidence.notes.append(f"no concept reached theta={settings.theta}; evidence from chunk retrieval only")
     else:
@@ -252,21 +248,19 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
                 description=data.get("description", "")), score=float(score)))
         if len(e_rows):
             graph_rows = np.unique(np.concatenate([index.entity_support[int(r)] for r in e_rows]))
-        timings["anchors"] = time.perf_counter() - t
-    t = time.perf_counter()
+        timer.lap("anchors")
     graph_top, _ = top_k(chunk_scores, settings.K, graph_rows)
     rag_top, _ = top_k(chunk_scores, settings.k_b)
     chosen = organise(np.concatenate([graph_top, rag_top]), chunk_scores, index.modality, settings)
     evidence.chunks = [ScoredChunk(chunk=index.chunks[r], score=float(chunk_scores[r])) for r in chosen]
-    timings["evidence"] = time.perf_counter() - t
-    t = time.perf_counter()
+    timer.lap("evidence")
     graph_seeds = np.zeros(len(index.chunks))
     graph_seeds[graph_top] = np.maximum(chunk_scores[graph_top], 0.0)
     ranking = index.layer.propagate(query, q, flat, rs, graph_seeds[index.layer.source_rows])
     pages = index.layer.with_bridges(ranking.top(settings.top_pages), index.bridges if settings.concept_graph else None,
                                      query, rs, settings.top_pages, ranking.final)
     evidence.pages = [ScoredPage(doc_id=d, page=p, score=s) for (d, p), s in pages]
-    timings["pages"] = time.perf_counter() - t
-    timings["retrieve"] = time.perf_counter() - clock
-    evidence.timings = timings
+    timer.lap("pages")
+    timer.total("retrieve")
+    evidence.timings = timer.timings
     return evidence

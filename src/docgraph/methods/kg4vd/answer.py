@@ -33,7 +33,7 @@ from ...store.base import Store
 from ...types import Component, ComponentKind, Evidence, Mention, Page, Usage
 from ..citations import CitationBook, marker
 from ..extractive import Passage, extractive_answer
-from .retrieval import Timer
+from ..timing import Timer
 
 if TYPE_CHECKING:
     from ..base import MethodContext

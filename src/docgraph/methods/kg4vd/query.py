@@ -30,7 +30,8 @@ from ..citations import CitationBook
 from .analyzer import STAGE as STAGE_ANALYZE
 from .analyzer import ModeDecision, choose_mode
 from .answer import DEFAULT_MAX_IMAGES, offline_answer, two_stage_answer
-from .retrieval import DEFAULT_RERANK_WEIGHT, RetrievalTrace, Timer, retrieve_graph
+from ..timing import Timer
+from .retrieval import DEFAULT_RERANK_WEIGHT, RetrievalTrace, retrieve_graph
 
 if TYPE_CHECKING:
     from ..base import MethodContext

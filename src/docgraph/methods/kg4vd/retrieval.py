@@ -42,11 +42,9 @@ METHODS.md "KG4VD — Query", steps 2–5 (paper Section 3.3 and Appendix B.3):
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -57,6 +55,7 @@ from ...graph.bridges import NON_BRIDGING_TYPES, EntityBridges
 from ...scoring import minmax, top_k
 from ...types import ScoredEntity, ScoredPage, ScoredRelation
 from ..base import not_built
+from ..timing import Timer
 from ..vector_index import VectorIndex, load_index
 from .graph_view import GraphView, PageKey, load_view
 from .index import page_item
@@ -91,21 +90,6 @@ class RetrievalTrace:
     relations: list[ScoredRelation] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-
-
-class Timer:
-    """Accumulates wall seconds per stage."""
-
-    def __init__(self, timings: dict[str, float]):
-        self.timings = timings
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
 
 
 # ---------------------------------------------------------------------------- query vector
