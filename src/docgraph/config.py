@@ -125,6 +125,10 @@ class KG4VDSettings(Section):
     cross_page_top_k: int = 10
     same_threshold: float = Field(0.92, description="offline judge: cosine for 'same'")
     related_threshold: float = Field(0.85, description="offline judge: cosine for 'related'")
+    vector_descriptions: Literal["auto", "always", "never"] = Field(
+        "auto", description="whether entity/relation vectors embed descriptions besides names: 'auto' = only "
+                            "descriptions a build model wrote (an offline description is the source sentence, "
+                            "already in the chunk vectors)")
     page_anchors: int = Field(10, description="top pages from the page index")
     page_anchoring: bool = Field(True, description="False = seeds from direct entity retrieval (ablation)")
     fixed_mode: Literal["local", "multi_hop", "document"] | None = Field(

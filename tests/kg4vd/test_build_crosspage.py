@@ -159,6 +159,9 @@ def test_offline_judge_rules():
         == "unrelated"
     assert v(entity("Key Terms", "section"), entity("Terms", "section", page_no=2), 0.99).label == "related"
     assert v(entity("Columbus State University"), entity("Mount Mary University"), 0.99).label == "unrelated"
+    # a value is the same only by its exact name: "year" joins neither "two-year" nor "four-year"
+    assert v(entity("year", "date"), entity("four-year", "date", page_no=2), 0.99).label == "related"
+    assert v(entity("2020", "date"), entity("2020", "date", page_no=2), 0.5).label == "same"
 
 
 def test_offline_judge_caps_related_verdicts_per_anchor_most_similar_first():

@@ -6,12 +6,14 @@ The settings a build used are recorded (``CONFIG_META``). At the start of the ne
 - **extraction** (``EXTRACTION_KEYS``: schema preset, rounds, reflector, build model): every
   page graph is re-extracted, then everything is re-connected;
 - **cross-page connection** (``CONNECTION_KEYS``: on/off, candidates per entity, the offline
-  judge's thresholds): the canonical entities, relations and their vectors are rebuilt from
+  judge's thresholds, what the entity/relation vectors embed — their similarities pick the
+  candidate pairs): the canonical entities, relations and their vectors are rebuilt from
   the stored page graphs (no page is re-extracted).
 
 Page vectors and the structural layer do not depend on these settings and are kept. The
 build says which settings changed and what it rebuilds (``ctx.progress.note``). A key the
-recorded config lacks (a workspace built before it was recorded) counts as unchanged.
+recorded config lacks (a workspace built before it was recorded) counts as unchanged, but
+for ``LEGACY`` keys, which compare as the value every build had before the key existed.
 """
 
 from __future__ import annotations
@@ -22,25 +24,30 @@ from typing import Any
 from ..base import MethodContext
 from ..memo import bump_version
 from ..vector_index import delete_vectors
+from .index import vector_text
 from .storage import LAYER, NS_CONNECTED, NS_ENTITY, NS_PAGEGRAPH, NS_RELATION, VEC_ENTITY, VEC_RELATION, \
     parse_page_key
 
 CONFIG_META = "kg4vd.build_config"  # the settings the stored graph was built with
 EXTRACTION_KEYS = ("schema_preset", "max_rounds", "reflector", "model")
-CONNECTION_KEYS = ("cross_page", "cross_page_top_k", "same_threshold", "related_threshold")
+CONNECTION_KEYS = ("cross_page", "cross_page_top_k", "same_threshold", "related_threshold", "vector_text")
+LEGACY = {"vector_text": "name+description"}  # what builds recorded without the key had
 
 
 def build_config(ctx: MethodContext) -> dict[str, Any]:
     """The settings the graph stages depend on, as they are now."""
     s = ctx.settings.kg4vd
-    config: dict[str, Any] = {key: getattr(s, key) for key in EXTRACTION_KEYS + CONNECTION_KEYS if key != "model"}
+    config: dict[str, Any] = {key: getattr(s, key) for key in EXTRACTION_KEYS + CONNECTION_KEYS
+                              if key not in ("model", "vector_text")}
     config["model"] = ctx.settings.models.build.model if ctx.models.chat("build") else "offline"
+    config["vector_text"] = vector_text(ctx)
     return config
 
 
 def _changes(recorded: dict[str, Any], config: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
-    return [f"{key} {json.dumps(recorded[key])} → {json.dumps(config[key])}"
-            for key in keys if key in recorded and recorded[key] != config[key]]
+    before = {key: recorded.get(key, LEGACY.get(key)) for key in keys if key in recorded or key in LEGACY}
+    return [f"{key} {json.dumps(value)} → {json.dumps(config[key])}"
+            for key, value in before.items() if value != config[key]]
 
 
 def apply_settings_changes(ctx: MethodContext) -> str | None:

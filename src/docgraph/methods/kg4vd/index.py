@@ -4,7 +4,8 @@ One shared space, the image embedder's (``ModelHub.image_embedder``; offline its
 fallback): pages embed their rendered image with the page text, text entities embed
 "name, type, description", visual entities that text with the crop of their cited
 region, relations "source label target: description" (all but the offline judge's
-description-less cross-page edges: ``indexed_relation``). Keys and owners follow
+description-less cross-page edges: ``indexed_relation``); descriptions only when a build
+model wrote them (``embeds_descriptions``). Keys and owners follow
 ``storage.py``. Before writing, the workspace's recorded embedding model is checked
 (``EmbeddingMismatchError`` when it differs); after writing it is recorded.
 """
@@ -71,11 +72,27 @@ class CropFinder:
         return out
 
 
+def embeds_descriptions(ctx: MethodContext) -> bool:
+    """Whether entity and relation vectors embed descriptions (``kg4vd.vector_descriptions``):
+    "auto" does when a build model writes them. An offline description is the sentence the
+    entity was found in — already in its chunk's vector, and different for every page and
+    merge, so embedding it cost most of a cold offline build (names and types alone are short
+    and recur across pages, so the embedding cache answers most of them)."""
+    mode = ctx.settings.kg4vd.vector_descriptions
+    return mode == "always" or (mode == "auto" and ctx.models.chat("build") is not None)
+
+
+def vector_text(ctx: MethodContext) -> str:
+    """The recorded name of what the entity/relation vectors embed (``build_config``)."""
+    return "name+description" if embeds_descriptions(ctx) else "name"
+
+
 def embed_entities(ctx: MethodContext, entities: Sequence[Entity], crops: CropFinder | None = None,
                    progress: Progress | None = None) -> np.ndarray:
     """Entity-index rows (L2-normalised) for ``entities``, in order."""
     crops = crops or CropFinder(ctx)
-    items = [ImageItem(image_path=crops(e), text=entity_text(e)) for e in entities]
+    described = embeds_descriptions(ctx)
+    items = [ImageItem(image_path=crops(e), text=entity_text(e, described)) for e in entities]
     return embed_items(ctx, items, progress, "kg4vd entity vectors")
 
 
@@ -125,8 +142,10 @@ def indexed_relation(relation: Relation) -> bool:
 
 def relation_matrix(ctx: MethodContext, relations: Sequence[Relation], names: dict[str, str],
                     progress: Progress | None = None) -> np.ndarray:
+    described = embeds_descriptions(ctx)
     items = [ImageItem(image_path=None, text=relation_text(r, names.get(r.source, r.source),
-                                                          names.get(r.target, r.target))) for r in relations]
+                                                          names.get(r.target, r.target), described))
+             for r in relations]
     return embed_items(ctx, items, progress, "kg4vd relation vectors")
 
 

@@ -5,9 +5,10 @@
 - ``same`` when the two share a normalised name or alias and a modality (structural
   entities — headings — and visual entities only within one document, where a repeated
   name means the same heading or figure), or when they have the same type (not a
-  structural one: "Contributing Authors" is not the section "About the Authors"), their
-  embeddings' cosine reaches ``same_threshold`` and one name's content words all occur in
-  the other ("Lynch" / "Ryan J. Lynch");
+  structural one: "Contributing Authors" is not the section "About the Authors", nor a
+  value — a date or number is the same only by its exact name: "year" is neither
+  "two-year" nor "four-year"), their embeddings' cosine reaches ``same_threshold`` and one
+  name's content words all occur in the other ("Lynch" / "Ryan J. Lynch");
 - ``related`` when the cosine reaches ``related_threshold`` and the two share lexical
   evidence: half the content words of the shorter name occur in the other name, or one's
   name appears in the other's description (the offline embedder's cosines are
@@ -35,6 +36,7 @@ from typing import Literal, Protocol, Sequence
 from pydantic import BaseModel, Field
 
 from ...errors import ModelOutputError
+from ...graph.bridges import NON_BRIDGING_TYPES
 from ...models.base import ChatModel, ImagePart, user
 from ...models.response_format import json_schema_format
 from ...prompts import render_prompt
@@ -122,6 +124,7 @@ class OfflineJudge:
             if not local_only or _documents(a) & _documents(b):
                 return Verdict("same", "same name")
         if (a.type == b.type and a.modality == b.modality and a.type not in self.structural_types
+                and a.type.lower() not in NON_BRIDGING_TYPES
                 and similarity >= self.same_threshold and name_overlap(a, b) == 1.0):
             return Verdict("same", "one name contains the other")
         if similarity >= self.related_threshold and (name_overlap(a, b) >= 0.5 or mentions_other(a, b)):

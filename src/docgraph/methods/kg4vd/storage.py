@@ -108,15 +108,18 @@ def load_relations(store: Store) -> dict[str, Relation]:
     return {key: Relation.model_validate(value) for key, value in store.iter_records(NS_RELATION)}
 
 
-def entity_text(entity: Entity) -> str:
-    """The text the entity index embeds: ``"name, type, description"``."""
-    return ", ".join(part for part in (entity.name, entity.type.replace("_", " "), entity.description) if part)
+def entity_text(entity: Entity, description: bool = True) -> str:
+    """The text the entity index embeds: ``"name, type, description"`` (without the
+    description when ``description`` is false: ``index.embeds_descriptions``)."""
+    parts = (entity.name, entity.type.replace("_", " "), entity.description if description else "")
+    return ", ".join(part for part in parts if part)
 
 
-def relation_text(relation: Relation, source_name: str, target_name: str) -> str:
-    """The text the relation index embeds: ``"source label target: description"``."""
+def relation_text(relation: Relation, source_name: str, target_name: str, description: bool = True) -> str:
+    """The text the relation index embeds: ``"source label target: description"`` (the head
+    alone when ``description`` is false)."""
     head = f"{source_name} {relation.label.replace('_', ' ')} {target_name}"
-    return f"{head}: {relation.description}" if relation.description else head
+    return f"{head}: {relation.description}" if relation.description and description else head
 
 
 def embed_query(models: Any, text: str) -> np.ndarray:
