@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from ..models.base import ImageItem
+from ..models.usage import embedding_stage
 from ..progress import Progress
 from ..types import Chunk, Page
 from .base import MethodContext
@@ -46,18 +47,20 @@ def page_item(ctx: MethodContext, page: Page) -> ImageItem:
 def embed_items(ctx: MethodContext, items: Sequence[ImageItem], progress: Progress | None = None,
                 description: str = "kg4vd vectors", chunk: int = EMBED_CHUNK) -> np.ndarray:
     """Image-embedder rows for ``items`` in chunks, so the embedding cache keeps finished
-    chunks when a long run is interrupted; ``progress`` shows items embedded."""
+    chunks when a long run is interrupted; ``progress`` shows items embedded; the embedding
+    usage is metered as ``embed.<description>``."""
     if not items:
         return np.zeros((0, 0), dtype=np.float32)
     if progress is not None:
         progress.start(len(items), description)
     try:
         parts = []
-        for start in range(0, len(items), chunk):
-            parts.append(np.asarray(ctx.models.image_embedder.embed_items(items[start:start + chunk]),
-                                    dtype=np.float32))
-            if progress is not None:
-                progress.advance(len(parts[-1]))
+        with embedding_stage(description):
+            for start in range(0, len(items), chunk):
+                parts.append(np.asarray(ctx.models.image_embedder.embed_items(items[start:start + chunk]),
+                                        dtype=np.float32))
+                if progress is not None:
+                    progress.advance(len(parts[-1]))
     finally:
         if progress is not None:
             progress.close()

@@ -14,13 +14,16 @@ are written to both (see ``embed_shared``).
 from __future__ import annotations
 
 import hashlib
+import time
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ..store.base import Store
+from ..types import Usage
 from .base import TextEmbedder
 from .embed_shared import SharedEmbeddingFile
+from .usage import UsageMeter, embedding_stage_name
 
 
 def content_key(*parts: str) -> str:
@@ -91,12 +94,16 @@ class EmbeddingCache:
 
 
 class CachedTextEmbedder:
-    """A TextEmbedder that caches ``inner``'s rows by (model, kind, text) content hash."""
+    """A TextEmbedder that caches ``inner``'s rows by (model, kind, text) content hash; with a
+    ``meter``, each call records texts embedded, cache hits, tokens (when ``inner`` has
+    ``count_tokens``) and seconds under ``usage.embedding_stage_name``."""
 
-    def __init__(self, inner: TextEmbedder, store: Store, shared: SharedEmbeddingFile | None = None):
+    def __init__(self, inner: TextEmbedder, store: Store, shared: SharedEmbeddingFile | None = None,
+                 meter: UsageMeter | None = None):
         self.inner = inner
         self.model = inner.model
         self.cache = EmbeddingCache(store, f"embed:{inner.model}", shared)
+        self.meter = meter
 
     @property
     def dim(self) -> int:
@@ -107,7 +114,22 @@ class CachedTextEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         keys = [content_key(kind, t) for t in texts]
-        return self.cache.rows(keys, lambda idx: fn([texts[i] for i in idx]))
+        spent = Usage()
+
+        def compute(indices: list[int]) -> np.ndarray:
+            nonlocal spent
+            batch = [texts[i] for i in indices]
+            started = time.perf_counter()
+            rows = fn(batch)
+            count = getattr(self.inner, "count_tokens", None)
+            spent = spent.add(Usage(calls=len(batch), input_tokens=count(batch) if count else 0,
+                                    seconds=time.perf_counter() - started))
+            return rows
+
+        rows = self.cache.rows(keys, compute)
+        if self.meter is not None:
+            self.meter.record(embedding_stage_name(kind), spent.add(Usage(cache_hits=len(texts) - spent.calls)))
+        return rows
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed("query", texts, self.inner.embed_queries)

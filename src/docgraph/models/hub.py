@@ -172,7 +172,7 @@ class ModelHub:
                 return inner
             from .embed_cache import CachedTextEmbedder
 
-            return CachedTextEmbedder(inner, self.store, self.shared_embeddings)
+            return CachedTextEmbedder(inner, self.store, self.shared_embeddings, self.meter)
 
         return self._get("text_embedder", make)
 

@@ -10,6 +10,12 @@ record to the workspace store (``store.add_usage``, what ``docgraph usage`` show
 
 (totals are process-wide: work running concurrently in other threads is counted too).
 
+Embeddings are metered by the embedding cache (``embed_cache.CachedTextEmbedder``) under
+``embed.<label>``: the label the caller set with ``embedding_stage`` ("kg4vd entity
+vectors", "dense chunks", …), else the text kind (``passage`` / ``query``); ``calls`` are
+texts embedded, ``cache_hits`` texts answered by the cache, ``input_tokens`` the tokens
+embedded when the embedder can count them.
+
 ``MeteredChat`` is the outermost chat wrapper: a reply adds its ``usage`` (a cache hit
 adds ``cache_hits=1`` and no call); an exception adds ``failures=1`` plus whatever usage
 the failed attempts carried (``exc.usage``), then propagates. While a call runs it is
@@ -21,6 +27,7 @@ from __future__ import annotations
 import threading
 import time
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Iterator, Sequence
 
 from pydantic import BaseModel
@@ -32,6 +39,24 @@ from .inflight import CALLS
 from .wrapper import ChatWrapper
 
 _FIELDS = tuple(Usage.model_fields)
+
+
+_EMBEDDING_STAGE: ContextVar[str | None] = ContextVar("embedding_stage", default=None)
+
+
+@contextmanager
+def embedding_stage(label: str) -> Iterator[None]:
+    """Embeddings inside the block are metered as ``embed.<label>`` (this thread/context)."""
+    token = _EMBEDDING_STAGE.set(label)
+    try:
+        yield
+    finally:
+        _EMBEDDING_STAGE.reset(token)
+
+
+def embedding_stage_name(kind: str) -> str:
+    """The usage stage of an embedding of ``kind`` ("passage"/"query") made now."""
+    return f"embed.{_EMBEDDING_STAGE.get() or kind}"
 
 
 def subtract(after: Usage, before: Usage) -> Usage:

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...models.base import ImagePart, user
+from ...models.usage import embedding_stage
 from ...progress import Progress
 from ...prompts import render_prompt
 from ...types import Answer, Chunk, Document, Evidence, Page, ScoredChunk, ScoredPage, Usage
@@ -217,7 +218,8 @@ def embed_chunks(ctx: MethodContext, chunks: Sequence[Chunk]) -> np.ndarray:
     parts, reported = [], 0
     for start in range(0, len(texts), EMBED_BLOCK):
         end = min(start + EMBED_BLOCK, len(texts))
-        parts.append(np.asarray(embedder.embed_passages(texts[start:end]), dtype=np.float32))
+        with embedding_stage("chunks"):
+            parts.append(np.asarray(embedder.embed_passages(texts[start:end]), dtype=np.float32))
         finished = len({c.page for c in chunks[:end]} - {c.page for c in chunks[end:]})
         if finished > reported:
             ctx.progress.advance(finished - reported)

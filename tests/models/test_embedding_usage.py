@@ -1,0 +1,53 @@
+"""Embedding usage in ``docgraph usage``: texts embedded, cache hits and tokens per stage
+(``embed.<label>``), through real offline builds of the OpenStax excerpt."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from docgraph import Workspace
+from docgraph.config import load_settings
+from docgraph.models.usage import UsageMeter, embedding_stage, embedding_stage_name
+
+
+def test_stage_label_is_scoped_to_the_block():
+    assert embedding_stage_name("passage") == "embed.passage"
+    with embedding_stage("kg4vd entity vectors"):
+        assert embedding_stage_name("passage") == "embed.kg4vd entity vectors"
+    assert embedding_stage_name("query") == "embed.query"
+
+
+def test_builds_record_embedded_texts_tokens_and_cache_hits(openstax_ws):
+    with Workspace(openstax_ws, settings=load_settings(openstax_ws, environ={})) as ws:
+        ws.build("dense")
+        cold = ws.usage()["embed.chunks"]
+        assert cold.calls > 0 and cold.cache_hits <= 1  # a repeated text within the document is one
+        assert cold.input_tokens > 10 * cold.calls  # chunks are passages of many tokens
+        ws.build("hybrid")  # the same chunk texts: answered by the cache
+        warm = ws.usage()["embed.chunks"]
+        assert warm.calls == cold.calls and warm.cache_hits >= cold.calls + cold.cache_hits
+        ws.build("kg4vd")
+        usage = ws.usage()
+        assert usage["embed.kg4vd entity vectors"].calls > 0
+        assert usage["embed.kg4vd chunk vectors"].cache_hits > 0  # KG4VD embeds the chunk texts dense did
+        with ws.models.meter.track() as used:
+            ws.retrieve("Who founded the Mongol Empire?", method="dense")
+        assert used["embed.query"].calls + used["embed.query"].cache_hits == 1
+
+
+def test_no_meter_no_records(tmp_path):
+    from docgraph.models.embed_cache import CachedTextEmbedder
+    from docgraph.store.sqlite import SQLiteStore
+
+    class Fixed:
+        model, dim = "fixed", 3
+
+        def embed_passages(self, texts):
+            return np.ones((len(texts), 3), dtype=np.float32)
+
+    store = SQLiteStore(tmp_path)
+    meter = UsageMeter(store)
+    CachedTextEmbedder(Fixed(), store).embed_passages(["a"])
+    assert not store.usage()
+    CachedTextEmbedder(Fixed(), store, meter=meter).embed_passages(["a", "b", "a"])
+    assert meter.snapshot()["embed.passage"].calls == 1 and meter.snapshot()["embed.passage"].cache_hits == 2
