@@ -124,9 +124,7 @@ class StepsProgress:
 
 @pytest.mark.parametrize("method", ["dense", "pages"])
 def test_indexing_one_long_document_advances_progress_between_blocks(tmp_path, offline, monkeypatch, method):
-    from docgraph.methods.baselines import common
-
-    monkeypatch.setattr(common, "EMBED_BLOCK", 3)
+    monkeypatch.setattr("docgraph.methods.embed_blocks.BLOCK_ITEMS", 3)
     monkeypatch.setattr("docgraph.methods.baselines.pages.EMBED_BLOCK", 3)
     passages = [Passage(id=str(i), title=f"Passage {i}", text=f"Short passage number {i} about topic {i}.")
                 for i in range(8)]

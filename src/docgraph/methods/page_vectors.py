@@ -21,10 +21,10 @@ from ..progress import Progress
 from ..types import Chunk, Page
 from .base import MethodContext
 from .chunking import document_chunks
+from .embed_blocks import blocks
 from .evidence_layer import indexed_text
 
 MAX_PAGE_TEXT_CHARS = 4000
-EMBED_CHUNK = 128
 CHUNK_WORDS = 160  # the chunk baselines' default
 
 
@@ -45,10 +45,10 @@ def page_item(ctx: MethodContext, page: Page) -> ImageItem:
 
 
 def embed_items(ctx: MethodContext, items: Sequence[ImageItem], progress: Progress | None = None,
-                description: str = "kg4vd vectors", chunk: int = EMBED_CHUNK) -> np.ndarray:
-    """Image-embedder rows for ``items`` in chunks, so the embedding cache keeps finished
-    chunks when a long run is interrupted; ``progress`` shows items embedded; the embedding
-    usage is metered as ``embed.<description>``."""
+                description: str = "kg4vd vectors") -> np.ndarray:
+    """Image-embedder rows for ``items``, one ``embed_blocks`` block per call, so the embedding
+    cache keeps finished blocks when a long run is interrupted and ``progress`` moves every
+    few seconds; the embedding usage is metered as ``embed.<description>``."""
     if not items:
         return np.zeros((0, 0), dtype=np.float32)
     if progress is not None:
@@ -56,9 +56,8 @@ def embed_items(ctx: MethodContext, items: Sequence[ImageItem], progress: Progre
     try:
         parts = []
         with embedding_stage(description):
-            for start in range(0, len(items), chunk):
-                parts.append(np.asarray(ctx.models.image_embedder.embed_items(items[start:start + chunk]),
-                                        dtype=np.float32))
+            for start, end in blocks([len(item.text or "") for item in items]):
+                parts.append(np.asarray(ctx.models.image_embedder.embed_items(items[start:end]), dtype=np.float32))
                 if progress is not None:
                     progress.advance(len(parts[-1]))
     finally:

@@ -33,6 +33,7 @@ from ...prompts import render_prompt
 from ...types import Answer, Chunk, Document, Evidence, Page, ScoredChunk, ScoredPage, Usage
 from ..base import BuildReport, MethodContext, not_built
 from ..chunking import document_chunks
+from ..embed_blocks import blocks
 from ..evidence_layer import indexed_text
 from ..memo import bump_version, cached  # noqa: F401  (re-exported for the baselines)
 from ..citations import CitationBook
@@ -183,7 +184,7 @@ def evidence_from_ranking(query: str, method: str, ranked: Sequence[tuple[Chunk,
                     chunks=[ScoredChunk(chunk=c, score=float(s)) for c, s in ranked[:settings.top_k]])
 
 
-EMBED_BLOCK = 128  # chunks per embedding call while indexing (progress moves between blocks)
+EMBED_BLOCK = 128  # pages per page-vector call of the pages baseline (progress moves between blocks)
 
 
 class CountingProgress:
@@ -208,7 +209,7 @@ class CountingProgress:
 
 
 def embed_chunks(ctx: MethodContext, chunks: Sequence[Chunk]) -> np.ndarray:
-    """Passage rows of ``indexed_text`` for ``chunks``, embedded ``EMBED_BLOCK`` at a time;
+    """Passage rows of ``indexed_text`` for ``chunks``, embedded one ``embed_blocks`` block at a time;
     after each block the progress advances by the pages none of whose chunks is left, so
     indexing one 2,000-page document shows progress (the caller advances the rest)."""
     embedder = ctx.models.text_embedder
@@ -216,8 +217,7 @@ def embed_chunks(ctx: MethodContext, chunks: Sequence[Chunk]) -> np.ndarray:
     if not texts:
         return np.zeros((0, embedder.dim), dtype=np.float32)
     parts, reported = [], 0
-    for start in range(0, len(texts), EMBED_BLOCK):
-        end = min(start + EMBED_BLOCK, len(texts))
+    for start, end in blocks([len(t) for t in texts]):
         with embedding_stage("chunks"):
             parts.append(np.asarray(embedder.embed_passages(texts[start:end]), dtype=np.float32))
         finished = len({c.page for c in chunks[:end]} - {c.page for c in chunks[end:]})

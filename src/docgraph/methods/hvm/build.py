@@ -31,9 +31,11 @@ from typing import Any
 import numpy as np
 
 from ...errors import ModelOutputError
+from ...models.usage import embedding_stage
 from ...types import Chunk, Document, Page
 from ..base import BuildReport, MethodContext
 from ..chunking import DEFAULT_MAX_WORDS, chunk_context, document_chunks
+from ..embed_blocks import blocks
 from ..vector_index import load_index, write_vectors
 from .concepts import add_contribution, contribution, embed_missing, graph_documents, remove_contribution
 from .conflicts import ModelDetector, ModelResolver, OfflineDetector, OfflineResolver
@@ -177,16 +179,22 @@ def fold_chunk(view: HolisticView, chunk: Chunk, extraction: Extraction, kit: To
 
 
 def _embed_chunks(ctx: MethodContext, doc_id: str, chunks: list[tuple[Chunk, str]], have: set[str]) -> int:
-    """Vectors for the (chunk, context) pairs not in ``have`` (text embedded with its context)."""
+    """Vectors for the (chunk, context) pairs not in ``have`` (text embedded with its context),
+    one ``embed_blocks`` block per call, each block's vectors written before the next; the
+    progress line shows ``embedded=done/total`` between blocks (a long document's chunks)."""
     missing = [(chunk, context) for chunk, context in chunks if chunk.id not in have]
     if not missing:
         return 0
     embedder = ctx.models.text_embedder
     texts = [(f"{context}\n{chunk.text}" if context else chunk.text)[:EMBED_CHARS] for chunk, context in missing]
-    write_vectors(ctx.store, VEC_CHUNK, [chunk.id for chunk, _ in missing],
-                  np.asarray(embedder.embed_passages(texts), dtype=np.float32), embedder.model,
-                  doc_ids=[doc_id] * len(missing))
-    have.update(chunk.id for chunk, _ in missing)
+    with embedding_stage("hvm chunks"):
+        for start, end in blocks([len(t) for t in texts]):
+            block = missing[start:end]
+            write_vectors(ctx.store, VEC_CHUNK, [chunk.id for chunk, _ in block],
+                          np.asarray(embedder.embed_passages(texts[start:end]), dtype=np.float32), embedder.model,
+                          doc_ids=[doc_id] * len(block))
+            have.update(chunk.id for chunk, _ in block)
+            ctx.progress.advance(0, embedded=f"{end}/{len(texts)} chunks")
     return len(missing)
 
 

@@ -1,0 +1,30 @@
+"""HVM shows progress while it embeds a document's chunks (between embedding blocks), not
+only when pages finish: a long document is never silent for minutes."""
+
+from __future__ import annotations
+
+from docgraph import Workspace
+from docgraph.config import load_settings
+from docgraph.progress import RecordingProgress
+
+
+class StatsHistory(RecordingProgress):
+    def __init__(self) -> None:
+        super().__init__()
+        self.history: list[dict] = []
+
+    def advance(self, n: int = 1, **stats) -> None:
+        super().advance(n, **stats)
+        self.history.append(dict(stats))
+
+
+def test_chunk_embedding_reports_blocks(openstax_ws, monkeypatch):
+    monkeypatch.setattr("docgraph.methods.embed_blocks.BLOCK_ITEMS", 4)
+    progress = StatsHistory()
+    with Workspace(openstax_ws, settings=load_settings(openstax_ws, environ={})) as ws:
+        ws.build("hvm", progress=progress)
+    embedded = [s["embedded"] for s in progress.history if "embedded" in s]
+    assert len(embedded) >= 3, embedded
+    done, total = embedded[-1].split()[0].split("/")
+    assert done == total and int(total) > 8
+    assert progress.done == 5  # pages still count as before
