@@ -66,6 +66,10 @@ class Workspace:
                              root=self.root, progress=progress or NullProgress())
 
     def close(self) -> None:
+        """Close the store and drop the workspace's in-memory tables (``methods.memo``)."""
+        from .methods.memo import forget_store
+
+        forget_store(self.store)
         self.store.close()
 
     def __enter__(self) -> "Workspace":

@@ -1,23 +1,79 @@
-"""Per-workspace in-memory tables of a method, kept until the method's data changes.
+"""In-memory tables derived from a workspace's store: one bounded, versioned cache policy.
+
+Every table a method keeps in memory (``cached`` below, the vector indexes of
+``vector_index.load_index``, KG4VD's graph view) is a ``StoreCache``: entries are keyed by
+the workspace folder and a name, carry the version stamp they were computed at (a value
+the store keeps in its meta table, changed by every write of the data), are reloaded when
+the stamp changes, and the least recently used are dropped past the table's size (an eval
+run visits many small workspaces). ``forget_store(store)`` drops every table's entries of
+a workspace; ``Workspace.close`` calls it.
 
 A method calls ``bump_version(store, name)`` whenever it writes or deletes derived data;
 ``cached(store, name, what, load)`` returns ``load()`` computed once per (workspace,
-method, what) until the next bump. Bounded: an eval run visits many small workspaces,
-and the oldest entries are dropped.
+method, what) until the next bump.
 """
 
 from __future__ import annotations
 
 import threading
 import uuid
+from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Hashable
 
 from ..store.base import Store
 
-_CACHE: dict[tuple[str, str, str], tuple[str | None, Any]] = {}
-_CACHE_LOCK = threading.Lock()
-_CACHE_SIZE = 32  # entries
+_TABLES: list["StoreCache"] = []
+
+
+def _root(store: Store) -> str:
+    return str(Path(store.root).resolve())
+
+
+class StoreCache:
+    """A bounded LRU table of values computed from stores, each valid for one version stamp."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: OrderedDict[tuple[str, Hashable], tuple[Any, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+        _TABLES.append(self)
+
+    def get(self, store: Store, key: Hashable, version: Any, load: Callable[[], Any]) -> Any:
+        """The value of ``key`` for this store at ``version``: cached, or ``load()`` (then kept)."""
+        full = (_root(store), key)
+        with self._lock:
+            hit = self._items.get(full)
+            if hit is not None and hit[0] == version:
+                self._items.move_to_end(full)
+                return hit[1]
+        value = load()
+        with self._lock:
+            self._items[full] = (version, value)
+            self._items.move_to_end(full)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
+
+    def keys_of(self, store: Store) -> list[Hashable]:
+        root = _root(store)
+        with self._lock:
+            return [key for r, key in self._items if r == root]
+
+    def forget(self, root: str) -> None:
+        with self._lock:
+            for full in [k for k in self._items if k[0] == root]:
+                del self._items[full]
+
+
+def forget_store(store: Store) -> None:
+    """Drop every in-memory table of this workspace (``Workspace.close``)."""
+    root = _root(store)
+    for table in _TABLES:
+        table.forget(root)
+
+
+_METHOD_TABLES = StoreCache(32)
 
 
 def bump_version(store: Store, name: str) -> None:
@@ -27,16 +83,4 @@ def bump_version(store: Store, name: str) -> None:
 
 def cached(store: Store, name: str, what: str, load: Any) -> Any:
     """``load()`` computed once per (workspace, method, what) until the method's data changes."""
-    version = store.get_meta(f"{name}:index_version")
-    key = (str(Path(store.root).resolve()), name, what)
-    with _CACHE_LOCK:
-        hit = _CACHE.get(key)
-        if hit is not None and hit[0] == version:
-            return hit[1]
-    value = load()
-    with _CACHE_LOCK:
-        _CACHE.pop(key, None)
-        _CACHE[key] = (version, value)
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.pop(next(iter(_CACHE)))
-    return value
+    return _METHOD_TABLES.get(store, (name, what), store.get_meta(f"{name}:index_version"), load)

@@ -8,13 +8,13 @@ about a million rows (DESIGN.md: 100k × 384 top-10 in ~7 ms).
 
 from __future__ import annotations
 
-import threading
 import uuid
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..store.base import Store
+from .memo import StoreCache
 
 
 def _version_key(namespace: str) -> str:
@@ -70,20 +70,14 @@ class VectorIndex:
         return None if i is None else self.matrix[i]
 
 
-_CACHE: dict[tuple[int, str], tuple[str | None, VectorIndex]] = {}
-_LOCK = threading.Lock()
+_INDEXES = StoreCache(48)  # namespaces; a workspace has a few per method
 
 
 def load_index(store: Store, namespace: str) -> VectorIndex:
-    """The in-memory index of a namespace (cached until the namespace changes)."""
-    version = store.get_meta(_version_key(namespace))
-    cache_key = (id(store), namespace)
-    with _LOCK:
-        hit = _CACHE.get(cache_key)
-        if hit is not None and hit[0] == version:
-            return hit[1]
-    keys, matrix = store.load_vectors(namespace)
-    index = VectorIndex(keys=keys, matrix=matrix, position={k: i for i, k in enumerate(keys)})
-    with _LOCK:
-        _CACHE[cache_key] = (version, index)
-    return index
+    """The in-memory index of a namespace (cached until the namespace changes; ``memo``)."""
+
+    def load() -> VectorIndex:
+        keys, matrix = store.load_vectors(namespace)
+        return VectorIndex(keys=keys, matrix=matrix, position={k: i for i, k in enumerate(keys)})
+
+    return _INDEXES.get(store, namespace, store.get_meta(_version_key(namespace)), load)

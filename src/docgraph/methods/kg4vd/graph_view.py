@@ -17,7 +17,6 @@ its page vectors — plus the build's own ``kg4vd.graph_version`` meta value if 
 
 from __future__ import annotations
 
-import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -27,6 +26,7 @@ import scipy.sparse as sp
 from ...graph import IdIndex, build_adjacency
 from ...store.base import Store
 from ...types import Entity, Relation
+from ..memo import StoreCache
 from ..vector_index import VectorIndex
 from ...models.bm25 import BM25
 from .storage import VEC_ENTITY, VEC_PAGE, VEC_RELATION, entity_text, load_entities, load_relations
@@ -144,19 +144,10 @@ def load_view_from_store(store: Store, version: tuple = ()) -> GraphView:
     return build_view(list(load_entities(store).values()), list(load_relations(store).values()), version)
 
 
-_CACHE: dict[tuple[int, str], GraphView] = {}
-_LOCK = threading.Lock()
+_VIEWS = StoreCache(8)
 
 
 def load_view(store: Store) -> GraphView:
-    """The cached view of the store's graph, rebuilt when :func:`graph_version` changes."""
+    """The cached view of the store's graph, rebuilt when :func:`graph_version` changes (``memo``)."""
     version = graph_version(store)
-    key = (id(store), str(store.root))
-    with _LOCK:
-        hit = _CACHE.get(key)
-    if hit is not None and hit.version == version:
-        return hit
-    view = load_view_from_store(store, version)
-    with _LOCK:
-        _CACHE[key] = view
-    return view
+    return _VIEWS.get(store, "view", version, lambda: load_view_from_store(store, version))
