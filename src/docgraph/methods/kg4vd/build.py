@@ -7,12 +7,13 @@
    limit; offline ``OFFLINE_WORKERS``). Each page graph is stored the moment it is final,
    so an interrupted build resumes with the pages it had not finished. A page whose model
    calls fail is reported and left for the next build; the others go on.
-2. **Cross-page connection** (``crosspage.connect``) of every extracted page not yet
-   connected, against the canonical graph already stored (so a document added later is
-   connected to the existing graph), then entity and relation vectors — all written in one
-   transaction.
-3. **Structural layer**: chunks and chunk vectors of every document that has none, and
+2. **Structural layer**: chunks and chunk vectors of every document that has none, and
    page vectors (``index.index_pages``).
+3. **Cross-page connection** (``crosspage.connect``) of every extracted page not yet
+   connected, against the canonical graph already stored (so a document added later is
+   connected to the existing graph), then entity and relation vectors (offline: names
+   blended with the vectors of the chunks they are grounded in, ``index.GroundingContext``)
+   — all written in one transaction.
 Before 1, settings changed since the last build clear the stages they invalidate, with a
 note saying what is rebuilt (``build_config``). Re-running a finished build changes
 nothing and calls no model. Progress: pages (with
@@ -38,8 +39,8 @@ from ..base import BuildReport, MethodContext
 from ..vector_index import delete_vectors, load_index
 from .build_config import CONFIG_META, apply_settings_changes
 from .crosspage import ConnectResult, connect
-from .index import (CropFinder, check_models, embed_entities, index_pages, indexed_relation, missing_page_vectors,
-                    relation_matrix, write_graph_vectors)
+from .index import (CropFinder, GroundingContext, check_models, embed_entities, index_pages, indexed_relation,
+                    missing_page_vectors, relation_matrix, write_graph_vectors)
 from .judge import Judge, ModelJudge, OfflineJudge
 from .loop import MarksFn, PageStrategy, RoundLog, run_page
 from .model import ModelStrategy
@@ -208,21 +209,22 @@ def _connect_pending(ctx: MethodContext, schema: EntitySchema, ready_keys: list[
     entities, relations = load_entities(ctx.store), load_relations(ctx.store)
     index = load_index(ctx.store, VEC_ENTITY)
     crops = CropFinder(ctx)
+    grounding = GroundingContext(ctx)
     judge = cross_page_judge(ctx, schema)
     workers = max(1, ctx.settings.models.build.max_concurrency) if isinstance(judge, ModelJudge) else 1
     judged = _LazyBar(ctx, sum(len(g.entities) for g in graphs), "kg4vd cross-page")
     try:
         result = connect(graphs, entities, relations,
-                         embed=lambda ents: embed_entities(ctx, ents, crops, ctx.progress),
+                         embed=lambda ents: embed_entities(ctx, ents, crops, ctx.progress, grounding),
                          existing_vectors=index.vector, judge=judge, top_k=ctx.settings.kg4vd.cross_page_top_k,
                          crop=crops, workers=workers, on_judged=judged.advance)
     finally:
         judged.close()
     names = {eid: e.name for eid, e in entities.items()}
     names.update({eid: e.name for eid, e in result.entities.items()})
-    entity_rows = embed_entities(ctx, list(result.entities.values()), crops, ctx.progress)
+    entity_rows = embed_entities(ctx, list(result.entities.values()), crops, ctx.progress, grounding)
     indexed = {k: r for k, r in result.relations.items() if indexed_relation(r)}
-    relation_rows = relation_matrix(ctx, list(indexed.values()), names, ctx.progress)
+    relation_rows = relation_matrix(ctx, list(indexed.values()), names, ctx.progress, grounding)
     with ctx.store.transaction():
         ctx.store.put_records(NS_ENTITY, [(k, e.model_dump(mode="json"), None) for k, e in result.entities.items()])
         ctx.store.put_records(NS_RELATION, [(k, r.model_dump(mode="json"), None)
@@ -248,12 +250,12 @@ def build_graph(ctx: MethodContext) -> BuildReport:
     todo, already, all_keys = _pending_pages(ctx)
     tally = _Tally()
     failures = _extract_pages(ctx, todo, schema, tally) if todo else []
-    result = _connect_pending(ctx, schema, all_keys)
-    missing = missing_page_vectors(ctx, all_keys)
+    missing = missing_page_vectors(ctx, all_keys)  # the structural layer first: entity vectors use its chunks
     if missing:
         pages = [p for key in missing if (p := ctx.store.get_page(*parse_page_key(key))) is not None]
         index_pages(ctx, pages, ctx.progress)
         ctx.models.record_embedding_model()
+    result = _connect_pending(ctx, schema, all_keys)
     stats: dict[str, Any] = {"failed_pages": len(failures), "rounds": tally.rounds,
                              "rounds_per_page": dict(sorted(tally.rounds_per_page.items())),
                              "stop_reasons": dict(tally.stop_reasons), "model_calls": tally.usage.calls,

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...models.base import ImageItem
 from ...progress import Progress
-from ...types import Entity, Page, Relation
+from ...types import Entity, Mention, Page, Relation
 from ..base import MethodContext
 from ..memo import bump_version
 from ..page_vectors import embed_items, page_item, page_matrix  # noqa: F401  (page_item: re-exported)
@@ -76,24 +76,67 @@ def embeds_descriptions(ctx: MethodContext) -> bool:
     """Whether entity and relation vectors embed descriptions (``kg4vd.vector_descriptions``):
     "auto" does when a build model writes them. An offline description is the sentence the
     entity was found in — already in its chunk's vector, and different for every page and
-    merge, so embedding it cost most of a cold offline build (names and types alone are short
-    and recur across pages, so the embedding cache answers most of them)."""
+    merge, so embedding it cost most of a cold offline build. Without descriptions a vector
+    is its name's (names and types are short and recur across pages, so the embedding cache
+    answers most of them) plus its context: the mean vector of the chunks it is grounded in
+    (``GroundingContext``), which costs no embedding."""
     mode = ctx.settings.kg4vd.vector_descriptions
     return mode == "always" or (mode == "auto" and ctx.models.chat("build") is not None)
 
 
 def vector_text(ctx: MethodContext) -> str:
     """The recorded name of what the entity/relation vectors embed (``build_config``)."""
-    return "name+description" if embeds_descriptions(ctx) else "name"
+    return "name+description" if embeds_descriptions(ctx) else "name+context"
+
+
+class GroundingContext:
+    """Chunk vectors of the stored structural layer by the components they contain: the
+    context of a mention is the chunks of its page holding any of its components."""
+
+    def __init__(self, ctx: MethodContext):
+        index = load_index(ctx.store, VEC_CHUNK)
+        self.dim = index.matrix.shape[1] if len(index) else 0
+        self.rows: dict[tuple[str, int, str], list[np.ndarray]] = {}
+        for key, value in ctx.store.iter_records(NS_CHUNK):
+            vector = index.vector(key)
+            if vector is None:
+                continue
+            for component in value.get("component_ids", []):
+                self.rows.setdefault((value["doc_id"], value["page"], component), []).append(vector)
+
+    def vector(self, mentions: Sequence[Mention]) -> np.ndarray | None:
+        """Mean of the chunk vectors the mentions are grounded in (each chunk once per mention)."""
+        found: list[np.ndarray] = []
+        for m in mentions:
+            seen: set[int] = set()
+            for component in m.component_ids:
+                for row in self.rows.get((m.doc_id, m.page, component), []):
+                    if id(row) not in seen:
+                        seen.add(id(row))
+                        found.append(row)
+        return np.mean(found, axis=0) if found else None
+
+    def blend(self, rows: np.ndarray, grounded: Sequence[Sequence[Mention]]) -> np.ndarray:
+        """Each row plus its context vector, renormalised (a row without context is kept)."""
+        out = np.array(rows, dtype=np.float32, copy=True)
+        for i, mentions in enumerate(grounded):
+            context = self.vector(mentions)
+            if context is not None and context.shape[0] == out.shape[1]:
+                mixed = out[i] + context / max(float(np.linalg.norm(context)), 1e-12)
+                out[i] = mixed / max(float(np.linalg.norm(mixed)), 1e-12)
+        return out
 
 
 def embed_entities(ctx: MethodContext, entities: Sequence[Entity], crops: CropFinder | None = None,
-                   progress: Progress | None = None) -> np.ndarray:
-    """Entity-index rows (L2-normalised) for ``entities``, in order."""
+                   progress: Progress | None = None, context: GroundingContext | None = None) -> np.ndarray:
+    """Entity-index rows (L2-normalised) for ``entities``, in order (``embeds_descriptions``)."""
     crops = crops or CropFinder(ctx)
     described = embeds_descriptions(ctx)
     items = [ImageItem(image_path=crops(e), text=entity_text(e, described)) for e in entities]
-    return embed_items(ctx, items, progress, "kg4vd entity vectors")
+    rows = embed_items(ctx, items, progress, "kg4vd entity vectors")
+    if described or not len(entities):
+        return rows
+    return (context or GroundingContext(ctx)).blend(rows, [e.mentions for e in entities])
 
 
 def _write(ctx: MethodContext, namespace: str, keys: list[str], matrix: np.ndarray,
@@ -141,12 +184,16 @@ def indexed_relation(relation: Relation) -> bool:
 
 
 def relation_matrix(ctx: MethodContext, relations: Sequence[Relation], names: dict[str, str],
-                    progress: Progress | None = None) -> np.ndarray:
+                    progress: Progress | None = None, context: GroundingContext | None = None) -> np.ndarray:
+    """Relation-index rows for ``relations``, in order (as entities: ``embeds_descriptions``)."""
     described = embeds_descriptions(ctx)
     items = [ImageItem(image_path=None, text=relation_text(r, names.get(r.source, r.source),
                                                           names.get(r.target, r.target), described))
              for r in relations]
-    return embed_items(ctx, items, progress, "kg4vd relation vectors")
+    rows = embed_items(ctx, items, progress, "kg4vd relation vectors")
+    if described or not len(relations):
+        return rows
+    return (context or GroundingContext(ctx)).blend(rows, [r.mentions for r in relations])
 
 
 def write_graph_vectors(ctx: MethodContext, entities: dict[str, Entity], entity_rows: np.ndarray,
