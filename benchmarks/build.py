@@ -13,7 +13,8 @@
    their offline descriptions) are built in the same run, so load on a shared machine
    affects both. Prints pages/minute of page extraction (the adaptive loop) and of the whole
    build, wall and CPU seconds (CPU seconds are what a busy machine distorts least), a
-   profile per stage (seconds, items, texts actually embedded and their tokens), page-level
+   profile per progress stage (seconds, items) and per kind of embedded text (from
+   ``docgraph usage``: seconds, texts embedded, cache hits, tokens), page-level
    and canonical entities and relations per page, and the rounds-per-page distribution.
    ``--methods`` adds cold builds of other methods (hvm, dense, hybrid, hipporag, …) with
    the same profile.
@@ -124,19 +125,15 @@ def _stage_name(description: str) -> str:
 
 
 class TimedProgress:
-    """Per stage (progress description): wall and CPU seconds between start and close, items
-    announced, and the texts the embedder computed inside it (``CountingEmbedder``)."""
+    """Per stage (progress description): wall and CPU seconds between start and close, and
+    the items announced."""
 
     def __init__(self) -> None:
         self.stages: dict[str, dict[str, float]] = {}
         self._current: tuple[str, float, float] | None = None
 
     def _row(self, name: str) -> dict[str, float]:
-        return self.stages.setdefault(name, {"wall_s": 0.0, "cpu_s": 0.0, "items": 0, "texts": 0, "tokens": 0})
-
-    @property
-    def current(self) -> str:
-        return self._current[0] if self._current else "(between stages)"
+        return self.stages.setdefault(name, {"wall_s": 0.0, "cpu_s": 0.0, "items": 0})
 
     def start(self, total: int, description: str) -> None:
         self.close()
@@ -150,11 +147,6 @@ class TimedProgress:
     def note(self, message: str) -> None:
         print(message, file=sys.stderr)
 
-    def embedded(self, texts: int, tokens: int) -> None:
-        row = self._row(self.current)
-        row["texts"] += texts
-        row["tokens"] += tokens
-
     def close(self) -> None:
         if self._current is not None:
             name, wall, cpu = self._current
@@ -164,38 +156,10 @@ class TimedProgress:
             self._current = None
 
 
-class CountingEmbedder:
-    """Wraps the embedding cache's inner (computing) embedder: texts and tokens actually
-    embedded, charged to the progress stage running at the time."""
-
-    def __init__(self, inner, progress: TimedProgress):
-        self.inner, self.progress, self.model = inner, progress, inner.model
-        engine = getattr(inner, "_model", None)
-        self._count = (lambda t: engine().token_count(t)) if engine else (lambda t: len(t.split()))
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def _charge(self, texts) -> None:
-        self.progress.embedded(len(texts), sum(self._count(t) for t in texts))
-
-    def embed_passages(self, texts):
-        self._charge(texts)
-        return self.inner.embed_passages(texts)
-
-    def embed_queries(self, texts):
-        self._charge(texts)
-        return self.inner.embed_queries(texts)
-
-
 def timed_build(root: Path, method: str, overrides: dict | None = None) -> dict[str, Any]:
     """One cold build of ``method`` in ``root``: totals, per-stage profile, graph counts."""
     with workspace(root, overrides=overrides) as ws:
         progress = TimedProgress()
-        cached = ws.models.text_embedder
-        if hasattr(cached, "inner"):
-            cached.inner = CountingEmbedder(cached.inner, progress)
         load = os.getloadavg()[0]
         wall, cpu = time.perf_counter(), time.process_time()
         report = ws.build(method, progress=progress)
@@ -203,9 +167,11 @@ def timed_build(root: Path, method: str, overrides: dict | None = None) -> dict[
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         pages = sum(d.page_count for d in ws.documents())
         counts = graph_counts(ws) if method == "kg4vd" else {}
+        embedding = {stage[len("embed."):]: u.model_dump() for stage, u in ws.usage().items()
+                     if stage.startswith("embed.")}
     return {"method": method, "overrides": overrides or {}, "pages": pages, "total_s": wall, "cpu_s": cpu,
             "pages_per_min": 60 * pages / wall, "cpu_s_per_page": cpu / max(1, pages), "load_1min": load,
-            "stages": progress.stages, "stats": report.stats, **counts}
+            "stages": progress.stages, "embedding": embedding, "stats": report.stats, **counts}
 
 
 def run_offline(base: Path, methods: list[str], compare: dict | None,
@@ -340,17 +306,21 @@ def print_offline(results: list[dict[str, Any]]) -> None:
     print(f"  {'build':<16} {'wall s':>8} {'pages/min':>10} {'CPU s':>8} {'CPU s/page':>11} "
           f"{'texts emb.':>11} {'tokens emb.':>12} {'load':>5}  settings")
     for r in results:
-        texts = sum(int(st["texts"]) for st in r["stages"].values())
-        tokens = sum(int(st["tokens"]) for st in r["stages"].values())
+        texts = sum(int(u["calls"]) for u in r["embedding"].values())
+        tokens = sum(int(u["input_tokens"]) for u in r["embedding"].values())
         settings = ", ".join(f"{k}.{f}={v}" for k, sub in r["overrides"].items() for f, v in sub.items()) or "defaults"
         print(f"  {r['label']:<16} {r['total_s']:>8.1f} {r['pages_per_min']:>10.1f} {r['cpu_s']:>8.1f} "
               f"{r['cpu_s_per_page']:>11.2f} {texts:>11} {tokens:>12} {r['load_1min']:>5.1f}  {settings}")
     for r in results:
-        print(f"\n  profile of {r['label']}")
-        print(f"    {'stage':<28} {'wall s':>8} {'CPU s':>8} {'items':>7} {'texts emb.':>11} {'tokens emb.':>12}")
+        print(f"\n  profile of {r['label']}: progress stages")
+        print(f"    {'stage':<28} {'wall s':>8} {'CPU s':>8} {'items':>7}")
         for name, st in sorted(r["stages"].items(), key=lambda kv: -kv[1]["wall_s"]):
-            print(f"    {name[:28]:<28} {st['wall_s']:>8.1f} {st['cpu_s']:>8.1f} {int(st['items']):>7} "
-                  f"{int(st['texts']):>11} {int(st['tokens']):>12}")
+            print(f"    {name[:28]:<28} {st['wall_s']:>8.1f} {st['cpu_s']:>8.1f} {int(st['items']):>7}")
+        print(f"  embedding by kind of text (docgraph usage, embed.*)")
+        print(f"    {'texts of':<28} {'embed s':>8} {'embedded':>9} {'cache hits':>11} {'tokens':>9}")
+        for name, u in sorted(r["embedding"].items(), key=lambda kv: -kv[1]["seconds"]):
+            print(f"    {name[:28]:<28} {u['seconds']:>8.1f} {int(u['calls']):>9} {int(u['cache_hits']):>11} "
+                  f"{int(u['input_tokens']):>9}")
         if r["method"] == "kg4vd":
             print(f"    page extraction {r['extract_pages_per_min']:.1f} pages/min; page-level entities/page "
                   f"{r['page_entities_per_page']:.1f}, relations/page {r['page_relations_per_page']:.1f}; canonical "

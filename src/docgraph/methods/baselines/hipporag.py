@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 from ...errors import ModelOutputError
 from ...graph.ppr import personalized_pagerank
 from ...models.base import user
+from ...models.usage import embedding_stage
 from ...prompts import render_prompt
 from ...types import Chunk, Document, Entity, Evidence, Mention, Relation, ScoredEntity, ScoredRelation
 from ..base import MethodContext, not_built, register
@@ -119,11 +120,13 @@ class HippoRAGBaseline(ChunkBaseline):
         write_vectors(ctx.store, PASSAGE_NS, [c.id for c in chunks], passage_matrix, embedder.model,
                       [doc.id] * len(chunks))
         if facts:
-            write_vectors(ctx.store, FACT_NS, fact_keys, embedder.embed_passages(facts), embedder.model,
-                          [doc.id] * len(facts))
+            with embedding_stage("hipporag facts"):
+                write_vectors(ctx.store, FACT_NS, fact_keys, embedder.embed_passages(facts), embedder.model,
+                              [doc.id] * len(facts))
         if phrases:
-            write_vectors(ctx.store, PHRASE_NS, [f"{doc.id}\t{p}" for p in phrases],
-                          embedder.embed_passages(phrases), embedder.model, [doc.id] * len(phrases))
+            with embedding_stage("hipporag phrases"):
+                write_vectors(ctx.store, PHRASE_NS, [f"{doc.id}\t{p}" for p in phrases],
+                              embedder.embed_passages(phrases), embedder.model, [doc.id] * len(phrases))
         return {"triples": len(facts), "phrases": len(phrases), "openie_fallbacks": fallbacks}
 
     def drop_document(self, ctx: MethodContext, doc_id: str) -> None:

@@ -210,8 +210,9 @@ def _embed_entities(ctx: MethodContext, doc_id: str) -> int:
         return 0
     embedder = ctx.models.text_embedder
     texts = [f"{row['name']} ({row['concept']})" for _, row in rows]
-    write_vectors(ctx.store, VEC_ENTITY, [key for key, _ in rows],
-                  np.asarray(embedder.embed_passages(texts), dtype=np.float32), embedder.model,
+    with embedding_stage("hvm entities"):
+        matrix = np.asarray(embedder.embed_passages(texts), dtype=np.float32)
+    write_vectors(ctx.store, VEC_ENTITY, [key for key, _ in rows], matrix, embedder.model,
                   doc_ids=[doc_id] * len(rows))
     return len(rows)
 

@@ -18,6 +18,7 @@ from typing import Mapping
 import numpy as np
 
 from ...models.base import TextEmbedder
+from ...models.usage import embedding_stage
 from ...store.base import Store
 from ..vector_index import delete_vectors, load_index, write_vectors
 from .holistic import HolisticView
@@ -113,7 +114,8 @@ def embed_missing(store: Store, embedder: TextEmbedder) -> tuple[int, int]:
         have = set(load_index(store, vec_ns).keys)
         missing = [k for k in keys if k not in have]
         if missing:
-            matrix = np.asarray(embedder.embed_passages([text_of(k) for k in missing]), dtype=np.float32)
+            with embedding_stage(f"hvm {vec_ns.rsplit('.', 1)[-1]}s"):
+                matrix = np.asarray(embedder.embed_passages([text_of(k) for k in missing]), dtype=np.float32)
             write_vectors(store, vec_ns, missing, matrix, embedder.model)
         counts.append(len(missing))
     return counts[0], counts[1]
