@@ -1,0 +1,28 @@
+"""Fixtures for the reliability tests: the 5-page OpenStax workspace with the dense baseline built."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from docgraph import Workspace
+from docgraph.store import SQLiteStore
+
+
+@pytest.fixture(scope="session")
+def _dense_template(_openstax_template: Path, tmp_path_factory) -> Path:
+    root = Path(shutil.copytree(_openstax_template, tmp_path_factory.mktemp("dense-ws") / "ws"))
+    with Workspace(root) as ws:
+        ws.build("dense")
+    with sqlite3.connect(root / SQLiteStore.DB_NAME) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return root
+
+
+@pytest.fixture()
+def dense_ws(_dense_template: Path, tmp_path: Path) -> Path:
+    """A private workspace: the OpenStax excerpt (5 pages) added and the dense baseline built."""
+    return Path(shutil.copytree(_dense_template, tmp_path / "ws"))
