@@ -51,3 +51,17 @@ def test_no_meter_no_records(tmp_path):
     assert not store.usage()
     CachedTextEmbedder(Fixed(), store, meter=meter).embed_passages(["a", "b", "a"])
     assert meter.snapshot()["embed.passage"].calls == 1 and meter.snapshot()["embed.passage"].cache_hits == 2
+
+
+def test_usage_table_and_eval_totals_leave_embeddings_out():
+    from docgraph.cli.build import format_usage
+    from docgraph.eval.records import usage_dict
+    from docgraph.types import Usage
+
+    usage = {"embed.chunks": Usage(calls=40, cache_hits=2, input_tokens=9000, seconds=3.0),
+             "kg4vd.extract": Usage(calls=3, input_tokens=1200, output_tokens=300, seconds=9.0)}
+    table = format_usage(usage)
+    assert "embed.chunks" in table  # listed
+    total = table.splitlines()[-1].split()
+    assert total[:5] == ["total", "(model", "calls)", "3", "0"] and total[5] == "1200"
+    assert usage_dict(usage) == {"calls": 3, "input_tokens": 1200, "output_tokens": 300, "seconds": 9.0}

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from ..methods.base import available_methods
+from ..models.usage import is_embedding_stage
 from ..progress import TerminalProgress
 from ..types import Usage
 
@@ -50,15 +51,17 @@ def cmd_status(args: argparse.Namespace, ws) -> int:
 
 
 def format_usage(usage: dict[str, Usage]) -> str:
-    """A table of usage per stage with a total row."""
+    """A table of usage per stage with a total row of the model stages (embedding stages,
+    ``embed.*``, count texts embedded and cache hits; they are listed, not totalled)."""
     header = f"{'stage':<28} {'calls':>6} {'cached':>6} {'in tok':>9} {'out tok':>8} {'images':>6} {'secs':>8} {'fail':>5}"
     lines = [header]
     total = Usage()
     for stage, u in sorted(usage.items()):
-        total = total.add(u)
+        if not is_embedding_stage(stage):
+            total = total.add(u)
         lines.append(f"{stage:<28} {u.calls:>6} {u.cache_hits:>6} {u.input_tokens:>9} {u.output_tokens:>8} "
                      f"{u.images:>6} {u.seconds:>8.1f} {u.failures:>5}")
-    lines.append(f"{'total':<28} {total.calls:>6} {total.cache_hits:>6} {total.input_tokens:>9} "
+    lines.append(f"{'total (model calls)':<28} {total.calls:>6} {total.cache_hits:>6} {total.input_tokens:>9} "
                  f"{total.output_tokens:>8} {total.images:>6} {total.seconds:>8.1f} {total.failures:>5}")
     return "\n".join(lines)
 

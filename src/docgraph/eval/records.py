@@ -22,6 +22,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..models.usage import model_stages
 from ..types import Evidence, ScoredPage, Usage
 
 USAGE_FIELDS = tuple(Usage.model_fields)
@@ -146,8 +147,9 @@ def evidence_keys(pages: Iterable[ScoredPage], doc_names: dict[str, str], level:
 
 
 def usage_dict(usages: dict[str, Usage] | None) -> dict[str, float]:
-    """Summed usage over stages as a plain dict (``{}`` for none)."""
+    """Summed model usage over stages as a plain dict (``{}`` for none); embedding stages
+    (``embed.*``: texts embedded, not model calls) are left out."""
     total = Usage()
-    for usage in (usages or {}).values():
+    for usage in model_stages(usages or {}).values():
         total = total.add(usage)
     return {k: getattr(total, k) for k in USAGE_FIELDS if getattr(total, k)}

@@ -54,6 +54,16 @@ def embedding_stage(label: str) -> Iterator[None]:
         _EMBEDDING_STAGE.reset(token)
 
 
+def is_embedding_stage(stage: str) -> bool:
+    """Whether a usage stage counts embeddings (texts embedded) rather than model calls."""
+    return stage.startswith("embed.")
+
+
+def model_stages(usages: dict[str, Usage]) -> dict[str, Usage]:
+    """The stages of model (chat) calls only."""
+    return {stage: u for stage, u in usages.items() if not is_embedding_stage(stage)}
+
+
 def embedding_stage_name(kind: str) -> str:
     """The usage stage of an embedding of ``kind`` ("passage"/"query") made now."""
     return f"embed.{_EMBEDDING_STAGE.get() or kind}"
