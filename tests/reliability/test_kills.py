@@ -1,0 +1,63 @@
+"""SIGKILL ``docgraph add`` and ``docgraph build`` part-way (seeded points of progress: a random
+number of the rows the work writes), rerun to completion: the workspace equals an
+uninterrupted run's (records, vectors, pages, files; timestamps aside), with nothing
+duplicated or orphaned (``docgraph check``), and the work reported complete.
+
+A small subset of ``benchmarks/faults.py`` (which kills at ≥ 20 random points per case)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from docgraph.testing.faults import add_complete, build_complete, kill_case
+
+from conftest_paths import OPENSTAX
+
+pytestmark = pytest.mark.slow
+
+
+def assert_survived(result) -> None:
+    assert result.kills >= 1, "no kill landed mid-work"
+    assert result.failures == [], result.failures
+    assert (result.survived, result.lost, result.duplicated, result.changed, result.check_problems,
+            result.incomplete) == (result.trials, 0, 0, 0, 0, 0)
+
+
+def test_killed_add_resumes_to_the_uninterrupted_result(_openstax_template, tmp_path):
+    result = kill_case("add", tmp_path / "none", ["add", str(OPENSTAX)], tmp_path / "work", trials=1,
+                       kills_per_trial=2, seed=15, complete=add_complete, reference=_openstax_template, by="rows")
+    assert_survived(result)
+
+
+def test_killed_dense_build_resumes_to_the_uninterrupted_result(_openstax_template, _dense_template, tmp_path):
+    result = kill_case("dense", _openstax_template, ["build", "--method", "dense"], tmp_path / "work", trials=1,
+                       kills_per_trial=1, seed=15, complete=build_complete("dense"), reference=_dense_template,
+                       by="rows")
+    assert_survived(result)
+
+
+@pytest.mark.parametrize("method", ["hvm", "kg4vd"])
+def test_killed_graph_build_resumes_to_the_uninterrupted_result(method, _openstax_template, tmp_path):
+    result = kill_case(method, _openstax_template, ["build", "--method", method], tmp_path / "work", trials=1,
+                       kills_per_trial=1, seed=15, complete=build_complete(method), by="rows")
+    assert_survived(result)
+
+
+def test_the_comparison_sees_lost_duplicated_and_changed_rows(_dense_template, tmp_path):
+    import shutil
+    import sqlite3
+
+    from docgraph.testing.faults import canonical_dump, compare_dumps
+
+    root = Path(shutil.copytree(_dense_template, tmp_path / "ws"))
+    reference = canonical_dump(_dense_template)
+    with sqlite3.connect(root / "docgraph.sqlite") as db:
+        db.execute("DELETE FROM records WHERE rowid = (SELECT MIN(rowid) FROM records WHERE namespace = 'dense.chunk')")
+        db.execute("INSERT INTO records SELECT namespace, key || '-again', doc_id, value FROM records "
+                   "WHERE rowid = (SELECT MAX(rowid) FROM records)")
+        db.execute("UPDATE vectors SET vec = zeroblob(length(vec)) WHERE rowid = (SELECT MIN(rowid) FROM vectors)")
+        db.execute("UPDATE documents SET added_at = '2000-01-01'")  # timestamps are not content
+    diff = compare_dumps(reference, canonical_dump(root))
+    assert (diff.lost, diff.extra, diff.changed) == ({"records": 1}, {"records": 1}, {"vectors": 1})
