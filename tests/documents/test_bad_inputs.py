@@ -144,3 +144,76 @@ def test_a_crashed_page_worker_fails_only_its_document(workspace, tmp_path):
     shutil.rmtree(root / "pages" / report.added[0].id)
     shutil.rmtree(root / "crops" / report.added[0].id)
     assert snapshot(root) == before
+
+
+# --------------------------------------------------------------------------- issue 15: more kinds
+def _more_bad_inputs(folder: Path) -> dict[str, tuple[Path, str]]:
+    """name → (file, a phrase its one-line error must contain)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    text_pdf(folder / "bomb.pdf", [LOREM])
+    with pymupdf.open(folder / "bomb.pdf") as doc:  # 14400 pt × UserUnit 75000: a PDF bomb of page size
+        doc.xref_set_key(doc[0].xref, "UserUnit", "75000")
+        doc.saveIncr()
+    (folder / "memo.docx").write_bytes(b"PK\x03\x04" + b"\0" * 100)
+    return {"page-size-bomb": (folder / "bomb.pdf", "(page 1): would render to"),
+            "office-without-libreoffice": (folder / "memo.docx", "need LibreOffice, which is not installed")}
+
+
+@pytest.mark.parametrize("case", ["page-size-bomb", "office-without-libreoffice"])
+def test_more_bad_inputs_give_one_clear_line_and_change_nothing(case, workspace, tmp_path, monkeypatch):
+    store, root = workspace
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))  # no soffice on PATH
+    path, phrase = _more_bad_inputs(tmp_path / "in")[case]
+    before = snapshot(root)
+    report = ingest(store, root, SETTINGS, [path])
+    assert report.added == [] and len(report.failures) == 1
+    message = str(report.failures[0])
+    assert message.startswith(str(path)) and phrase in message and "\n" not in message
+    assert snapshot(root) == before
+
+
+def test_a_file_name_that_is_not_utf8_is_added_and_shown_readably(workspace, tmp_path):
+    import os
+
+    store, root = workspace
+    good = text_pdf(tmp_path / "plain.pdf", [LOREM + " Latin-1 name."])
+    odd = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9-\xff.pdf"))  # Latin-1 bytes, not UTF-8
+    good.rename(odd)
+    report = ingest(store, root, SETTINGS, [odd])
+    assert report.failures == [] and len(report.added) == 1  # was: "cannot be read as a PDF; it is damaged"
+    doc = store.get_document(report.added[0].id, with_pages=True)
+    assert doc.path.endswith("caf\\xe9-\\xff.pdf") and doc.title == "caf\\xe9-\\xff"
+    assert doc.path.encode("utf-8") and "Latin-1 name" in doc.pages[0].text
+    from docgraph.store.integrity import check_workspace
+
+    assert check_workspace(root).findings == []
+    store.delete_document(doc.id)
+    shutil.rmtree(root / "pages" / doc.id)
+
+
+def test_a_symlink_loop_in_a_folder_does_not_hang_and_the_folder_is_added(workspace, tmp_path):
+    store, root = workspace
+    folder = tmp_path / "loop"
+    (folder / "sub").mkdir(parents=True)
+    text_pdf(folder / "sub" / "inside.pdf", [LOREM + " Inside a looping folder."])
+    (folder / "sub" / "back").symlink_to("..")  # loop/sub/back -> loop
+    (folder / "self.pdf").symlink_to("self.pdf")  # a link to itself
+    report = ingest(store, root, SETTINGS, [folder])
+    assert [Path(d.path).name for d in report.added] == ["inside.pdf"]
+    store.delete_document(report.added[0].id)
+    shutil.rmtree(root / "pages" / report.added[0].id)
+
+
+def test_an_unreadable_file_gives_one_clear_line(workspace, tmp_path):
+    import os
+
+    store, root = workspace
+    locked = text_pdf(tmp_path / "private.pdf", [LOREM + " Private."])
+    locked.chmod(0)
+    if os.access(locked, os.R_OK):
+        pytest.skip("unreadable permissions: running as root, chmod 000 does not stop reads")
+    before = snapshot(root)
+    report = ingest(store, root, SETTINGS, [locked])
+    assert report.added == [] and len(report.failures) == 1
+    assert str(report.failures[0]).startswith(str(locked)) and "permission" in str(report.failures[0]).lower()
+    assert snapshot(root) == before

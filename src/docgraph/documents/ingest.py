@@ -72,6 +72,12 @@ class _Prepared:
         return self.sha256[:12]
 
 
+def display_text(path: Path | str) -> str:
+    """``path`` as text any database, terminal or JSON takes: the bytes of a file name that is
+    not UTF-8 (``os.fsdecode`` keeps them as lone surrogates) written as ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def _prepare(store: Store, path: Path, settings: IngestSettings, password: str | None,
              workdir: Path) -> _Prepared | Document:
     """Check one file and convert it to PDF if needed; the stored Document when already ready."""
@@ -81,7 +87,14 @@ def _prepare(store: Store, path: Path, settings: IngestSettings, password: str |
     if existing is not None and existing.status == "ready":
         return existing
     pdf = to_pdf(path, kind, workdir / sha[:12], settings)
-    checked = check_pdf(pdf, settings, password=password if kind == "pdf" else None, display_name=str(path))
+    if pdf == path and display_text(path) != str(path):
+        # a name that is not UTF-8 (from an old archive or another system): PyMuPDF cannot take
+        # it, so the pages are read through a link with a plain name
+        pdf = workdir / sha[:12] / "input.pdf"
+        pdf.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(os.path.abspath(path), pdf)
+    checked = check_pdf(pdf, settings, password=password if kind == "pdf" else None,
+                        display_name=display_text(path))
     done = store.page_numbers(sha[:12]) if existing is not None else set()
     todo = [n for n in range(1, checked.page_count + 1) if n not in done]
     return _Prepared(path, kind, sha, pdf, checked.page_count, checked.metadata_title, todo, existing is not None)
@@ -94,7 +107,7 @@ def _finalize(store: Store, item: _Prepared) -> Document:
         sizes = {(int(key.rsplit("/", 1)[1]), comp_id): size
                  for key, value in store.iter_records(HEADINGS_NAMESPACE, doc_id=item.doc_id)
                  for comp_id, size in value.items()}
-        title = choose_title(item.metadata_title, pages, sizes, item.path.stem)
+        title = choose_title(item.metadata_title, pages, sizes, display_text(item.path.stem))
         assign_sections(pages, sizes, title)
         for page in pages:
             store.put_page(page)
@@ -109,8 +122,9 @@ def _finalize(store: Store, item: _Prepared) -> Document:
 def _ingest_one(store: Store, root: Path, settings: IngestSettings, item: _Prepared, password: str | None,
                 runner: PageRunner, progress: Progress, report: IngestReport) -> Document:
     if not item.resumed:
-        title = item.metadata_title if meaningful_title(item.metadata_title, item.path.stem) else item.path.stem
-        store.put_document(Document(id=item.doc_id, title=title or item.path.stem, path=str(item.path.resolve()),
+        stem = display_text(item.path.stem)
+        title = item.metadata_title if meaningful_title(item.metadata_title, stem) else stem
+        store.put_document(Document(id=item.doc_id, title=title or stem, path=display_text(item.path.resolve()),
                                     sha256=item.sha256, kind=item.kind, page_count=item.page_count,
                                     status="ingesting"))
     jobs = [PageJob(item.doc_id, n, str(item.pdf_path), password if item.kind == "pdf" else None, str(root),
@@ -123,7 +137,7 @@ def _ingest_one(store: Store, root: Path, settings: IngestSettings, item: _Prepa
                           "processed alongside it" if isinstance(result, BrokenProcessPool) else
                           f"{type(result).__name__}: {result}")
                 raise InputError(f"page could not be processed ({detail}); the file may be damaged - re-export "
-                                 "it, or report the page if it opens fine elsewhere", path=str(item.path),
+                                 "it, or report the page if it opens fine elsewhere", path=display_text(item.path),
                                  page=job.number)
             with store.transaction():
                 store.put_page(result.page)
@@ -131,7 +145,7 @@ def _ingest_one(store: Store, root: Path, settings: IngestSettings, item: _Prepa
                                  doc_id=item.doc_id)
             report.pages += 1
             report.ocr_pages += result.page.source == "ocr"
-            progress.advance(1, doc=item.path.name[:30], ocr=report.ocr_pages)
+            progress.advance(1, doc=display_text(item.path.name)[:30], ocr=report.ocr_pages)
     except InputError:
         if not item.resumed:
             store.delete_document(item.doc_id)
