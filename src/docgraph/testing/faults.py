@@ -121,7 +121,7 @@ def docgraph_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "docgraph", *args]
 
 
-def _env() -> dict[str, str]:
+def subprocess_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOCGRAPH_")}
     env["PYTHONUNBUFFERED"] = "1"
     return env
@@ -130,7 +130,7 @@ def _env() -> dict[str, str]:
 def run_to_completion(command: Sequence[str], cwd: Path, timeout: float = 1800) -> float:
     """Run ``command``; raise with its output when it fails; the seconds it took."""
     started = time.perf_counter()
-    done = subprocess.run(list(command), cwd=cwd, env=_env(), capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(list(command), cwd=cwd, env=subprocess_env(), capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
     return time.perf_counter() - started
@@ -154,7 +154,7 @@ def run_and_kill(command: Sequence[str], cwd: Path, *, after_s: float | None = N
     seconds, or once the workspace ``at_rows[0]`` holds ``at_rows[1]`` rows or more (a point of
     progress, whatever the machine's speed). Whether it was killed (False: it finished first,
     and must have succeeded)."""
-    proc = subprocess.Popen(list(command), cwd=cwd, env=_env(), stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(list(command), cwd=cwd, env=subprocess_env(), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, start_new_session=True)
     started = time.perf_counter()
     try:
