@@ -61,3 +61,24 @@ def test_the_comparison_sees_lost_duplicated_and_changed_rows(_dense_template, t
         db.execute("UPDATE documents SET added_at = '2000-01-01'")  # timestamps are not content
     diff = compare_dumps(reference, canonical_dump(root))
     assert (diff.lost, diff.extra, diff.changed) == ({"records": 1}, {"records": 1}, {"vectors": 1})
+
+
+def test_resuming_an_add_removes_the_temporary_file_of_a_page_killed_mid_write(openstax_ws):
+    """Found by benchmarks/faults.py: a kill during ``save_png`` left ``.p0004.png.<pid>.tmp``
+    behind, which the resumed add never removed (``docgraph check`` called it dangling)."""
+    import sqlite3
+
+    from docgraph import Workspace
+    from docgraph.store.integrity import check_workspace
+
+    from conftest_paths import OPENSTAX
+
+    with sqlite3.connect(openstax_ws / "docgraph.sqlite") as db:  # as a kill during page 4 leaves it
+        db.execute("UPDATE documents SET status = 'ingesting'")
+        db.execute("DELETE FROM pages WHERE number = 4")
+    pages = openstax_ws / "pages" / "040fed959f81"
+    (pages / "p0004.png").rename(pages / ".p0004.png.27128.tmp")
+    with Workspace(openstax_ws) as ws:
+        ws.add([OPENSTAX])
+    assert not (pages / ".p0004.png.27128.tmp").exists() and (pages / "p0004.png").is_file()
+    assert check_workspace(openstax_ws).findings == []

@@ -34,7 +34,7 @@ from ..types import Document
 from .formats import Kind, check_pdf, classify, collect_inputs, sha256_file, to_pdf
 from .pages import PageJob
 from .parser import parser_target
-from .render import remove_document_files
+from .render import remove_document_files, remove_partial_files
 from .runner import PageRunner
 from .sections import assign_sections, choose_title, meaningful_title
 
@@ -121,7 +121,9 @@ def _finalize(store: Store, item: _Prepared) -> Document:
 
 def _ingest_one(store: Store, root: Path, settings: IngestSettings, item: _Prepared, password: str | None,
                 runner: PageRunner, progress: Progress, report: IngestReport) -> Document:
-    if not item.resumed:
+    if item.resumed:  # an interrupted add: a page being written then left a temporary file
+        remove_partial_files(root, item.doc_id)
+    else:
         stem = display_text(item.path.stem)
         title = item.metadata_title if meaningful_title(item.metadata_title, stem) else stem
         store.put_document(Document(id=item.doc_id, title=title or stem, path=display_text(item.path.resolve()),

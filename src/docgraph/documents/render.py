@@ -37,6 +37,13 @@ def remove_document_files(root: Path, doc_id: str) -> None:
         shutil.rmtree(Path(root) / folder / doc_id, ignore_errors=True)
 
 
+def remove_partial_files(root: Path, doc_id: str) -> None:
+    """Delete the temporary files of writes that never finished (``save_png`` killed mid-write)."""
+    for folder in (PAGE_DIR, CROP_DIR):
+        for tmp in (Path(root) / folder / doc_id).glob(".*.tmp"):
+            tmp.unlink(missing_ok=True)
+
+
 def render_size(width: float, height: float, dpi: int) -> tuple[int, int]:
     """Pixel size of a ``width`` × ``height`` point page rendered at ``dpi`` (MuPDF's rounding)."""
     zoom = dpi / 72.0
