@@ -6,7 +6,7 @@ import numpy as np
 
 from docgraph.methods.chunking import page_chunks
 from docgraph.methods.citations import CitationBook, marker
-from docgraph.methods.extractive import NOTHING_FOUND, OFFLINE_NOTICE, Passage, extractive_answer, rank_sentences
+from docgraph.methods.extractive import NOTHING_FOUND, OFFLINE_NOTICE, EvidencePassage, extractive_answer, rank_sentences
 from docgraph.methods.vector_index import delete_vectors, load_index, write_vectors
 from docgraph.store import SQLiteStore
 from docgraph.types import BBox, Component, ComponentKind, Document, Page
@@ -66,9 +66,9 @@ def test_citation_book_numbers_dedupes_and_resolves_boxes(tmp_path):
 
 def test_extractive_answer_quotes_the_matching_sentence_with_its_citation(tmp_path):
     book = CitationBook(_store_with_page(tmp_path))
-    passages = [Passage("d1", 3, ("P3",), "Later chapters cover Rome.", 0.9),
-                Passage("d1", 3, ("P2",), "Egypt grew wheat and barley.", 0.5),
-                Passage("d1", 3, ("P1",), "The Nile flooded every year. Farmers planted in the silt.", 0.4)]
+    passages = [EvidencePassage("d1", 3, ("P3",), "Later chapters cover Rome.", 0.9),
+                EvidencePassage("d1", 3, ("P2",), "Egypt grew wheat and barley.", 0.5),
+                EvidencePassage("d1", 3, ("P1",), "The Nile flooded every year. Farmers planted in the silt.", 0.4)]
     text = extractive_answer("Which crops did Egypt grow?", passages, book, max_sentences=1)
     assert text.startswith(OFFLINE_NOTICE)
     assert "Egypt grew wheat and barley." in text and "[1]" in text

@@ -21,7 +21,7 @@ NOTHING_FOUND = "No answer model is configured (offline mode), and no evidence m
 
 
 @dataclass(frozen=True)
-class Passage:
+class EvidencePassage:
     """Evidence text grounded on components of one page, with its retrieval score."""
 
     doc_id: str
@@ -34,12 +34,12 @@ class Passage:
 @dataclass(frozen=True)
 class _Candidate:
     sentence: str
-    passage: Passage
+    passage: EvidencePassage
     rank: int
     tokens: frozenset[str]
 
 
-def _candidates(passages: list[Passage]) -> list[_Candidate]:
+def _candidates(passages: list[EvidencePassage]) -> list[_Candidate]:
     out = []
     for rank, passage in enumerate(passages):
         for sentence in sentences(passage.text):
@@ -49,7 +49,7 @@ def _candidates(passages: list[Passage]) -> list[_Candidate]:
     return out
 
 
-def rank_sentences(question: str, passages: list[Passage]) -> list[tuple[float, str, Passage]]:
+def rank_sentences(question: str, passages: list[EvidencePassage]) -> list[tuple[float, str, EvidencePassage]]:
     """(score, sentence, passage) for every evidence sentence, best first; deterministic."""
     q_terms = set(tokenize(question))
     cands = _candidates(passages)
@@ -70,11 +70,11 @@ def rank_sentences(question: str, passages: list[Passage]) -> list[tuple[float, 
     return [(score, cand.sentence, cand.passage) for score, _, cand in scored]
 
 
-def extractive_answer(question: str, passages: list[Passage], book: CitationBook,
+def extractive_answer(question: str, passages: list[EvidencePassage], book: CitationBook,
                       max_sentences: int = 3) -> str:
     """Quote up to ``max_sentences`` best sentences with citations registered in ``book``."""
     ranked = rank_sentences(question, passages)
-    chosen: list[tuple[str, Passage]] = []
+    chosen: list[tuple[str, EvidencePassage]] = []
     seen: set[str] = set()
     for _, sentence, passage in ranked:
         key = " ".join(tokenize(sentence))

@@ -37,7 +37,7 @@ from ..embed_blocks import blocks
 from ..evidence_layer import indexed_text
 from ..memo import bump_version, cached  # noqa: F401  (re-exported for the baselines)
 from ..citations import CitationBook
-from ..extractive import Passage, extractive_answer
+from ..extractive import EvidencePassage, extractive_answer
 from .settings import BaselineSettings, baseline_settings
 
 _CITE = re.compile(r"\[(\d+)\]")
@@ -209,7 +209,7 @@ class CountingProgress:
 
 
 def embed_chunks(ctx: MethodContext, chunks: Sequence[Chunk]) -> np.ndarray:
-    """Passage rows of ``indexed_text`` for ``chunks``, embedded one ``embed_blocks`` block at a time;
+    """EvidencePassage rows of ``indexed_text`` for ``chunks``, embedded one ``embed_blocks`` block at a time;
     after each block the progress advances by the pages none of whose chunks is left, so
     indexing one 2,000-page document shows progress (the caller advances the rest)."""
     embedder = ctx.models.text_embedder
@@ -227,14 +227,14 @@ def embed_chunks(ctx: MethodContext, chunks: Sequence[Chunk]) -> np.ndarray:
     return np.vstack(parts)
 
 
-def passage_of(chunk: Chunk, score: float = 0.0) -> Passage:
-    return Passage(doc_id=chunk.doc_id, page=chunk.page, component_ids=tuple(chunk.component_ids),
+def passage_of(chunk: Chunk, score: float = 0.0) -> EvidencePassage:
+    return EvidencePassage(doc_id=chunk.doc_id, page=chunk.page, component_ids=tuple(chunk.component_ids),
                    text=chunk.text, score=score)
 
 
 # --------------------------------------------------------------------- answering
 def answer_from_passages(ctx: MethodContext, method: str, query: str, evidence: Evidence,
-                         passages: list[Passage], *, images: Sequence[ImagePart] = (),
+                         passages: list[EvidencePassage], *, images: Sequence[ImagePart] = (),
                          prompt: str = "answer.md") -> Answer:
     """The baselines' answer: a model answer over numbered evidence, or the extractive one.
 

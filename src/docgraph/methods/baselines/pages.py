@@ -23,7 +23,7 @@ from ...models.base import ImagePart
 from ...types import Answer, Document, Evidence, Page, ScoredChunk, ScoredPage
 from ..base import MethodContext, not_built, register
 from ..chunking import page_chunks
-from ..extractive import Passage, rank_sentences
+from ..extractive import EvidencePassage, rank_sentences
 from ..page_vectors import page_key, page_matrix, parse_page_key
 from ..vector_index import delete_vectors, load_index, write_vectors
 from .common import EMBED_BLOCK, IndexedBaseline, answer_from_passages, passage_of
@@ -95,12 +95,12 @@ class PagesBaseline(IndexedBaseline):
                                     prompt="pages_answer.md")
 
 
-def page_passage(query: str, page: Page, score: float) -> Passage:
+def page_passage(query: str, page: Page, score: float) -> EvidencePassage:
     """The page as one passage: its (shortened) text layer, cited at the chunk that best matches."""
     chunks = page_chunks(page)
     ranked = rank_sentences(query, [passage_of(c) for c in chunks])
     components = ranked[0][2].component_ids if ranked else ()
     words = page.text.split()
     text = " ".join(words[:PAGE_TEXT_WORDS]) + (" …" if len(words) > PAGE_TEXT_WORDS else "")
-    return Passage(doc_id=page.doc_id, page=page.number, component_ids=tuple(components),
+    return EvidencePassage(doc_id=page.doc_id, page=page.number, component_ids=tuple(components),
                    text=text or "(no text layer)", score=score)

@@ -20,7 +20,7 @@ from ...prompts import render_prompt
 from ...types import Answer, Evidence
 from ..base import MethodContext
 from ..citations import CitationBook, marker
-from ..extractive import Passage, extractive_answer
+from ..extractive import EvidencePassage, extractive_answer
 from .extract_table import rows_as_sentences
 from .retrieve import METHOD, retrieve
 
@@ -74,7 +74,7 @@ def answer(ctx: MethodContext, query: str, **options: Any) -> Answer:
     chat = ctx.models.chat("answer")
     t = time.perf_counter()
     if chat is None:
-        passages = [Passage(doc_id=s.chunk.doc_id, page=s.chunk.page, component_ids=tuple(s.chunk.component_ids),
+        passages = [EvidencePassage(doc_id=s.chunk.doc_id, page=s.chunk.page, component_ids=tuple(s.chunk.component_ids),
                             text=rows_as_sentences(s.chunk.text) if s.chunk.modality == "table" else s.chunk.text,
                             score=s.score) for s in evidence.chunks]
         text = extractive_answer(query, passages, book)

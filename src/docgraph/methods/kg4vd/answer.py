@@ -32,7 +32,7 @@ from ...prompts import render_prompt
 from ...store.base import Store
 from ...types import Component, ComponentKind, Evidence, Mention, Page, Usage
 from ..citations import CitationBook, marker
-from ..extractive import Passage, extractive_answer
+from ..extractive import EvidencePassage, extractive_answer
 from ..timing import Timer
 
 if TYPE_CHECKING:
@@ -203,10 +203,10 @@ def quotable(component: Component) -> bool:
     return component.kind is ComponentKind.HEADER and len(_WORD.findall(component.content)) >= 3
 
 
-def offline_passages(evidence: Evidence, book: CitationBook) -> list[Passage]:
+def offline_passages(evidence: Evidence, book: CitationBook) -> list[EvidencePassage]:
     """Passages of grounded component text: the kept pages' components in page rank and
     reading order, then each kept entity's and relation's mentions; duplicates dropped."""
-    passages: list[Passage] = []
+    passages: list[EvidencePassage] = []
     seen: set[tuple[str, int, tuple[str, ...]]] = set()
 
     def add(doc_id: str, number: int, component_ids: list[str], score: float) -> None:
@@ -221,7 +221,7 @@ def offline_passages(evidence: Evidence, book: CitationBook) -> list[Passage]:
         seen.add(key)
         # Blank lines keep components apart as sentences, so one quoted sentence is not
         # repeated inside a longer multi-component passage.
-        passages.append(Passage(doc_id, number, key[2], "\n\n".join(c.content for c in comps), score))
+        passages.append(EvidencePassage(doc_id, number, key[2], "\n\n".join(c.content for c in comps), score))
 
     for scored in evidence.pages:
         page = book.page(scored.doc_id, scored.page)
