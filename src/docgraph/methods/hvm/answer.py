@@ -74,9 +74,10 @@ def answer(ctx: MethodContext, query: str, **options: Any) -> Answer:
     chat = ctx.models.chat("answer")
     t = time.perf_counter()
     if chat is None:
-        passages = [EvidencePassage(doc_id=s.chunk.doc_id, page=s.chunk.page, component_ids=tuple(s.chunk.component_ids),
-                            text=rows_as_sentences(s.chunk.text) if s.chunk.modality == "table" else s.chunk.text,
-                            score=s.score) for s in evidence.chunks]
+        passages = [EvidencePassage(doc_id=s.chunk.doc_id, page=s.chunk.page,
+                                    component_ids=tuple(s.chunk.component_ids),
+                                    text=rows_as_sentences(s.chunk.text) if s.chunk.modality == "table"
+                                    else s.chunk.text, score=s.score) for s in evidence.chunks]
         text = extractive_answer(query, passages, book)
         citations, usage, model_used = book.citations, {}, False
     else:
