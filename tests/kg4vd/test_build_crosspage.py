@@ -162,6 +162,9 @@ def test_offline_judge_rules():
     # a value is the same only by its exact name: "year" joins neither "two-year" nor "four-year"
     assert v(entity("year", "date"), entity("four-year", "date", page_no=2), 0.99).label == "related"
     assert v(entity("2020", "date"), entity("2020", "date", page_no=2), 0.5).label == "same"
+    # a common noun inside a longer phrase names a narrower thing, a proper name the same one
+    assert v(entity("network", "concept"), entity("neural network", "concept", page_no=2), 0.99).label == "related"
+    assert v(entity("Lynch"), entity("Ryan J. Lynch", page_no=2), 0.99).label == "same"
 
 
 def test_offline_judge_caps_related_verdicts_per_anchor_most_similar_first():

@@ -6,8 +6,8 @@ The settings a build used are recorded (``CONFIG_META``). At the start of the ne
 - **extraction** (``EXTRACTION_KEYS``: schema preset, rounds, reflector, build model): every
   page graph is re-extracted, then everything is re-connected;
 - **cross-page connection** (``CONNECTION_KEYS``: on/off, candidates per entity, the offline
-  judge's thresholds, what the entity/relation vectors embed — their similarities pick the
-  candidate pairs): the canonical entities, relations and their vectors are rebuilt from
+  judge's thresholds and the version of its rules, what the entity/relation vectors embed —
+  their similarities pick the candidate pairs): the canonical entities, relations and their vectors are rebuilt from
   the stored page graphs (no page is re-extracted).
 
 Page vectors and the structural layer do not depend on these settings and are kept. The
@@ -19,33 +19,40 @@ for ``LEGACY`` keys, which compare as the value every build had before the key e
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from ..base import MethodContext
 from ..memo import bump_version
 from ..vector_index import delete_vectors
 from .index import vector_text
+from .judge import OfflineJudge
 from .storage import LAYER, NS_CONNECTED, NS_ENTITY, NS_PAGEGRAPH, NS_RELATION, VEC_ENTITY, VEC_RELATION, \
     parse_page_key
 
 CONFIG_META = "kg4vd.build_config"  # the settings the stored graph was built with
 EXTRACTION_KEYS = ("schema_preset", "max_rounds", "reflector", "model")
-CONNECTION_KEYS = ("cross_page", "cross_page_top_k", "same_threshold", "related_threshold", "vector_text")
-LEGACY = {"vector_text": "name+description"}  # what builds recorded without the key had
+CONNECTION_KEYS = ("cross_page", "cross_page_top_k", "same_threshold", "related_threshold", "vector_text",
+                   "judge_rules")
+# what a build recorded without the key had, given the current config
+LEGACY: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "vector_text": lambda config: "name+description",
+    "judge_rules": lambda config: 1 if config["model"] == "offline" else "model"}
 
 
 def build_config(ctx: MethodContext) -> dict[str, Any]:
     """The settings the graph stages depend on, as they are now."""
     s = ctx.settings.kg4vd
     config: dict[str, Any] = {key: getattr(s, key) for key in EXTRACTION_KEYS + CONNECTION_KEYS
-                              if key not in ("model", "vector_text")}
+                              if key not in ("model", "vector_text", "judge_rules")}
     config["model"] = ctx.settings.models.build.model if ctx.models.chat("build") else "offline"
     config["vector_text"] = vector_text(ctx)
+    config["judge_rules"] = OfflineJudge.RULES if config["model"] == "offline" else "model"
     return config
 
 
 def _changes(recorded: dict[str, Any], config: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
-    before = {key: recorded.get(key, LEGACY.get(key)) for key in keys if key in recorded or key in LEGACY}
+    before = {key: recorded[key] if key in recorded else LEGACY[key](config)
+              for key in keys if key in recorded or key in LEGACY}
     return [f"{key} {json.dumps(value)} → {json.dumps(config[key])}"
             for key, value in before.items() if value != config[key]]
 

@@ -8,7 +8,9 @@
   structural one: "Contributing Authors" is not the section "About the Authors", nor a
   value — a date or number is the same only by its exact name: "year" is neither
   "two-year" nor "four-year"), their embeddings' cosine reaches ``same_threshold`` and one
-  name's content words all occur in the other ("Lynch" / "Ryan J. Lynch");
+  name's content words all occur in the other, the shorter being a proper name ("Lynch" /
+  "Ryan J. Lynch"; a common noun inside a longer phrase names a narrower thing: "network"
+  is not "neural network");
 - ``related`` when the cosine reaches ``related_threshold`` and the two share lexical
   evidence: half the content words of the shorter name occur in the other name, or one's
   name appears in the other's description (the offline embedder's cosines are
@@ -93,6 +95,14 @@ def name_overlap(a: Entity, b: Entity) -> float:
     return len(wa & wb) / min(len(wa), len(wb))
 
 
+def proper_name(name: str) -> bool:
+    """Whether every word of a name that has letters starts with a capital ("Lynch",
+    "Ryan J. Lynch", "Mongol Empire"), as names of people, places and organisations do; a
+    common-noun phrase ("network", "neural network") is not one."""
+    words = [w for w in name.split() if any(ch.isalpha() for ch in w)]
+    return bool(words) and all(w.lstrip("\"'(“‘")[:1].isupper() for w in words)
+
+
 def mentions_other(a: Entity, b: Entity) -> bool:
     """Whether one entity's (normalised) name occurs in the other's description."""
     def inside(x: Entity, y: Entity) -> bool:
@@ -107,9 +117,11 @@ def _documents(entity: Entity) -> set[str]:
 
 
 class OfflineJudge:
-    """Names, aliases and embedding thresholds (rules in the module docstring)."""
+    """Names, aliases and embedding thresholds (rules in the module docstring). ``RULES``
+    is recorded with a build (``build_config``): changing the rules reconnects graphs."""
 
     name = "offline"
+    RULES = 2  # 2: values only by exact name; containment only for proper names
 
     def __init__(self, same_threshold: float, related_threshold: float, structural_types: Sequence[str] = (),
                  max_related: int = MAX_RELATED):
@@ -123,8 +135,9 @@ class OfflineJudge:
             local_only = a.modality == "visual" or a.type in self.structural_types or b.type in self.structural_types
             if not local_only or _documents(a) & _documents(b):
                 return Verdict("same", "same name")
+        shorter = min(a.name, b.name, key=lambda n: len(n.split()))
         if (a.type == b.type and a.modality == b.modality and a.type not in self.structural_types
-                and a.type.lower() not in NON_BRIDGING_TYPES
+                and a.type.lower() not in NON_BRIDGING_TYPES and proper_name(shorter)
                 and similarity >= self.same_threshold and name_overlap(a, b) == 1.0):
             return Verdict("same", "one name contains the other")
         if similarity >= self.related_threshold and (name_overlap(a, b) >= 0.5 or mentions_other(a, b)):
