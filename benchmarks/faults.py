@@ -29,6 +29,7 @@ from PIL import Image
 
 from docgraph.testing.faults import (add_complete, build_complete, canonical_dump, compare_dumps,
                                      docgraph_command, kill_case, run_to_completion, subprocess_env)
+from docgraph.testing.files import zero_page_pdf
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = "openstax_world_history_v1_excerpt.pdf"
@@ -46,17 +47,6 @@ def text_pdf(out: Path, text: str, **save) -> Path:
         doc.new_page().insert_textbox(pymupdf.Rect(72, 72, 520, 770), text, fontsize=11)
         doc.save(out, **save)
     return out
-
-
-def zero_page_pdf() -> bytes:
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"]
-    out, offsets = b"%PDF-1.4\n", []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 3\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    return out + b"trailer\n<< /Size 3 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
 
 
 def bad_inputs(folder: Path) -> tuple[dict[str, Path], list[Path]]:

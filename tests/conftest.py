@@ -10,7 +10,6 @@ a private copy of the folder, so ingestion — minutes on two cores — is paid 
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -22,6 +21,7 @@ from docgraph.documents import IngestReport, ingest
 from docgraph.progress import RecordingProgress
 from docgraph.store import SQLiteStore
 from docgraph.testing.data import shared_data_dir
+from docgraph.testing.files import checkpointed
 from docgraph.types import Document
 
 pytest_plugins = ["docgraph.testing.fixtures"]
@@ -62,9 +62,7 @@ def shared_corpus_copy(shared_corpus: IngestedCorpus) -> Callable[[Path], Path]:
     """``copy(dest)``: a private copy of the ingested corpus folder at ``dest`` (returned)."""
 
     def copy(dest: Path) -> Path:
-        with sqlite3.connect(shared_corpus.root / SQLiteStore.DB_NAME) as db:
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the copy then needs no -wal file
-        shutil.copytree(shared_corpus.root, dest)
+        shutil.copytree(checkpointed(shared_corpus.root), dest)  # the copy then needs no -wal file
         return dest
 
     return copy
@@ -81,9 +79,7 @@ def _openstax_template(tmp_path_factory, shared_data: Path) -> Path:
     root = tmp_path_factory.mktemp("openstax-ws") / "ws"
     with Workspace(root) as ws:
         ws.add([shared_data / "documents" / OPENSTAX_EXCERPT])
-    with sqlite3.connect(root / SQLiteStore.DB_NAME) as db:
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return root
+    return checkpointed(root)
 
 
 @pytest.fixture()

@@ -9,6 +9,7 @@ from pathlib import Path
 import pymupdf
 
 from docgraph.store import SQLiteStore
+from docgraph.testing.files import zero_page_pdf  # noqa: F401  (re-exported for the tests)
 
 
 def rasterise(src: Path, pages: list[int], out: Path, dpi: int = 150) -> Path:
@@ -20,20 +21,6 @@ def rasterise(src: Path, pages: list[int], out: Path, dpi: int = 150) -> Path:
             dst.new_page(width=page.rect.width, height=page.rect.height).insert_image(
                 pymupdf.Rect(0, 0, page.rect.width, page.rect.height), pixmap=pix)
         dst.save(out)
-    return out
-
-
-def zero_page_pdf() -> bytes:
-    """A well-formed PDF whose page tree is empty."""
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"]
-    out, offsets = b"%PDF-1.4\n", []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
     return out
 
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from docgraph import Workspace
-from docgraph.store import SQLiteStore
+from docgraph.testing.files import checkpointed
 
 
 @pytest.fixture(scope="session")
@@ -17,9 +16,7 @@ def _dense_template(_openstax_template: Path, tmp_path_factory) -> Path:
     root = Path(shutil.copytree(_openstax_template, tmp_path_factory.mktemp("dense-ws") / "ws"))
     with Workspace(root) as ws:
         ws.build("dense")
-    with sqlite3.connect(root / SQLiteStore.DB_NAME) as db:
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return root
+    return checkpointed(root)
 
 
 @pytest.fixture()
