@@ -249,7 +249,13 @@ class BaselineSettings(Section):
 
 
 class StoreSettings(Section):
-    backend: Literal["sqlite"] = "sqlite"
+    """Where rows live: ``sqlite`` (``docgraph.sqlite`` in the workspace folder) or
+    ``postgres`` (``url``; tables in ``pg_schema``). Files stay in the workspace folder."""
+
+    backend: Literal["sqlite", "postgres"] = "sqlite"
+    url: str | None = Field(None, description="postgresql://user:password@host:port/dbname (backend = postgres)")
+    pg_schema: str = Field("docgraph", pattern=r"^[a-z_][a-z0-9_]{0,62}$",
+                           description="PostgreSQL schema holding this workspace's tables (one per workspace)")
 
 
 class Settings(Section):

@@ -1,4 +1,5 @@
-"""The embedded SQLite store: documents/pages, records, vectors, cache, usage, transactions."""
+"""The ``Store`` contract on every backend (embedded SQLite; PostgreSQL through a ``pgserver``
+test server): documents/pages, records, vectors, cache, usage, transactions."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from docgraph.errors import StoreError
 from docgraph.store import SQLiteStore
+from docgraph.testing.postgres import new_pg_schema
 from docgraph.types import BBox, Component, ComponentKind, Document, Page, Usage
 
 
@@ -22,8 +24,29 @@ def _page(doc_id: str, number: int) -> Page:
                 dpi=144, components=[comp])
 
 
-def test_documents_pages_roundtrip_and_delete_cascades(tmp_path):
-    store = SQLiteStore(tmp_path)
+@pytest.fixture(params=["sqlite", "postgres"])
+def make_store(request):
+    """``make_store(root)``: opens (or reopens) this test's store of the parametrized backend."""
+    opened = []
+    if request.param == "sqlite":
+        def make(root):
+            opened.append(SQLiteStore(root))
+            return opened[-1]
+    else:
+        from docgraph.store.postgres import PostgresStore
+
+        url, schema = request.getfixturevalue("postgres_url"), new_pg_schema()
+
+        def make(root):
+            opened.append(PostgresStore(root, url, schema))
+            return opened[-1]
+    yield make
+    for store in opened:
+        store.close()
+
+
+def test_documents_pages_roundtrip_and_delete_cascades(make_store, tmp_path):
+    store = make_store(tmp_path)
     store.put_document(_doc())
     store.put_page(_page("abc123", 1))
     store.put_record("m.x", "k1", {"a": 1}, doc_id="abc123")
@@ -40,8 +63,8 @@ def test_documents_pages_roundtrip_and_delete_cascades(tmp_path):
     assert store.load_vectors("m.v")[0] == []
 
 
-def test_transaction_rolls_back_everything_on_error(tmp_path):
-    store = SQLiteStore(tmp_path)
+def test_transaction_rolls_back_everything_on_error(make_store, tmp_path):
+    store = make_store(tmp_path)
     store.put_document(_doc())
     with pytest.raises(RuntimeError):
         with store.transaction():
@@ -52,8 +75,8 @@ def test_transaction_rolls_back_everything_on_error(tmp_path):
     assert store.get_record("m.x", "k") is None
 
 
-def test_vectors_roundtrip_in_key_order(tmp_path):
-    store = SQLiteStore(tmp_path)
+def test_vectors_roundtrip_in_key_order(make_store, tmp_path):
+    store = make_store(tmp_path)
     matrix = np.arange(12, dtype=np.float32).reshape(3, 4)
     store.put_vectors("ns", ["b", "a", "c"], matrix, model="m1")
     keys, loaded = store.load_vectors("ns")
@@ -64,18 +87,18 @@ def test_vectors_roundtrip_in_key_order(tmp_path):
         store.put_vectors("ns", ["x"], np.ones((2, 4)), model="m1")
 
 
-def test_usage_accumulates_and_persists(tmp_path):
-    store = SQLiteStore(tmp_path)
+def test_usage_accumulates_and_persists(make_store, tmp_path):
+    store = make_store(tmp_path)
     store.add_usage("kg4vd.extract", Usage(calls=1, input_tokens=100, seconds=0.5))
     store.add_usage("kg4vd.extract", Usage(calls=2, cache_hits=1, input_tokens=50))
     store.close()
-    again = SQLiteStore(tmp_path)
+    again = make_store(tmp_path)
     usage = again.usage()["kg4vd.extract"]
     assert (usage.calls, usage.cache_hits, usage.input_tokens) == (3, 1, 150)
 
 
-def test_concurrent_writers_lose_nothing(tmp_path):
-    store = SQLiteStore(tmp_path)
+def test_concurrent_writers_lose_nothing(make_store, tmp_path):
+    store = make_store(tmp_path)
 
     def write(worker: int) -> None:
         for i in range(50):
@@ -93,3 +116,93 @@ def test_not_a_database_is_a_clear_error(tmp_path):
     (tmp_path / SQLiteStore.DB_NAME).write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError, match="not a readable docgraph database"):
         SQLiteStore(tmp_path)
+
+
+def test_nested_transactions_join_the_outer_one(make_store, tmp_path):
+    store, other = make_store(tmp_path), make_store(tmp_path)  # other: a second connection (another process)
+    store.put_document(_doc())
+    with store.transaction():
+        with store.transaction():
+            store.put_record("m.x", "inner", 1)
+        assert store.get_record("m.x", "inner") == 1  # the writer reads its own writes
+        assert other.get_record("m.x", "inner") is None  # the inner block did not commit
+        store.put_page(_page("abc123", 1))
+    assert other.get_record("m.x", "inner") == 1 and other.page_numbers("abc123") == {1}
+    with pytest.raises(KeyError):
+        with store.transaction():
+            store.put_record("m.x", "outer", 2)
+            with store.transaction():
+                store.put_record("m.x", "inner2", 3)
+            raise KeyError("after the inner block finished")
+    assert store.get_record("m.x", "outer") is None and store.get_record("m.x", "inner2") is None
+    assert other.get_record("m.x", "outer") is None
+
+
+def test_a_failed_statement_rolls_back_and_the_store_stays_usable(make_store, tmp_path):
+    store = make_store(tmp_path)
+    with pytest.raises(Exception):
+        with store.transaction():
+            store.put_record("m.x", "k", 1)
+            store.put_page(_page("no-such-document", 1))  # a foreign-key violation
+    assert store.get_record("m.x", "k") is None
+    store.put_document(_doc())
+    store.put_page(_page("abc123", 1))
+    assert store.page_numbers("abc123") == {1}
+
+
+def test_records_upsert_order_and_delete(make_store, tmp_path):
+    store = make_store(tmp_path)
+    store.put_document(_doc("d1", "1" * 64))
+    store.put_records("ns", [("b", {"x": "é\u0000"}, "d1"), ("B", [1, 2], None), ("a", "s", "d1")])
+    store.put_record("ns", "a", "replaced", doc_id="d1")
+    store.put_record("other", "a", 0)
+    assert list(store.iter_records("ns")) == [("B", [1, 2]), ("a", "replaced"), ("b", {"x": "é\u0000"})]  # byte order
+    assert [k for k, _ in store.iter_records("ns", doc_id="d1")] == ["a", "b"]
+    assert store.count_records("ns") == 3
+    assert store.delete_records("ns", keys=["a", "a", "zz"]) == 1
+    assert store.delete_records("ns", doc_id="d1") == 1
+    assert store.delete_records("ns") == 1
+    assert store.count_records("ns") == 0 and store.get_record("other", "a") == 0
+
+
+def test_documents_upsert_and_list_order(make_store, tmp_path):
+    store = make_store(tmp_path)
+    first = _doc("d2", "2" * 64).model_copy(update={"added_at": "2024-01-01T00:00:00+00:00"})
+    second = _doc("d1", "1" * 64).model_copy(update={"added_at": "2024-01-02T00:00:00+00:00"})
+    store.put_document(second)
+    store.put_document(first)
+    store.put_document(first.model_copy(update={"status": "ready", "added_at": None}))
+    assert [d.id for d in store.list_documents()] == ["d2", "d1"]
+    again = store.get_document("d2")
+    assert again.status == "ready" and again.added_at == "2024-01-01T00:00:00+00:00"
+    assert store.find_document_by_sha("3" * 64) is None
+
+
+def test_vectors_delete_by_owner_and_key_and_models(make_store, tmp_path):
+    store = make_store(tmp_path)
+    rng = np.random.default_rng(0)
+    matrix = rng.standard_normal((4, 5)).astype(np.float32)
+    store.put_vectors("v1", ["k0", "k1", "k2", "k3"], matrix, model="e5", doc_ids=["d1", "d1", "d2", None])
+    store.put_vectors("v2", ["k0"], matrix[:1, :3], model="clip")
+    store.put_vectors("v1", ["k0"], matrix[3:4], model="e5")  # replaces the row
+    keys, loaded = store.load_vectors("v1")
+    assert keys == ["k0", "k1", "k2", "k3"] and loaded.dtype == np.float32
+    assert np.array_equal(loaded, matrix[[3, 1, 2, 3]])  # bit-exact
+    assert store.vector_models() == {"v1": "e5", "v2": "clip"}
+    assert store.delete_vectors("v1", doc_id="d1") == 1  # k0 lost its owner when replaced
+    assert store.delete_vectors("v1", keys=["k2", "nope"]) == 1
+    assert store.load_vectors("v1")[0] == ["k0", "k3"]
+    assert store.delete_vectors("v2") == 1 and store.vector_models() == {"v1": "e5"}
+    empty_keys, empty = store.load_vectors("v2")
+    assert empty_keys == [] and empty.shape == (0, 0)
+
+
+def test_cache_and_meta(make_store, tmp_path):
+    store = make_store(tmp_path)
+    assert store.cache_get("llm", "k") is None and store.get_meta("embedding_model") is None
+    store.cache_put("llm", "k", b"\x00\xffbytes")
+    store.cache_put("llm", "k", b"\x00\xffnew")
+    store.set_meta("embedding_model", "e5")
+    store.set_meta("embedding_model", "e5-large")
+    assert store.cache_get("llm", "k") == b"\x00\xffnew" and store.cache_get("other", "k") is None
+    assert store.get_meta("embedding_model") == "e5-large"

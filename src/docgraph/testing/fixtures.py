@@ -26,6 +26,7 @@ from ..config import Settings, load_settings
 from ..models.hub import ROLES, ModelHub
 from ..models.replay import write_replay
 from .openai_stub import OpenAIStub
+from .postgres import postgres_url  # noqa: F401  (session fixture: a throwaway PostgreSQL server)
 
 FAST_CHAT = {"model": "stub-model", "timeout_s": 2.0, "max_retries": 2, "backoff_base_s": 0.01,
              "backoff_max_s": 0.05, "max_concurrency": 4}

@@ -1,0 +1,407 @@
+"""The PostgreSQL store: a workspace's rows in one schema of a PostgreSQL (+ pgvector) database.
+
+``store.backend = "postgres"``, ``store.url = "postgresql://…"`` and ``store.pg_schema``
+(one schema per workspace). The workspace folder still holds the files (page images, crops,
+marks) and ``docgraph.toml``; every row the SQLite store keeps — documents, pages,
+records, vectors, cache, usage, meta — lives in the schema's tables, with the same
+semantics:
+
+- one connection guarded by a re-entrant lock; each public write is its own transaction
+  and ``transaction()`` groups several (nested calls join the outer one; an exception
+  rolls the whole group back), so an interrupted build resumes and a removed document
+  leaves nothing behind;
+- keys, ids and namespaces compare in byte order (``COLLATE "C"``), as in SQLite, so
+  ``iter_records``/``load_vectors`` return rows in the same order on both backends.
+
+Vectors are pgvector ``vector`` columns, read and written in pgvector's binary format:
+``load_vectors`` (the methods load a namespace whole into numpy, ``methods/vector_index``)
+then costs one ``np.frombuffer`` over the concatenated rows, as fast as a ``bytea`` blob,
+while the server can also search them: each namespace gets an HNSW index (inner product;
+rows are L2-normalised) on ``vec::vector(dim)`` restricted to that namespace, which
+``search_vectors`` uses for approximate top-k in SQL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+import threading
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+from ..errors import StoreError
+from ..types import Document, Page, Pages, Usage
+
+SCHEMA_VERSION = "1"
+HNSW_MAX_DIM = 2000  # pgvector's limit for an HNSW index on ``vector``
+
+_C = 'TEXT COLLATE "C"'
+_SCHEMA = f"""
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE SCHEMA IF NOT EXISTS {{schema}};
+SET search_path TO {{schema}}, public;
+CREATE TABLE IF NOT EXISTS meta (key {_C} PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    id {_C} PRIMARY KEY, sha256 {_C} UNIQUE NOT NULL, title TEXT NOT NULL, path TEXT NOT NULL,
+    kind TEXT NOT NULL, page_count INTEGER NOT NULL, status TEXT NOT NULL, added_at {_C} NOT NULL);
+CREATE TABLE IF NOT EXISTS pages (
+    doc_id {_C} NOT NULL REFERENCES documents(id) ON DELETE CASCADE, number INTEGER NOT NULL,
+    data TEXT NOT NULL, PRIMARY KEY (doc_id, number));
+CREATE TABLE IF NOT EXISTS records (
+    namespace {_C} NOT NULL, key {_C} NOT NULL, doc_id {_C}, value TEXT NOT NULL,
+    PRIMARY KEY (namespace, key));
+CREATE INDEX IF NOT EXISTS records_doc ON records(doc_id, namespace);
+CREATE TABLE IF NOT EXISTS vectors (
+    namespace {_C} NOT NULL, key {_C} NOT NULL, doc_id {_C}, model TEXT NOT NULL, dim INTEGER NOT NULL,
+    vec vector NOT NULL, PRIMARY KEY (namespace, key));
+CREATE INDEX IF NOT EXISTS vectors_doc ON vectors(doc_id, namespace);
+CREATE TABLE IF NOT EXISTS cache (namespace {_C} NOT NULL, key {_C} NOT NULL, value BYTEA NOT NULL,
+    PRIMARY KEY (namespace, key));
+CREATE TABLE IF NOT EXISTS usage (stage {_C} PRIMARY KEY, data TEXT NOT NULL);
+"""
+
+
+def _psycopg():
+    try:
+        import psycopg
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise StoreError("store.backend = \"postgres\" needs psycopg 3: pip install 'docgraph[postgres]' "
+                         "(or: pip install 'psycopg[binary]')") from exc
+    return psycopg
+
+
+class _Vector:
+    """A float32 row to be sent as a pgvector ``vector`` (binary format)."""
+
+    __slots__ = ("row",)
+
+    def __init__(self, row: np.ndarray):
+        self.row = row
+
+
+def _register_vector(conn) -> None:
+    """Binary dumper (``_Vector``) and loader (raw bytes) for pgvector's ``vector`` type."""
+    from psycopg.adapt import Dumper, Loader
+    from psycopg.pq import Format
+    from psycopg.types import TypeInfo
+
+    info = TypeInfo.fetch(conn, "vector")
+    if info is None:
+        raise StoreError("the pgvector extension is not installed on this server (CREATE EXTENSION vector)")
+
+    class VectorDumper(Dumper):
+        format = Format.BINARY
+        oid = info.oid
+
+        def dump(self, obj: _Vector) -> bytes:
+            row = obj.row
+            return struct.pack(">HH", row.shape[0], 0) + row.astype(">f4").tobytes()
+
+    class VectorLoader(Loader):
+        format = Format.BINARY
+
+        def load(self, data) -> bytes:
+            return bytes(data)
+
+    conn.adapters.register_dumper(_Vector, VectorDumper)
+    conn.adapters.register_loader(info.oid, VectorLoader)
+
+
+def _hnsw_name(namespace: str, dim: int) -> str:
+    return "vectors_hnsw_" + hashlib.sha1(f"{namespace}\0{dim}".encode()).hexdigest()[:20]
+
+
+class PostgresStore:
+    """``Store`` on a PostgreSQL schema; files under ``root``."""
+
+    def __init__(self, root: Path | str, url: str, schema: str = "docgraph"):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.url = url
+        self.schema = schema
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._indexed: set[tuple[str, int]] = set()
+        psycopg = _psycopg()
+        try:
+            self._conn = psycopg.connect(url, autocommit=True)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to the PostgreSQL store at {self._safe_url()}: "
+                             f"{str(exc).strip()}; check store.url") from exc
+        try:
+            with self._conn.transaction():
+                # one schema set-up at a time (two processes opening a new workspace together)
+                self._conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"docgraph:{schema}"])
+                self._conn.execute(_SCHEMA.format(schema=schema))
+            self._conn.execute(f"SET search_path TO {schema}, public")
+            _register_vector(self._conn)
+        except psycopg.Error as exc:
+            self._conn.close()
+            raise StoreError(f"cannot set up schema {schema!r} in {self._safe_url()}: {str(exc).strip()}") from exc
+        version = self.get_meta("schema_version")
+        if version is None:
+            self.set_meta("schema_version", SCHEMA_VERSION)
+        elif version != SCHEMA_VERSION:
+            self._conn.close()
+            raise StoreError(f"{self._safe_url()} schema {schema}: workspace schema {version} is not supported by "
+                             f"this docgraph (expects {SCHEMA_VERSION}); use another store.pg_schema")
+
+    def _safe_url(self) -> str:
+        """The URL without its password (for messages)."""
+        from urllib.parse import urlsplit, urlunsplit
+
+        try:
+            parts = urlsplit(self.url)
+            if parts.password:
+                netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+                return urlunsplit(parts._replace(netloc=netloc))
+        except ValueError:
+            return "store.url"
+        return self.url
+
+    # ------------------------------------------------------------------ plumbing
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._lock:
+            outer = self._depth == 0
+            if outer:
+                self._conn.execute("BEGIN")
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                self._depth -= 1
+                if outer:
+                    self._rollback()
+                raise
+            else:
+                self._depth -= 1
+                if outer:
+                    try:
+                        self._conn.execute("COMMIT")
+                    except BaseException:
+                        self._rollback()
+                        raise
+
+    def _rollback(self) -> None:
+        if not self._conn.closed:
+            try:
+                self._conn.execute("ROLLBACK")
+            except Exception:  # a broken connection has nothing left to roll back
+                pass
+
+    def _query(self, sql: str, params: Iterable[Any] = (), binary: bool = False) -> list[tuple]:
+        with self._lock:
+            return self._conn.execute(sql, tuple(params), binary=binary).fetchall()
+
+    def _exec(self, sql: str, params: Iterable[Any] = ()) -> int:
+        """Run one statement inside the current transaction; its row count."""
+        return self._conn.execute(sql, tuple(params)).rowcount
+
+    def _write(self, sql: str, params: Iterable[Any] = ()) -> int:
+        with self.transaction():
+            return self._exec(sql, params)
+
+    def _write_many(self, sql: str, rows: Iterable[Iterable[Any]]) -> None:
+        rows = [tuple(r) for r in rows]
+        if not rows:
+            return
+        with self.transaction():
+            with self._conn.cursor() as cur:
+                cur.executemany(sql, rows)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # ------------------------------------------------------------------ documents
+    def _doc_from_row(self, row: tuple, with_pages: bool = False) -> Document:
+        doc_id, sha, title, path, kind, page_count, status, added_at = row
+        pages = Pages(self.iter_pages(doc_id)) if with_pages else Pages(loader=lambda: self.iter_pages(doc_id))
+        return Document(id=doc_id, sha256=sha, title=title, path=path, kind=kind,
+                        page_count=page_count, status=status, added_at=added_at, pages=pages)
+
+    _DOC_COLUMNS = "id, sha256, title, path, kind, page_count, status, added_at"
+
+    def find_document_by_sha(self, sha256: str) -> Document | None:
+        rows = self._query(f"SELECT {self._DOC_COLUMNS} FROM documents WHERE sha256 = %s", [sha256])
+        return self._doc_from_row(rows[0]) if rows else None
+
+    def put_document(self, doc: Document) -> None:
+        added = doc.added_at or datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self._write(
+            "INSERT INTO documents (id, sha256, title, path, kind, page_count, status, added_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET title = EXCLUDED.title, "
+            "path = EXCLUDED.path, kind = EXCLUDED.kind, page_count = EXCLUDED.page_count, "
+            "status = EXCLUDED.status",
+            [doc.id, doc.sha256, doc.title, doc.path, doc.kind, doc.page_count, doc.status, added])
+
+    def put_page(self, page: Page) -> None:
+        self._write("INSERT INTO pages (doc_id, number, data) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (doc_id, number) DO UPDATE SET data = EXCLUDED.data",
+                    [page.doc_id, page.number, page.model_dump_json()])
+
+    def page_numbers(self, doc_id: str) -> set[int]:
+        return {r[0] for r in self._query("SELECT number FROM pages WHERE doc_id = %s", [doc_id])}
+
+    def get_document(self, doc_id: str, with_pages: bool = False) -> Document | None:
+        rows = self._query(f"SELECT {self._DOC_COLUMNS} FROM documents WHERE id = %s", [doc_id])
+        return self._doc_from_row(rows[0], with_pages) if rows else None
+
+    def list_documents(self, with_pages: bool = False) -> list[Document]:
+        return [self._doc_from_row(r, with_pages) for r in
+                self._query(f"SELECT {self._DOC_COLUMNS} FROM documents ORDER BY added_at, id")]
+
+    def get_page(self, doc_id: str, number: int) -> Page | None:
+        rows = self._query("SELECT data FROM pages WHERE doc_id = %s AND number = %s", [doc_id, number])
+        return Page.model_validate_json(rows[0][0]) if rows else None
+
+    def iter_pages(self, doc_id: str | None = None) -> Iterator[Page]:
+        if doc_id is None:
+            rows = self._query("SELECT data FROM pages ORDER BY doc_id, number")
+        else:
+            rows = self._query("SELECT data FROM pages WHERE doc_id = %s ORDER BY number", [doc_id])
+        for (data,) in rows:
+            yield Page.model_validate_json(data)
+
+    def delete_document(self, doc_id: str) -> None:
+        with self.transaction():
+            for table in ("records", "vectors", "pages"):
+                self._exec(f"DELETE FROM {table} WHERE doc_id = %s", [doc_id])
+            self._exec("DELETE FROM documents WHERE id = %s", [doc_id])
+
+    # ------------------------------------------------------------------ records
+    def put_record(self, namespace: str, key: str, value: Any, doc_id: str | None = None) -> None:
+        self.put_records(namespace, [(key, value, doc_id)])
+
+    def put_records(self, namespace: str, items: Iterable[tuple[str, Any, str | None]]) -> None:
+        self._write_many("INSERT INTO records (namespace, key, doc_id, value) VALUES (%s, %s, %s, %s) "
+                         "ON CONFLICT (namespace, key) DO UPDATE SET doc_id = EXCLUDED.doc_id, "
+                         "value = EXCLUDED.value",
+                         ((namespace, key, doc_id, json.dumps(value, ensure_ascii=False))
+                          for key, value, doc_id in items))
+
+    def get_record(self, namespace: str, key: str) -> Any | None:
+        rows = self._query("SELECT value FROM records WHERE namespace = %s AND key = %s", [namespace, key])
+        return json.loads(rows[0][0]) if rows else None
+
+    def iter_records(self, namespace: str, doc_id: str | None = None) -> Iterator[tuple[str, Any]]:
+        if doc_id is None:
+            rows = self._query("SELECT key, value FROM records WHERE namespace = %s ORDER BY key", [namespace])
+        else:
+            rows = self._query("SELECT key, value FROM records WHERE namespace = %s AND doc_id = %s ORDER BY key",
+                               [namespace, doc_id])
+        for key, value in rows:
+            yield key, json.loads(value)
+
+    def delete_records(self, namespace: str, keys: Iterable[str] | None = None,
+                       doc_id: str | None = None) -> int:
+        return self._delete_keyed("records", namespace, keys, doc_id)
+
+    def count_records(self, namespace: str) -> int:
+        return self._query("SELECT COUNT(*) FROM records WHERE namespace = %s", [namespace])[0][0]
+
+    def _delete_keyed(self, table: str, namespace: str, keys: Iterable[str] | None, doc_id: str | None) -> int:
+        with self.transaction():
+            if keys is not None:
+                return self._exec(f"DELETE FROM {table} WHERE namespace = %s AND key = ANY(%s)",
+                                  [namespace, list(dict.fromkeys(keys))])
+            if doc_id is not None:
+                return self._exec(f"DELETE FROM {table} WHERE namespace = %s AND doc_id = %s", [namespace, doc_id])
+            return self._exec(f"DELETE FROM {table} WHERE namespace = %s", [namespace])
+
+    # ------------------------------------------------------------------ vectors
+    def put_vectors(self, namespace: str, keys: list[str], matrix: np.ndarray, model: str,
+                    doc_ids: list[str | None] | None = None) -> None:
+        matrix = np.asarray(matrix, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(keys):
+            raise StoreError(f"vectors for {namespace}: {len(keys)} keys but matrix shape {matrix.shape}")
+        if not keys:
+            return
+        dim = int(matrix.shape[1])
+        owners = doc_ids if doc_ids is not None else [None] * len(keys)
+        with self.transaction():
+            self._ensure_hnsw(namespace, dim)
+            self._write_many(
+                "INSERT INTO vectors (namespace, key, doc_id, model, dim, vec) VALUES (%s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (namespace, key) DO UPDATE SET doc_id = EXCLUDED.doc_id, model = EXCLUDED.model, "
+                "dim = EXCLUDED.dim, vec = EXCLUDED.vec",
+                ((namespace, key, owner, model, dim, _Vector(matrix[i]))
+                 for i, (key, owner) in enumerate(zip(keys, owners))))
+
+    def _ensure_hnsw(self, namespace: str, dim: int) -> None:
+        """The namespace's HNSW index on ``vec::vector(dim)`` (created once, inside the write's
+        transaction so it rolls back with it)."""
+        if (namespace, dim) in self._indexed or not 0 < dim <= HNSW_MAX_DIM:
+            return
+        literal = namespace.replace("'", "''")
+        self._exec(f"CREATE INDEX IF NOT EXISTS {_hnsw_name(namespace, dim)} ON vectors "
+                   f"USING hnsw ((vec::vector({dim})) vector_ip_ops) "
+                   f"WHERE namespace = '{literal}' AND dim = {dim}")
+        self._indexed.add((namespace, dim))
+
+    def load_vectors(self, namespace: str) -> tuple[list[str], np.ndarray]:
+        rows = self._query("SELECT key, dim, vec FROM vectors WHERE namespace = %s ORDER BY key", [namespace],
+                           binary=True)
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        dim = rows[0][1]
+        # each row: uint16 dim, uint16 unused (together one 4-byte cell), then dim big-endian float32
+        raw = np.frombuffer(b"".join(r[2] for r in rows), dtype=">f4").reshape(len(rows), dim + 1)
+        return [r[0] for r in rows], raw[:, 1:].astype(np.float32)
+
+    def search_vectors(self, namespace: str, query: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Approximate top-k ``(key, inner product)`` of a namespace, best first (HNSW in SQL).
+
+        Not part of ``Store``: the methods search exactly in memory (``vector_index``); this
+        is for callers that want the server to search (large corpora, other clients)."""
+        query = np.asarray(query, dtype=np.float32).reshape(-1)
+        dim = int(query.shape[0])
+        # the expression and predicate match the partial index so the planner can use it
+        literal = namespace.replace("'", "''")
+        rows = self._query(
+            f"SELECT key, -((vec::vector({dim})) <#> %s) AS score FROM vectors "
+            f"WHERE namespace = '{literal}' AND dim = {dim} ORDER BY (vec::vector({dim})) <#> %s LIMIT %s",
+            [_Vector(query), _Vector(query), int(k)])
+        return [(key, float(score)) for key, score in rows]
+
+    def delete_vectors(self, namespace: str, keys: Iterable[str] | None = None,
+                       doc_id: str | None = None) -> int:
+        return self._delete_keyed("vectors", namespace, keys, doc_id)
+
+    def vector_models(self) -> dict[str, str]:
+        return {ns: model for ns, model in
+                self._query("SELECT namespace, MIN(model COLLATE \"C\") FROM vectors GROUP BY namespace")}
+
+    # ------------------------------------------------------------------ cache, usage, meta
+    def cache_get(self, namespace: str, key: str) -> bytes | None:
+        rows = self._query("SELECT value FROM cache WHERE namespace = %s AND key = %s", [namespace, key])
+        return bytes(rows[0][0]) if rows else None
+
+    def cache_put(self, namespace: str, key: str, value: bytes) -> None:
+        self._write("INSERT INTO cache (namespace, key, value) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value", [namespace, key, value])
+
+    def add_usage(self, stage: str, usage: Usage) -> None:
+        with self.transaction():
+            rows = self._conn.execute("SELECT data FROM usage WHERE stage = %s FOR UPDATE", [stage]).fetchall()
+            total = Usage.model_validate_json(rows[0][0]).add(usage) if rows else usage
+            self._exec("INSERT INTO usage (stage, data) VALUES (%s, %s) "
+                       "ON CONFLICT (stage) DO UPDATE SET data = EXCLUDED.data", [stage, total.model_dump_json()])
+
+    def usage(self) -> dict[str, Usage]:
+        return {stage: Usage.model_validate_json(data)
+                for stage, data in self._query("SELECT stage, data FROM usage ORDER BY stage")}
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._query("SELECT value FROM meta WHERE key = %s", [key])
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._write("INSERT INTO meta (key, value) VALUES (%s, %s) "
+                    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", [key, value])
