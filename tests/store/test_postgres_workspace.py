@@ -165,3 +165,20 @@ def test_settings_and_connection_errors(postgres_url, tmp_path):
     with pytest.raises(StoreError, match="schema 999"):
         open_store(tmp_path, load_settings(None, environ={}, overrides=postgres_settings(
             postgres_url, schema)).store)
+
+
+def test_a_dropped_connection_is_replaced(postgres_url, tmp_path):
+    import psycopg
+
+    store = open_store(tmp_path, load_settings(None, environ={}, overrides=postgres_settings(
+        postgres_url, new_pg_schema())).store)
+    store.put_record("ns", "k", 1)
+    pid = store._conn.info.backend_pid
+    with psycopg.connect(postgres_url, autocommit=True) as admin:  # a server restart, an idle timeout
+        admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+    with pytest.raises(psycopg.OperationalError):
+        store.get_record("ns", "k")  # the call in flight fails ...
+    assert store.get_record("ns", "k") == 1  # ... the next one reconnects
+    store.put_record("ns", "k2", 2)
+    assert store._conn.info.backend_pid != pid and store.count_records("ns") == 2
+    store.close()

@@ -127,22 +127,8 @@ class PostgresStore:
         self._lock = threading.RLock()
         self._depth = 0
         self._indexed: set[tuple[str, int]] = set()
-        psycopg = _psycopg()
-        try:
-            self._conn = psycopg.connect(url, autocommit=True)
-        except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to the PostgreSQL store at {self._safe_url()}: "
-                             f"{str(exc).strip()}; check store.url") from exc
-        try:
-            with self._conn.transaction():
-                # one schema set-up at a time (two processes opening a new workspace together)
-                self._conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"docgraph:{schema}"])
-                self._conn.execute(_SCHEMA.format(schema=schema))
-            self._conn.execute(f"SET search_path TO {schema}, public")
-            _register_vector(self._conn)
-        except psycopg.Error as exc:
-            self._conn.close()
-            raise StoreError(f"cannot set up schema {schema!r} in {self._safe_url()}: {str(exc).strip()}") from exc
+        self._closed = False
+        self._conn = self._connect(create=True)
         version = self.get_meta("schema_version")
         if version is None:
             self.set_meta("schema_version", SCHEMA_VERSION)
@@ -150,6 +136,34 @@ class PostgresStore:
             self._conn.close()
             raise StoreError(f"{self._safe_url()} schema {schema}: workspace schema {version} is not supported by "
                              f"this docgraph (expects {SCHEMA_VERSION}); use another store.pg_schema")
+
+    def _connect(self, create: bool = False):
+        """A new autocommit connection with this schema on its search path (``create``: set the
+        schema up first)."""
+        psycopg = _psycopg()
+        try:
+            conn = psycopg.connect(self.url, autocommit=True)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to the PostgreSQL store at {self._safe_url()}: "
+                             f"{str(exc).strip()}; check store.url") from exc
+        try:
+            if create:
+                with conn.transaction():
+                    # one schema set-up at a time (two processes opening a new workspace together)
+                    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"docgraph:{self.schema}"])
+                    conn.execute(_SCHEMA.format(schema=self.schema))
+            conn.execute(f"SET search_path TO {self.schema}, public")
+            _register_vector(conn)
+        except psycopg.Error as exc:
+            conn.close()
+            raise StoreError(f"cannot set up schema {self.schema!r} in {self._safe_url()}: "
+                             f"{str(exc).strip()}") from exc
+        return conn
+
+    def _alive(self) -> None:
+        """Outside a transaction, replace a connection the server dropped (restart, idle timeout)."""
+        if self._depth == 0 and not self._closed and (self._conn.closed or self._conn.broken):
+            self._conn = self._connect()
 
     def _safe_url(self) -> str:
         """The URL without its password (for messages)."""
@@ -170,6 +184,7 @@ class PostgresStore:
         with self._lock:
             outer = self._depth == 0
             if outer:
+                self._alive()
                 self._conn.execute("BEGIN")
             self._depth += 1
             try:
@@ -197,6 +212,7 @@ class PostgresStore:
 
     def _query(self, sql: str, params: Iterable[Any] = (), binary: bool = False) -> list[tuple]:
         with self._lock:
+            self._alive()
             return self._conn.execute(sql, tuple(params), binary=binary).fetchall()
 
     def _exec(self, sql: str, params: Iterable[Any] = ()) -> int:
@@ -217,6 +233,7 @@ class PostgresStore:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._conn.close()
 
     # ------------------------------------------------------------------ documents
