@@ -154,3 +154,12 @@ def test_json_report(dense_ws, capsys):
     assert main(["--workspace", str(dense_ws), "check", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["ok"] is False and out["findings"][0]["kind"] == "dangling-files" and out["findings"][0]["repairable"]
+
+
+def test_a_postgres_workspace_is_named_as_unsupported_not_as_missing(tmp_path):
+    root = tmp_path / "pg-ws"
+    root.mkdir()
+    (root / "docgraph.toml").write_text('[store]\nbackend = "postgres"\nurl = "postgresql://u:secret@db/x"\n')
+    report = check_workspace(root)
+    assert not report.ok and [f.kind for f in report.findings] == ["unsupported-backend"]
+    assert "postgres" in report.findings[0].message and "secret" not in report.findings[0].message

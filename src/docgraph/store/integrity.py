@@ -83,6 +83,17 @@ def check_workspace(root: Path | str, *, repair: bool = False) -> CheckReport:
 
 
 # ---------------------------------------------------------------------------- checking
+def _configured_backend(root: Path) -> str:
+    """The store backend the workspace's settings name (docgraph.toml, DOCGRAPH_* env)."""
+    from ..config import load_settings
+    from ..errors import ConfigError
+
+    try:
+        return load_settings(root).store.backend
+    except ConfigError:
+        return "sqlite"  # unreadable settings: check the folder as it is
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, timeout=30)
     conn.execute("PRAGMA foreign_keys=ON")
@@ -93,6 +104,11 @@ def _check(root: Path) -> CheckReport:
     report = CheckReport(root)
     add = report.findings.append
     db_path = root / DB_NAME
+    backend = _configured_backend(root)
+    if backend != "sqlite":
+        add(Finding("unsupported-backend", f"{root} keeps its rows in {backend} (store.backend); docgraph check "
+                    "reads SQLite workspaces only — check that database with its own tools"))
+        return report
     if not db_path.is_file():
         add(Finding("no-database", f"{db_path} does not exist; this is not a docgraph workspace "
                     "(add documents to create one: docgraph add FILE... --workspace DIR)"))

@@ -95,7 +95,6 @@ class GroundingContext:
 
     def __init__(self, ctx: MethodContext):
         index = load_index(ctx.store, VEC_CHUNK)
-        self.dim = index.matrix.shape[1] if len(index) else 0
         self.rows: dict[tuple[str, int, str], list[np.ndarray]] = {}
         for key, value in ctx.store.iter_records(NS_CHUNK):
             vector = index.vector(key)
