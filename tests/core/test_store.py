@@ -159,6 +159,7 @@ def test_records_upsert_order_and_delete(make_store, tmp_path):
     assert list(store.iter_records("ns")) == [("B", [1, 2]), ("a", "replaced"), ("b", {"x": "é\u0000"})]  # byte order
     assert [k for k, _ in store.iter_records("ns", doc_id="d1")] == ["a", "b"]
     assert store.count_records("ns") == 3
+    assert store.record_keys("ns") == ["B", "a", "b"] and store.record_keys("absent") == []
     assert store.delete_records("ns", keys=["a", "a", "zz"]) == 1
     assert store.delete_records("ns", doc_id="d1") == 1
     assert store.delete_records("ns") == 1

@@ -55,6 +55,8 @@ class Store(Protocol):
                        doc_id: str | None = None) -> int:
         """Delete the given keys, or all of a document's, or (neither given) the whole namespace."""
     def count_records(self, namespace: str) -> int: ...
+    def record_keys(self, namespace: str) -> list[str]:
+        """The keys of a namespace, sorted, without reading the values."""
 
     # vectors
     def put_vectors(self, namespace: str, keys: list[str], matrix: np.ndarray, model: str,

@@ -193,6 +193,10 @@ class SQLiteStore:
     def count_records(self, namespace: str) -> int:
         return self._query("SELECT COUNT(*) FROM records WHERE namespace = ?", [namespace])[0][0]
 
+    def record_keys(self, namespace: str) -> list[str]:
+        return [key for (key,) in self._query("SELECT key FROM records WHERE namespace = ? ORDER BY key",
+                                              [namespace])]
+
     def _delete_keyed(self, table: str, namespace: str, keys: Iterable[str] | None, doc_id: str | None) -> int:
         with self.transaction():
             if keys is not None:

@@ -108,7 +108,7 @@ def embed_missing(store: Store, embedder: TextEmbedder) -> tuple[int, int]:
     """Embed concepts and relation labels that have no vector yet; returns (concepts, relations) embedded."""
     counts = []
     for vec_ns, keys, text_of in (
-            (VEC_CONCEPT, [k for k, _ in store.iter_records(NS_CONCEPT)], lambda k: k),
+            (VEC_CONCEPT, store.record_keys(NS_CONCEPT), lambda k: k),
             (VEC_RELATION, sorted({row["relation"] for _, row in store.iter_records(NS_EDGE)}),
              lambda k: k.replace("_", " "))):
         have = set(load_index(store, vec_ns).keys)

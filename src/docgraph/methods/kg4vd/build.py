@@ -197,7 +197,7 @@ class _LazyBar:
 
 
 def _keys(ctx: MethodContext, namespace: str) -> set[str]:
-    return {key for key, _ in ctx.store.iter_records(namespace)}
+    return set(ctx.store.record_keys(namespace))
 
 
 def _connect_pending(ctx: MethodContext, schema: EntitySchema, ready_keys: list[str]) -> ConnectResult | None:

@@ -72,7 +72,7 @@ def apply_settings_changes(ctx: MethodContext) -> str | None:
     built = store.count_records(NS_PAGEGRAPH)
     note = None
     if built and (extraction or connection):
-        docs = len({parse_page_key(key)[0] for key, _ in store.iter_records(NS_PAGEGRAPH)})
+        docs = len({parse_page_key(key)[0] for key in store.record_keys(NS_PAGEGRAPH)})
         what = (f"re-extracting the page graphs of {built} page(s) in {docs} document(s), then reconnecting them"
                 if extraction else
                 f"reconnecting the page graphs of {built} page(s) in {docs} document(s) across pages "
