@@ -199,8 +199,9 @@ class Runner:
     def _recorded_answer_model(self, specs: list[CorpusSpec]) -> str | None:
         """The answer model a report-only table is about: the one this run's settings would
         use, read from the first corpus workspace that exists (none is created)."""
+        in_server = self.settings.store.backend != "sqlite"  # rows in a server: the folder holds the files
         for spec in specs:
-            if (spec.folder / SQLiteStore.DB_NAME).is_file():
+            if (spec.folder / SQLiteStore.DB_NAME).is_file() or (in_server and spec.folder.is_dir()):
                 with Workspace(spec.folder, settings=self.settings) as ws:
                     return self._answer_model(ws)
         return None
