@@ -28,14 +28,14 @@ import json
 import struct
 import threading
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import numpy as np
 
 from ..errors import StoreError
-from ..types import Document, Page, Pages, Usage
+from ..types import Page, Usage
+from .sql_reads import SQLReads
 
 SCHEMA_VERSION = "1"
 HNSW_MAX_DIM = 2000  # pgvector's limit for an HNSW index on ``vector``
@@ -116,8 +116,10 @@ def _hnsw_name(namespace: str, dim: int) -> str:
     return "vectors_hnsw_" + hashlib.sha1(f"{namespace}\0{dim}".encode()).hexdigest()[:20]
 
 
-class PostgresStore:
+class PostgresStore(SQLReads):
     """``Store`` on a PostgreSQL schema; files under ``root``."""
+
+    PARAM = "%s"
 
     def __init__(self, root: Path | str, url: str, schema: str = "docgraph"):
         self.root = Path(root)
@@ -215,14 +217,6 @@ class PostgresStore:
             self._alive()
             return self._conn.execute(sql, tuple(params), binary=binary).fetchall()
 
-    def _exec(self, sql: str, params: Iterable[Any] = ()) -> int:
-        """Run one statement inside the current transaction; its row count."""
-        return self._conn.execute(sql, tuple(params)).rowcount
-
-    def _write(self, sql: str, params: Iterable[Any] = ()) -> int:
-        with self.transaction():
-            return self._exec(sql, params)
-
     def _write_many(self, sql: str, rows: Iterable[Iterable[Any]]) -> None:
         rows = [tuple(r) for r in rows]
         if not rows:
@@ -237,95 +231,18 @@ class PostgresStore:
             self._conn.close()
 
     # ------------------------------------------------------------------ documents
-    def _doc_from_row(self, row: tuple, with_pages: bool = False) -> Document:
-        doc_id, sha, title, path, kind, page_count, status, added_at = row
-        pages = Pages(self.iter_pages(doc_id)) if with_pages else Pages(loader=lambda: self.iter_pages(doc_id))
-        return Document(id=doc_id, sha256=sha, title=title, path=path, kind=kind,
-                        page_count=page_count, status=status, added_at=added_at, pages=pages)
-
-    _DOC_COLUMNS = "id, sha256, title, path, kind, page_count, status, added_at"
-
-    def find_document_by_sha(self, sha256: str) -> Document | None:
-        rows = self._query(f"SELECT {self._DOC_COLUMNS} FROM documents WHERE sha256 = %s", [sha256])
-        return self._doc_from_row(rows[0]) if rows else None
-
-    def put_document(self, doc: Document) -> None:
-        added = doc.added_at or datetime.now(timezone.utc).isoformat(timespec="seconds")
-        self._write(
-            "INSERT INTO documents (id, sha256, title, path, kind, page_count, status, added_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET title = EXCLUDED.title, "
-            "path = EXCLUDED.path, kind = EXCLUDED.kind, page_count = EXCLUDED.page_count, "
-            "status = EXCLUDED.status",
-            [doc.id, doc.sha256, doc.title, doc.path, doc.kind, doc.page_count, doc.status, added])
-
     def put_page(self, page: Page) -> None:
         self._write("INSERT INTO pages (doc_id, number, data) VALUES (%s, %s, %s) "
                     "ON CONFLICT (doc_id, number) DO UPDATE SET data = EXCLUDED.data",
                     [page.doc_id, page.number, page.model_dump_json()])
 
-    def page_numbers(self, doc_id: str) -> set[int]:
-        return {r[0] for r in self._query("SELECT number FROM pages WHERE doc_id = %s", [doc_id])}
-
-    def get_document(self, doc_id: str, with_pages: bool = False) -> Document | None:
-        rows = self._query(f"SELECT {self._DOC_COLUMNS} FROM documents WHERE id = %s", [doc_id])
-        return self._doc_from_row(rows[0], with_pages) if rows else None
-
-    def list_documents(self, with_pages: bool = False) -> list[Document]:
-        return [self._doc_from_row(r, with_pages) for r in
-                self._query(f"SELECT {self._DOC_COLUMNS} FROM documents ORDER BY added_at, id")]
-
-    def get_page(self, doc_id: str, number: int) -> Page | None:
-        rows = self._query("SELECT data FROM pages WHERE doc_id = %s AND number = %s", [doc_id, number])
-        return Page.model_validate_json(rows[0][0]) if rows else None
-
-    def iter_pages(self, doc_id: str | None = None) -> Iterator[Page]:
-        if doc_id is None:
-            rows = self._query("SELECT data FROM pages ORDER BY doc_id, number")
-        else:
-            rows = self._query("SELECT data FROM pages WHERE doc_id = %s ORDER BY number", [doc_id])
-        for (data,) in rows:
-            yield Page.model_validate_json(data)
-
-    def delete_document(self, doc_id: str) -> None:
-        with self.transaction():
-            for table in ("records", "vectors", "pages"):
-                self._exec(f"DELETE FROM {table} WHERE doc_id = %s", [doc_id])
-            self._exec("DELETE FROM documents WHERE id = %s", [doc_id])
-
     # ------------------------------------------------------------------ records
-    def put_record(self, namespace: str, key: str, value: Any, doc_id: str | None = None) -> None:
-        self.put_records(namespace, [(key, value, doc_id)])
-
     def put_records(self, namespace: str, items: Iterable[tuple[str, Any, str | None]]) -> None:
         self._write_many("INSERT INTO records (namespace, key, doc_id, value) VALUES (%s, %s, %s, %s) "
                          "ON CONFLICT (namespace, key) DO UPDATE SET doc_id = EXCLUDED.doc_id, "
                          "value = EXCLUDED.value",
                          ((namespace, key, doc_id, json.dumps(value, ensure_ascii=False))
                           for key, value, doc_id in items))
-
-    def get_record(self, namespace: str, key: str) -> Any | None:
-        rows = self._query("SELECT value FROM records WHERE namespace = %s AND key = %s", [namespace, key])
-        return json.loads(rows[0][0]) if rows else None
-
-    def iter_records(self, namespace: str, doc_id: str | None = None) -> Iterator[tuple[str, Any]]:
-        if doc_id is None:
-            rows = self._query("SELECT key, value FROM records WHERE namespace = %s ORDER BY key", [namespace])
-        else:
-            rows = self._query("SELECT key, value FROM records WHERE namespace = %s AND doc_id = %s ORDER BY key",
-                               [namespace, doc_id])
-        for key, value in rows:
-            yield key, json.loads(value)
-
-    def delete_records(self, namespace: str, keys: Iterable[str] | None = None,
-                       doc_id: str | None = None) -> int:
-        return self._delete_keyed("records", namespace, keys, doc_id)
-
-    def count_records(self, namespace: str) -> int:
-        return self._query("SELECT COUNT(*) FROM records WHERE namespace = %s", [namespace])[0][0]
-
-    def record_keys(self, namespace: str) -> list[str]:
-        return [key for (key,) in self._query("SELECT key FROM records WHERE namespace = %s ORDER BY key",
-                                              [namespace])]
 
     def _delete_keyed(self, table: str, namespace: str, keys: Iterable[str] | None, doc_id: str | None) -> int:
         with self.transaction():
@@ -391,19 +308,11 @@ class PostgresStore:
             [_Vector(query), _Vector(query), int(k)])
         return [(key, float(score)) for key, score in rows]
 
-    def delete_vectors(self, namespace: str, keys: Iterable[str] | None = None,
-                       doc_id: str | None = None) -> int:
-        return self._delete_keyed("vectors", namespace, keys, doc_id)
-
     def vector_models(self) -> dict[str, str]:
         return {ns: model for ns, model in
                 self._query("SELECT namespace, MIN(model COLLATE \"C\") FROM vectors GROUP BY namespace")}
 
     # ------------------------------------------------------------------ cache, usage, meta
-    def cache_get(self, namespace: str, key: str) -> bytes | None:
-        rows = self._query("SELECT value FROM cache WHERE namespace = %s AND key = %s", [namespace, key])
-        return bytes(rows[0][0]) if rows else None
-
     def cache_put(self, namespace: str, key: str, value: bytes) -> None:
         self._write("INSERT INTO cache (namespace, key, value) VALUES (%s, %s, %s) "
                     "ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value", [namespace, key, value])
@@ -414,14 +323,6 @@ class PostgresStore:
             total = Usage.model_validate_json(rows[0][0]).add(usage) if rows else usage
             self._exec("INSERT INTO usage (stage, data) VALUES (%s, %s) "
                        "ON CONFLICT (stage) DO UPDATE SET data = EXCLUDED.data", [stage, total.model_dump_json()])
-
-    def usage(self) -> dict[str, Usage]:
-        return {stage: Usage.model_validate_json(data)
-                for stage, data in self._query("SELECT stage, data FROM usage ORDER BY stage")}
-
-    def get_meta(self, key: str) -> str | None:
-        rows = self._query("SELECT value FROM meta WHERE key = %s", [key])
-        return rows[0][0] if rows else None
 
     def set_meta(self, key: str, value: str) -> None:
         self._write("INSERT INTO meta (key, value) VALUES (%s, %s) "
