@@ -5,17 +5,7 @@ from __future__ import annotations
 
 from docgraph import Workspace
 from docgraph.config import load_settings
-from docgraph.progress import RecordingProgress
-
-
-class StatsHistory(RecordingProgress):
-    def __init__(self) -> None:
-        super().__init__()
-        self.history: list[dict] = []
-
-    def advance(self, n: int = 1, **stats) -> None:
-        super().advance(n, **stats)
-        self.history.append(dict(stats))
+from docgraph.testing.progress import StatsHistory
 
 
 def test_chunk_embedding_reports_blocks(openstax_ws, monkeypatch):
