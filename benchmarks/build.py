@@ -158,6 +158,8 @@ class TimedProgress:
 
 def timed_build(root: Path, method: str, overrides: dict | None = None) -> dict[str, Any]:
     """One cold build of ``method`` in ``root``: totals, per-stage profile, graph counts."""
+    from docgraph.models.usage import EMBED_PREFIX, is_embedding_stage
+
     with workspace(root, overrides=overrides) as ws:
         progress = TimedProgress()
         load = os.getloadavg()[0]
@@ -167,8 +169,8 @@ def timed_build(root: Path, method: str, overrides: dict | None = None) -> dict[
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         pages = sum(d.page_count for d in ws.documents())
         counts = graph_counts(ws) if method == "kg4vd" else {}
-        embedding = {stage[len("embed."):]: u.model_dump() for stage, u in ws.usage().items()
-                     if stage.startswith("embed.")}
+        embedding = {stage[len(EMBED_PREFIX):]: u.model_dump() for stage, u in ws.usage().items()
+                     if is_embedding_stage(stage)}
     return {"method": method, "overrides": overrides or {}, "pages": pages, "total_s": wall, "cpu_s": cpu,
             "pages_per_min": 60 * pages / wall, "cpu_s_per_page": cpu / max(1, pages), "load_1min": load,
             "stages": progress.stages, "embedding": embedding, "stats": report.stats, **counts}
@@ -316,7 +318,7 @@ def print_offline(results: list[dict[str, Any]]) -> None:
         print(f"    {'stage':<28} {'wall s':>8} {'CPU s':>8} {'items':>7}")
         for name, st in sorted(r["stages"].items(), key=lambda kv: -kv[1]["wall_s"]):
             print(f"    {name[:28]:<28} {st['wall_s']:>8.1f} {st['cpu_s']:>8.1f} {int(st['items']):>7}")
-        print(f"  embedding by kind of text (docgraph usage, embed.*)")
+        print("  embedding by kind of text (docgraph usage, embed.*)")
         print(f"    {'texts of':<28} {'embed s':>8} {'embedded':>9} {'cache hits':>11} {'tokens':>9}")
         for name, u in sorted(r["embedding"].items(), key=lambda kv: -kv[1]["seconds"]):
             print(f"    {name[:28]:<28} {u['seconds']:>8.1f} {int(u['calls']):>9} {int(u['cache_hits']):>11} "

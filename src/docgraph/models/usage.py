@@ -54,9 +54,12 @@ def embedding_stage(label: str) -> Iterator[None]:
         _EMBEDDING_STAGE.reset(token)
 
 
+EMBED_PREFIX = "embed."  # usage stages of embeddings: embed.<label>
+
+
 def is_embedding_stage(stage: str) -> bool:
     """Whether a usage stage counts embeddings (texts embedded) rather than model calls."""
-    return stage.startswith("embed.")
+    return stage.startswith(EMBED_PREFIX)
 
 
 def model_stages(usages: dict[str, Usage]) -> dict[str, Usage]:
@@ -66,7 +69,7 @@ def model_stages(usages: dict[str, Usage]) -> dict[str, Usage]:
 
 def embedding_stage_name(kind: str) -> str:
     """The usage stage of an embedding of ``kind`` ("passage"/"query") made now."""
-    return f"embed.{_EMBEDDING_STAGE.get() or kind}"
+    return f"{EMBED_PREFIX}{_EMBEDDING_STAGE.get() or kind}"
 
 
 def subtract(after: Usage, before: Usage) -> Usage:
