@@ -126,3 +126,24 @@ def test_coverage_feedback_rules():
 def test_max_rounds_must_be_positive():
     with pytest.raises(ValueError):
         run_page(make_page(), Scripted(), SCHEMA, max_rounds=0)
+
+
+def test_rejections_of_a_round_reach_the_next_extraction():
+    class Careless(Scripted):
+        """Round 0 also proposes a node citing a component the page lacks and an unknown type."""
+
+        def extract(self, inp):
+            patch, usage = super().extract(inp)
+            if inp.round == 0:
+                patch.nodes += [NodeOp(op="add", name="Nowhere", type="concept", component_ids=["X9"]),
+                                NodeOp(op="add", name="Oddity", type="gadget", component_ids=["P1"])]
+            return patch, usage
+
+    strategy = Careless()
+    outcome = run_page(make_page(), strategy, SCHEMA, max_rounds=3)
+    first, second, third = strategy.extract_inputs
+    assert first.rejected == ()
+    assert [(r.rule, r.op["name"]) for r in second.rejected] == [("component_exists", "Nowhere"),
+                                                                 ("entity_type", "Oddity")]
+    assert second.rejected == tuple(outcome.rounds[0].rejected)
+    assert third.rejected == ()  # round 1 was clean: nothing carried over any more

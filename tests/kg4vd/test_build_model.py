@@ -101,6 +101,13 @@ def test_scripted_loop_adds_replaces_deletes_masks_and_stops(stub, wh_workspace)
     # round 2 sees the covered components flagged in the manifest and greyed out in the image
     assert "[IM1] (image, covered, greyed out)" in extract[1].prompt
     assert "[IM1] (image)" in extract[0].prompt and "JD missing" in extract[1].prompt
+    # round 2 also hears which operation the controller refused in round 1, and by which rule
+    assert "controller rejected" not in extract[0].prompt
+    rejected = extract[1].prompt.split("the controller rejected", 1)[1].split("\n\nReply with", 1)[0]
+    assert "(1 operation)" in rejected
+    (line,) = [ln for ln in rejected.splitlines() if ln.startswith("- ")]
+    assert line.startswith('- node {"op":"add","id":"e9","name":"Nowhere"') and '"X99"' in line
+    assert "rule component_exists: cites X99, not components of this page" in line
     page = ws.store.get_page(record.doc_id, PAGE)
     box = page.component("IM1").bbox
     first, second = _image(extract[0]), _image(extract[1])

@@ -2,8 +2,9 @@
 
 ``run_page(page, strategy, schema, ...)`` starts from an empty graph and, for at most
 ``max_rounds`` rounds: asks the strategy's extractor for a patch (given the annotated
-page image Î_i^(t), the page's components, the current graph and the last feedback),
-lets the controller apply the valid operations, then asks the reflector for feedback on
+page image Î_i^(t), the page's components, the current graph, the last feedback and the
+operations the controller rejected in the last round, each with the rule that refused
+it), lets the controller apply the valid operations, then asks the reflector for feedback on
 the new graph (given the same image). It stops when the feedback's ``stop_signal`` is 1,
 after ``max_rounds`` rounds, or — for strategies with ``stop_when_idle`` and whenever the
 reflector is off — when a round applied nothing. Components the feedback marks
@@ -46,6 +47,7 @@ class RoundInput:
     feedback: Feedback | None
     masked: frozenset[str]
     image: Path | None
+    rejected: tuple[Rejection, ...] = ()  # what the controller refused in the previous round
 
 
 class PageStrategy(Protocol):
@@ -100,16 +102,18 @@ def run_page(page: Page, strategy: PageStrategy, schema: EntitySchema, *, max_ro
     outcome = PageOutcome(graph=PageGraph())
     feedback: Feedback | None = None
     masked: frozenset[str] = frozenset()
+    rejected: tuple[Rejection, ...] = ()
     for t in range(max_rounds):
         image = marks(page, set(masked), t) if (marks is not None and strategy.needs_image) else None
         inp = RoundInput(page=page, round=t, max_rounds=max_rounds, schema=schema, graph=outcome.graph,
-                         feedback=feedback, masked=masked, image=image)
+                         feedback=feedback, masked=masked, image=image, rejected=rejected)
         patch, usage = strategy.extract(inp)
         round_usage = usage
         result = apply_patch(outcome.graph, patch, component_ids, schema)
         outcome.graph = result.graph
         log = RoundLog(round=t, masked=sorted(masked), proposed=len(patch), applied=len(result.applied),
                        rejected=result.rejected, feedback=None)
+        rejected = tuple(result.rejected)
         if reflector:
             log.feedback, usage = strategy.reflect(inp, outcome.graph)
             log.feedback = log.feedback.restricted_to(component_ids)

@@ -3,10 +3,14 @@
 Both calls get the annotated page image Î_i^(t) (components boxed and tagged by id; the
 ones already covered greyed out), the component manifest (id, kind, text, tables as
 Markdown; masked ones flagged), and the current page graph. The extractor also gets the
-last feedback and replies with a ``GraphPatch``; the reflector replies with a
-``Feedback``. Prompts: ``prompts/extract.md`` and ``prompts/reflect.md``. Replies are
-parsed and validated by the model layer (``schema=``); usage is accounted per stage
-(``kg4vd.extract``, ``kg4vd.reflect``). A model without vision gets the manifest only.
+last feedback and the operations the controller rejected in the last round, each with
+the rule that refused it and why (``prompts/extract_rejections.md``; at most
+``MAX_REJECTIONS_SHOWN``, the rest counted; after a clean round the block is empty, so
+that prompt is the one it was before rejections had a slot), and replies with a
+``GraphPatch``; the reflector replies with a ``Feedback``. Prompts: ``prompts/extract.md``
+and ``prompts/reflect.md``. Replies are parsed and validated by the model layer
+(``schema=``); usage is accounted per stage (``kg4vd.extract``, ``kg4vd.reflect``). A
+model without vision gets the manifest only.
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ from ...models.base import ChatModel, user
 from ...models.response_format import json_schema_format
 from ...prompts import render_prompt
 from ...types import Component, Page, Usage
+from .controller import Rejection
 from .loop import RoundInput
 from .patch import GraphPatch, PageGraph
 from .reflect import Feedback
 
 MAX_COMPONENT_CHARS = 1500
+MAX_REJECTIONS_SHOWN = 25
 
 
 def _component_line(comp: Component, masked: frozenset[str]) -> str:
@@ -51,6 +57,23 @@ def _feedback_json(feedback: Feedback | None) -> str:
     return "(none yet: this is the first round)" if feedback is None else feedback.model_dump_json()
 
 
+def _rejection_line(rejection: Rejection) -> str:
+    op = json.dumps(rejection.op, ensure_ascii=False, separators=(",", ":"))
+    return f"- {rejection.target} {op} — rule {rejection.rule}: {rejection.message}"
+
+
+def rejections_text(rejected: tuple[Rejection, ...]) -> str:
+    """The extract prompt's rejections block (empty when the last round had none)."""
+    if not rejected:
+        return ""
+    shown = [_rejection_line(r) for r in rejected[:MAX_REJECTIONS_SHOWN]]
+    if len(rejected) > len(shown):
+        shown.append(f"- … and {len(rejected) - len(shown)} more")
+    count = f"{len(rejected)} operation{'s' if len(rejected) != 1 else ''}"
+    return "\n\n" + render_prompt(__package__, "extract_rejections.md", count=count,
+                                  rejected="\n".join(shown)).rstrip()
+
+
 class ModelStrategy:
     """``PageStrategy`` on a chat/vision model (see the module docstring)."""
 
@@ -71,7 +94,7 @@ class ModelStrategy:
 
     def extract(self, inp: RoundInput) -> tuple[GraphPatch, Usage]:
         prompt = render_prompt(__package__, "extract.md", feedback=_feedback_json(inp.feedback),
-                               **self._values(inp, inp.graph))
+                               rejections=rejections_text(inp.rejected), **self._values(inp, inp.graph))
         result = self.chat.complete([user(prompt, self._images(inp))], stage="kg4vd.extract", schema=GraphPatch)
         patch = result.parsed if isinstance(result.parsed, GraphPatch) else GraphPatch()
         return patch, result.usage
