@@ -248,6 +248,22 @@ class BaselineSettings(Section):
     hipporag: HippoRAGSettings = Field(default_factory=HippoRAGSettings)
 
 
+class DLVQASettings(Section):
+    """The document-level QA builder (KG4VD App. A.3; ``docgraph dataset dlvqa``): ``[dlvqa]``
+    in docgraph.toml."""
+
+    min_page_span: int = Field(10, ge=1, description="drop a question whose gold facts lie on fewer distinct "
+                                                      "pages (the paper's 10)")
+    min_cluster_size: int = Field(5, ge=2, description="HDBSCAN min_cluster_size over the fact embeddings")
+    min_samples: int | None = Field(None, ge=1, description="HDBSCAN min_samples; None = min_cluster_size")
+    max_facts_per_page: int = Field(24, ge=1, description="most atomic facts asked of one page")
+    summary_batch_pages: int = Field(200, ge=2, description="page summaries per document-summary call; longer "
+                                                            "documents are summarised in parts first")
+    answer_format: str = Field("wiki", description="answer_format of the questions (the guidelines' style)")
+    length_tolerance: float = Field(0.15, ge=0.0, lt=1.0, description="guidelines' word range: the reference "
+                                                                       "summary's length, plus or minus this share")
+
+
 class StoreSettings(Section):
     """Where rows live: ``sqlite`` (``docgraph.sqlite`` in the workspace folder) or
     ``postgres`` (``url``; tables in ``pg_schema``). Files stay in the workspace folder."""
@@ -266,6 +282,7 @@ class Settings(Section):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     baselines: BaselineSettings = Field(default_factory=BaselineSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    dlvqa: DLVQASettings = Field(default_factory=DLVQASettings)
 
 
 def _parse_env_value(raw: str) -> Any:
