@@ -71,6 +71,9 @@ def test_questions_resolve_figure_table_and_page_references():
         ("figure", "3"), ("table", "2"), ("page", "14")]
     assert query_references("What does Section 3.2 of Chapter 14 say?") == [("section", "3.2"), ("chapter", "14")]
     assert query_references("How many figures are there?") == []
+    assert query_references("How many rectangles are in the first figure? And the 2nd table, then figure 5?") == [
+        ("figure", "1"), ("table", "2"), ("figure", "5")], "ordinals are references too, in question order"
+    assert query_references("Who took first place in the second round?") == [], "an ordinal of no part is no label"
     chunks = [Chunk(id="d:1:P0", doc_id="d", page=1, component_ids=["P0"], text="As Figure 3 shows, icons vary."),
               Chunk(id="d:2:C0", doc_id="d", page=2, component_ids=["C0"], text="Figure 3: The icon set.\nmore"),
               Chunk(id="d:3:P0", doc_id="d", page=3, component_ids=["P0"], text="Table 2 compares; see Figure 4")]
@@ -81,6 +84,7 @@ def test_questions_resolve_figure_table_and_page_references():
     layer = EvidenceLayer.build(chunks, vectors, RetrievalSettings())
     assert layer.referenced_pages("what is in figure 3?").tolist() == [0.0, 1.0, 0.0]
     assert layer.referenced_pages("how many colors are on page 3").tolist() == [0.0, 0.0, 1.0]
+    assert layer.referenced_pages("what is in the third figure?").tolist() == [0.0, 1.0, 0.0]
     flat = layer.flat("what icons are in figure 3?", vectors[0], RetrievalSettings(page_sparse=0))
     assert flat.top(1)[0][0] == ("d", 2), "the referenced figure's page comes first"
     off = layer.flat("what icons are in figure 3?", vectors[0], RetrievalSettings(page_sparse=0, references=False))

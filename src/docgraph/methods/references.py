@@ -1,5 +1,5 @@
 """Explicit references in a question: "figure 3", "Table 2", "Chapter 14", "section 3.2",
-"slide 14", "page 7".
+"slide 14", "page 7", and their ordinal forms: "the first figure", "the second table".
 
 Questions about documents point at their parts by label as often as by content ("In
 figure 3, how many icons…", "How many colors are in slide 14?"), and a label is exactly
@@ -25,6 +25,9 @@ _KINDS = {"fig": "figure", "figure": "figure", "figures": "figure", "table": "ta
 _WORDS = r"(figures?|fig|tables?|tab|chapters?|sections?|units?|slides?|pages?)"
 _NUMBER = r"(\d{1,4}(?:\.\d{1,3})*)"
 _QUERY = re.compile(rf"\b{_WORDS}\.?\s*{_NUMBER}\b", re.IGNORECASE)
+_ORDINALS = {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6",
+             "seventh": "7", "eighth": "8", "ninth": "9", "tenth": "10"}
+_ORDINAL_QUERY = re.compile(rf"\b({'|'.join(_ORDINALS)}|(\d{{1,3}})(?:st|nd|rd|th))\s+{_WORDS}\b", re.IGNORECASE)
 _DEFINES = re.compile(rf"^\s*{_WORDS}\.?\s*{_NUMBER}\b", re.IGNORECASE | re.MULTILINE)
 
 
@@ -33,8 +36,14 @@ def _label(match: re.Match) -> Label:
 
 
 def query_references(query: str) -> list[Label]:
-    """The labels a question refers to, in order, without repeats."""
-    return list(dict.fromkeys(_label(m) for m in _QUERY.finditer(query)))
+    """The labels a question refers to, in order of appearance, without repeats: "figure 3"
+    and "the third figure" both give ("figure", "3") (an ordinal counts from the start of
+    the document, as labels do)."""
+    found = [(m.start(), _label(m)) for m in _QUERY.finditer(query)]
+    for m in _ORDINAL_QUERY.finditer(query):
+        number = m.group(2) or _ORDINALS[m.group(1).lower()]
+        found.append((m.start(), (_KINDS[m.group(3).lower()], str(int(number)))))
+    return list(dict.fromkeys(label for _, label in sorted(found, key=lambda item: item[0])))
 
 
 @dataclass
