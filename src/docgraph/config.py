@@ -51,6 +51,10 @@ class ChatSettings(Section):
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
     supports_vision: bool = True
+    max_images: int | None = Field(None, ge=0, description="most images one request may carry, for endpoints "
+                                                           "that limit them (None = no limit: KG4VD's final "
+                                                           "answer sends every kept page); pages or crops beyond "
+                                                           "it go as text")
     structured_output: Literal["json_schema", "json_object", "none"] = Field(
         "json_schema", description="how a stage's schema is sent as response_format; downgraded automatically "
                                    "when the server rejects it")

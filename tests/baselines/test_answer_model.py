@@ -54,6 +54,16 @@ def test_pages_sends_the_top_pages_as_images(stub_ws):
     assert answer.citations[0].bboxes, "a page citation still outlines the components that match"
 
 
+def test_pages_respects_an_endpoint_image_limit(history_ws):
+    with OpenAIStub() as stub, Workspace(history_ws.root, settings=stub_settings(
+            stub, roles=("answer",), max_images=2)) as ws:
+        stub.reply(cite_rice, stage="pages.answer")
+        answer = ws.ask(QUESTION, method="pages", top_pages=3)
+        request = stub.seen("/chat/completions", stage="pages.answer")[-1]
+    assert len(answer.evidence.pages) == 3 and len(request.image_urls) == 2
+    assert len(re.findall(r"page (\d+)\)", request.prompt)) == 3  # every page's text still goes
+
+
 def test_nodocs_asks_the_model_alone(stub_ws):
     stub, ws = stub_ws
     stub.reply("Rice University", stage="nodocs.answer")

@@ -64,11 +64,13 @@ def test_two_stage_answer_sends_images_and_maps_markers(tmp_path, stub):
     [stage1] = stub.seen("/chat/completions", stage="kg4vd.answer_preliminary")
     [stage2] = stub.seen("/chat/completions", stage="kg4vd.answer_final")
     assert stage1.image_urls == []
-    # stage 2 got the preliminary answer (with its markers) and the top pages as data URIs
+    # stage 2 got the preliminary answer (with its markers) and every kept page as a data URI
     assert preliminary_reply(stage1) in stage2.prompt
-    assert len(stage2.image_urls) == min(5, len(answer.evidence.pages))
+    assert len(answer.evidence.pages) == 6  # more than the 5 images stage two used to get
+    assert len(stage2.image_urls) == len(answer.evidence.pages)
     assert all(url.startswith("data:image/png;base64,") for url in stage2.image_urls)
-    assert "Other pages:" in stage2.prompt
+    assert stage2.prompt.rstrip().endswith("Other pages:\n(none)\n\nFinal answer:")
+    assert [int(n) for n in re.findall(r"\(image (\d+)\)", stage2.prompt)] == list(range(1, 7))
 
     # [yuan] → the Yuan entity's mention (page 3, P1+T1); [page3] → the regions of page 3 that
     # the kept entities are grounded on — the same P1+T1, so the same citation; [polo] → page 4
@@ -99,8 +101,18 @@ def test_max_images_and_text_only_models(tmp_path, stub):
     stub.reply("Genghis Khan founded it [1].", stage="kg4vd.answer_preliminary")
     stub.reply("Genghis Khan [1].", stage="kg4vd.answer_final")
     with _workspace(tmp_path, stub) as ws:
-        query.answer(ws.context(), "Who founded the Mongol Empire?", max_images=2)
-        assert len(stub.seen(stage="kg4vd.answer_final")[-1].image_urls) == 2
+        answer = query.answer(ws.context(), "Who founded the Mongol Empire?", max_images=2)
+        final = stub.seen(stage="kg4vd.answer_final")[-1]
+        assert len(final.image_urls) == 2
+        other = final.prompt.split("Other pages:\n", 1)[1]
+        assert len(re.findall(r"^\[\d+\] A Short World History, page \d+: ", other, re.M)) == \
+            len(answer.evidence.pages) - 2  # the rest as text excerpts
+    # an endpoint that limits images: the answer endpoint's setting is the default cap
+    with _workspace(tmp_path / "limited", stub, max_images=3) as ws:
+        answer = query.answer(ws.context(), "Who founded the Mongol Empire?")
+        assert len(stub.seen(stage="kg4vd.answer_final")[-1].image_urls) == 3 < len(answer.evidence.pages)
+        query.answer(ws.context(), "Who founded the Mongol Empire?", max_images=1)  # the option still wins
+        assert len(stub.seen(stage="kg4vd.answer_final")[-1].image_urls) == 1
     stub.reset()
     stub.reply({"mode": "local", "reason": "lookup"}, stage="kg4vd.analyze")
     stub.reply("Genghis Khan [1].", stage="kg4vd.answer_preliminary")

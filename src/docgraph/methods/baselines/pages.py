@@ -84,12 +84,13 @@ class PagesBaseline(IndexedBaseline):
                                         [passage_of(sc.chunk, sc.score) for sc in evidence.chunks])
         passages, images = [], []
         vision = bool(getattr(chat, "supports_vision", True))
+        limit = ctx.settings.models.answer.max_images  # None: every page's image
         for scored in evidence.pages:
             page = ctx.store.get_page(scored.doc_id, scored.page)
             if page is None:
                 continue
             passages.append(page_passage(query, page, scored.score))
-            if vision and page.image_path:
+            if vision and page.image_path and (limit is None or len(images) < limit):
                 images.append(ImagePart(path=ctx.path(page.image_path)))
         return answer_from_passages(ctx, self.name, query, evidence, passages, images=images,
                                     prompt="pages_answer.md")

@@ -3,7 +3,8 @@
 With an answer model: every evidence chunk is registered in a ``CitationBook`` first, so
 the number the model sees is the citation number; the prompt (``answer.md``) has three
 sections — text, tables, pictures — and the pictures' crops go along as images when the
-model has vision (at most ``MAX_IMAGES``). The reply's ``[n]`` markers (also ``[1, 3]``)
+model has vision (at most ``MAX_IMAGES``, and at most the answer endpoint's
+``models.answer.max_images``). The reply's ``[n]`` markers (also ``[1, 3]``)
 select the answer's citations; when it cites none, the evidence's citations are listed
 as sources considered, and the text says so. Offline: the extractive answer over the same
 chunks in the same order (table rows as sentences), citing the regions it quotes.
@@ -46,6 +47,8 @@ def evidence_prompt(ctx: MethodContext, query: str, evidence: Evidence, book: Ci
     """The answer prompt (three modality sections, CitationBook numbers) and the picture crops to attach."""
     sections: dict[str, list[str]] = {m: [] for m in _SECTIONS}
     images: list[ImagePart] = []
+    endpoint_limit = ctx.settings.models.answer.max_images
+    limit = MAX_IMAGES if endpoint_limit is None else min(MAX_IMAGES, endpoint_limit)
     for scored in evidence.chunks:
         chunk = scored.chunk
         number = book.cite(chunk.doc_id, chunk.page, chunk.component_ids, quote=chunk.text)
@@ -55,7 +58,7 @@ def evidence_prompt(ctx: MethodContext, query: str, evidence: Evidence, book: Ci
         head = f"[{number}] ({title}, page {chunk.page}"
         if chunk.section_path[1:]:
             head += f", section: {' > '.join(chunk.section_path[1:])}"
-        if chunk.modality == "image" and vision and len(images) < MAX_IMAGES:
+        if chunk.modality == "image" and vision and len(images) < limit:
             page = book.page(chunk.doc_id, chunk.page)
             comp = page.component(chunk.component_ids[0]) if page else None
             if comp is not None and comp.crop_path and ctx.path(comp.crop_path).is_file():

@@ -6,8 +6,11 @@ With an answer model (METHODS.md "KG4VD — Query" step 6, after MegaRAG):
    numbered [1] … [n], are organised into a preliminary answer citing those numbers;
 2. **final** (``prompts/answer_final.md``): the question, the preliminary answer, the same
    numbered entities and relations and the kept pages (numbered after them) go to the
-   vision model with the top ``max_images`` page images attached as data URIs; pages
-   beyond that (or all pages, when the model has no vision) go as text excerpts.
+   vision model with every kept page's image attached as a data URI — the mode's page
+   budget (``k_pages``, 10), as the paper sends them. ``max_images`` (the answer
+   endpoint's ``models.answer.max_images``, or the query option) caps the images for
+   endpoints that limit them; pages beyond the cap (or all pages, when the model has no
+   vision, or a page whose image file is missing) go as text excerpts.
 
 The reply's ``[n]`` markers (also ``[3, 5]``) are mapped back to page regions through
 :class:`CitationBook`: an entity or relation item cites the components of its mentions
@@ -38,7 +41,6 @@ from ..timing import Timer
 if TYPE_CHECKING:
     from ..base import MethodContext
 
-DEFAULT_MAX_IMAGES = 5
 MENTIONS_PER_ITEM = 3
 EXCERPT_CHARS = 700
 STAGE_PRELIMINARY = "kg4vd.answer_preliminary"
@@ -146,8 +148,9 @@ def _excerpt(page: Page) -> str:
 
 
 def two_stage_answer(ctx: "MethodContext", chat: ChatModel, query: str, evidence: Evidence,
-                     book: CitationBook, max_images: int = DEFAULT_MAX_IMAGES) -> ModelAnswer:
-    """Preliminary answer from the graph, then the final answer with the page images."""
+                     book: CitationBook, max_images: int | None = None) -> ModelAnswer:
+    """Preliminary answer from the graph, then the final answer with the page images (every
+    kept page's; at most ``max_images`` when given)."""
     items = number_items(evidence, book, ctx.store)
     usage: dict[str, Usage] = {}
     timings: dict[str, float] = {}
@@ -169,7 +172,7 @@ def two_stage_answer(ctx: "MethodContext", chat: ChatModel, query: str, evidence
     for item in (i for i in items if i.kind == "page"):
         assert item.page is not None
         path = ctx.path(item.page.image_path)
-        if vision and len(images) < max_images and path.is_file():
+        if vision and (max_images is None or len(images) < max_images) and path.is_file():
             images.append(ImagePart(path=path))
             image_lines.append(f"[{item.number}] {item.label} (image {len(images)})")
         else:

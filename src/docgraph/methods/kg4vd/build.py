@@ -66,7 +66,7 @@ def cross_page_judge(ctx: MethodContext, schema: EntitySchema) -> Judge | None:
         return None
     chat = ctx.models.chat("build")
     if chat is not None:
-        return ModelJudge(chat)
+        return ModelJudge(chat, max_images=ctx.settings.models.build.max_images)
     return OfflineJudge(settings.same_threshold, settings.related_threshold, schema.structural_types)
 
 

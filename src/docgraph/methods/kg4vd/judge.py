@@ -21,7 +21,9 @@
 - ``unrelated`` otherwise.
 
 ``ModelJudge`` asks the build model (prompt ``prompts/judge.md``) about one entity and
-its candidates at once, with the crops of visual entities as images; a candidate the
+its candidates at once, with the crops of visual entities as images (at most
+``max_images``, the build endpoint's limit; the others are judged by their description);
+a candidate the
 reply does not label is ``unrelated``, and so are all candidates of a reply that stays
 unparseable after the model layer's repair and re-ask (logged; counted as a failure).
 """
@@ -178,15 +180,17 @@ class ModelJudge:
 
     name = "model"
 
-    def __init__(self, chat: ChatModel):
+    def __init__(self, chat: ChatModel, max_images: int | None = None):
         self.chat = chat
         self.vision = bool(getattr(chat, "supports_vision", True))
+        self.max_images = max_images
 
     def judge(self, anchor: JudgeItem, candidates: Sequence[tuple[JudgeItem, float]]) -> tuple[list[Verdict], Usage]:
         images: list[ImagePart] = []
 
         def with_image(item: JudgeItem, text: str) -> str:
-            if self.vision and item.entity.modality == "visual" and item.crop is not None:
+            room = self.max_images is None or len(images) < self.max_images
+            if self.vision and room and item.entity.modality == "visual" and item.crop is not None:
                 images.append(ImagePart(path=item.crop))
                 return f"{text} [image {len(images)}]"
             return text

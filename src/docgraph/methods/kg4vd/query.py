@@ -9,7 +9,8 @@ Options (all optional):
 - ``mode``: ``"auto"`` (default: ``fixed_mode`` setting, else the analyzer), ``"local"``,
   ``"multi_hop"`` or ``"document"``;
 - ``top_pages``: the page budget (default: the mode's ``k_pages``, 10);
-- ``max_images``: page images sent to the final answer stage (default 5);
+- ``max_images``: most page images sent to the final answer stage (default: the answer
+  endpoint's ``models.answer.max_images``; None = every kept page);
 - ``rerank_weight``: λ of ``retrieval.py``'s score fusion (default 0.5).
 
 Timings (seconds) per stage: ``analyzer``, ``query_embedding`` (model inference, kept
@@ -29,7 +30,7 @@ from ..base import check_options
 from ..citations import CitationBook
 from .analyzer import STAGE as STAGE_ANALYZE
 from .analyzer import ModeDecision, choose_mode
-from .answer import DEFAULT_MAX_IMAGES, offline_answer, two_stage_answer
+from .answer import offline_answer, two_stage_answer
 from ..timing import Timer
 from .retrieval import DEFAULT_RERANK_WEIGHT, RetrievalTrace, retrieve_graph
 
@@ -40,14 +41,14 @@ METHOD = "kg4vd"
 OPTIONS = ("mode", "top_pages", "max_images", "rerank_weight")
 
 
-def _check_options(options: dict[str, Any]) -> dict[str, Any]:
+def _check_options(options: dict[str, Any], default_max_images: int | None = None) -> dict[str, Any]:
     check_options(METHOD, options, OPTIONS)
     top_pages = options.get("top_pages")
     if top_pages is not None and (not isinstance(top_pages, int) or top_pages < 1):
         raise InputError(f"top_pages must be a positive integer, got {top_pages!r}")
-    max_images = options.get("max_images", DEFAULT_MAX_IMAGES)
-    if not isinstance(max_images, int) or max_images < 0:
-        raise InputError(f"max_images must be a non-negative integer, got {max_images!r}")
+    max_images = options.get("max_images", default_max_images)
+    if max_images is not None and (not isinstance(max_images, int) or max_images < 0):
+        raise InputError(f"max_images must be a non-negative integer or None, got {max_images!r}")
     weight = options.get("rerank_weight", DEFAULT_RERANK_WEIGHT)
     if not isinstance(weight, (int, float)) or not 0.0 <= weight <= 1.0:
         raise InputError(f"rerank_weight must be within [0, 1], got {weight!r}")
@@ -94,7 +95,7 @@ def retrieve(ctx: "MethodContext", query: str, **options: Any) -> Evidence:
 
 def answer(ctx: "MethodContext", query: str, **options: Any) -> Answer:
     """Retrieve, then answer with the two-stage model answer or, offline, extractively."""
-    opts = _check_options(options)
+    opts = _check_options(options, ctx.settings.models.answer.max_images)
     evidence, _, decision = _run(ctx, _clean_query(query), opts)
     timings = dict(evidence.timings)
     usage: dict[str, Usage] = {}
