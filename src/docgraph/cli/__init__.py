@@ -17,7 +17,7 @@ from typing import Sequence
 
 from ..errors import DocgraphError
 
-COMMAND_MODULES = ("documents", "build", "ask", "graph", "eval", "serve", "check")
+COMMAND_MODULES = ("documents", "build", "ask", "graph", "eval", "dataset", "serve", "check")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 

@@ -6,6 +6,10 @@ gold pages are the facts' pages, or ``page_span`` when no fact has one. Pages ar
 1-based, as the dataset's README gives them. ``evidence_sources`` are the fact types
 (e.g. text, visual). The reference summary is the answer; facts, guidelines, topics and
 the page span are in ``extra``.
+
+The documents are the PDFs of ``pdf_dir`` (a folder's ``pdfs/``), keyed by file name; a
+row's ``doc_path`` (what ``docgraph dataset dlvqa`` writes: relative to the JSONL file's
+folder, or absolute) names the file of a document not found there.
 """
 
 from __future__ import annotations
@@ -57,4 +61,10 @@ def load_dlvqa(path: Path | str, pdf_dir: Path | str | None = None) -> Benchmark
     documents = {}
     if pdf_dir is not None and Path(pdf_dir).is_dir():
         documents = {p.name: p for p in sorted(Path(pdf_dir).glob("*.pdf"))}
+    for row in rows:
+        doc_id, named = str(row["doc_id"]), row.get("doc_path")
+        if named and doc_id not in documents:
+            file = path.parent / Path(str(named)).expanduser()  # an absolute doc_path stays as it is
+            if file.is_file():
+                documents[doc_id] = file
     return Benchmark(name="dlvqa", items=items, documents=documents)
