@@ -1,6 +1,13 @@
-"""Score helpers shared by the models and every method: one ``top_k`` and one ``minmax``.
+"""Score helpers shared by the models and every method: one ``top_k``, one ``minmax``, and the
+calibration of cosines by their median (``median_cosine``, ``calibrated_cut``).
 
 Pure numpy; ties are always broken by position so rankings are deterministic.
+
+A cosine threshold means different things for different embedders: e5-small puts
+unrelated texts at a median cosine of ~0.83–0.90, a spread-out embedder near 0. A
+*calibrated* threshold t is applied to the cosine rescaled so that the median cosine ``b``
+between the rows (when positive) maps to 0 and identity to 1: ``(cos − b) / (1 − b) ≥ t``,
+i.e. a raw cut of ``b + t·(1 − b)`` (HippoRAG's synonym edges, KG4VD's cross-page floor).
 """
 
 from __future__ import annotations
@@ -34,3 +41,19 @@ def minmax(values: np.ndarray) -> np.ndarray:
     if hi - lo < 1e-12:
         return np.full_like(values, 1.0 if hi > 0 else 0.0)
     return (values - lo) / (hi - lo)
+
+
+def median_cosine(matrix: np.ndarray, sample: int = 2000, seed: int = 0) -> float:
+    """Median cosine between distinct rows (on a fixed random sample of at most ``sample`` rows)."""
+    n = matrix.shape[0]
+    if n < 2:
+        return 0.0
+    rows = np.random.default_rng(seed).choice(n, size=min(n, sample), replace=False)
+    sims = matrix[rows] @ matrix[rows].T
+    return float(np.median(sims[~np.eye(len(rows), dtype=bool)]))
+
+
+def calibrated_cut(matrix: np.ndarray, threshold: float) -> float:
+    """The raw cosine that the calibrated ``threshold`` corresponds to (see the module docstring)."""
+    baseline = max(median_cosine(matrix), 0.0)
+    return baseline + threshold * (1.0 - baseline)

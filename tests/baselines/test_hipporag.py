@@ -13,9 +13,9 @@ from docgraph.config import load_settings
 from docgraph.eval.corpus import render_passages
 from docgraph.eval.loaders import Passage, load_hotpotqa
 from docgraph.graph.ppr import personalized_pagerank
-from docgraph.methods.baselines.hipporag_graph import (assemble_graph, calibrated_cut, clean_extraction,
-                                                       lexical_recognition, median_cosine, normalize_phrase, seed_weights,
-                                                       synonym_pairs)
+from docgraph.methods.baselines.hipporag_graph import (assemble_graph, clean_extraction, lexical_recognition,
+                                                       normalize_phrase, seed_weights, synonym_pairs)
+from docgraph.scoring import calibrated_cut, median_cosine
 from docgraph.testing.fixtures import stub_settings
 from docgraph.testing.openai_stub import OpenAIStub
 

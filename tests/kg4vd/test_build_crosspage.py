@@ -73,7 +73,8 @@ def run(graphs, existing_entities=None, existing_relations=None, judge=None, top
 def test_candidates_are_on_other_pages_and_each_pair_once():
     graphs_entities = [e.model_copy(update={"id": g.instance_id(e.id)}) for g in PAGES for e in g.entities]
     vectors = embed_by_name(graphs_entities)
-    pairs = candidate_pairs(graphs_entities, vectors, graphs_entities, vectors, top_k=3)
+    pairs, below = candidate_pairs(graphs_entities, vectors, graphs_entities, vectors, top_k=3)
+    assert below == 0
     seen = set()
     for i, candidates in pairs:
         assert len(candidates) <= 3

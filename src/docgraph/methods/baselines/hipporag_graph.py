@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...graph.adjacency import IdIndex, build_adjacency
-from ...scoring import minmax
+from ...scoring import calibrated_cut, minmax
 from ...text import tokenize
 
 _NON_WORD = re.compile(r"[^\w\s]", re.UNICODE)
@@ -78,22 +78,6 @@ class HippoGraph:
 
     def passage_nodes(self) -> range:
         return range(self.n_phrases, len(self.nodes))
-
-
-def median_cosine(matrix: np.ndarray, sample: int = 2000, seed: int = 0) -> float:
-    """Median cosine between distinct rows (on a fixed random sample of at most ``sample`` rows)."""
-    n = matrix.shape[0]
-    if n < 2:
-        return 0.0
-    rows = np.random.default_rng(seed).choice(n, size=min(n, sample), replace=False)
-    sims = matrix[rows] @ matrix[rows].T
-    return float(np.median(sims[~np.eye(len(rows), dtype=bool)]))
-
-
-def calibrated_cut(matrix: np.ndarray, threshold: float) -> float:
-    """The raw cosine that the rescaled ``threshold`` corresponds to (see the module docstring)."""
-    baseline = max(median_cosine(matrix), 0.0)
-    return baseline + threshold * (1.0 - baseline)
 
 
 def synonym_pairs(phrase_matrix: np.ndarray, threshold: float, top_k: int,

@@ -66,7 +66,8 @@ def cross_page_judge(ctx: MethodContext, schema: EntitySchema) -> Judge | None:
         return None
     chat = ctx.models.chat("build")
     if chat is not None:
-        return ModelJudge(chat, max_images=ctx.settings.models.build.max_images)
+        return ModelJudge(chat, max_images=ctx.settings.models.build.max_images,
+                          min_similarity=settings.cross_page_min_similarity)
     return OfflineJudge(settings.same_threshold, settings.related_threshold, schema.structural_types)
 
 
@@ -264,7 +265,8 @@ def build_graph(ctx: MethodContext) -> BuildReport:
                              "relations": ctx.store.count_records(NS_RELATION), "page_vectors": len(missing)}
     if result is not None:
         stats.update(connected_pages=result.pages, merged_entities=len(result.canonical) - len(set(result.canonical.values())),
-                     verdicts=dict(result.verdicts), judge_calls=result.usage.calls)
+                     verdicts=dict(result.verdicts), judge_calls=result.usage.calls,
+                     candidates_below_floor=result.below_floor)
     if failures:
         stats["failures"] = failures
     if settings_note:

@@ -5,10 +5,12 @@ The settings a build used are recorded (``CONFIG_META``). At the start of the ne
 
 - **extraction** (``EXTRACTION_KEYS``: schema preset, rounds, reflector, build model): every
   page graph is re-extracted, then everything is re-connected;
-- **cross-page connection** (``CONNECTION_KEYS``: on/off, candidates per entity, the offline
-  judge's thresholds and the version of its rules, what the entity/relation vectors embed —
-  their similarities pick the candidate pairs): the canonical entities, relations and their vectors are rebuilt from
-  the stored page graphs (no page is re-extracted).
+- **cross-page connection** (``CONNECTION_KEYS``: on/off, candidates per entity, the model
+  judge's similarity floor, the offline judge's thresholds, the version of the judge's rules
+  — offline or model, which includes how candidates are chosen — and what the
+  entity/relation vectors embed: their similarities pick the candidate pairs): the
+  canonical entities, relations and their vectors are rebuilt from the stored page graphs
+  (no page is re-extracted).
 
 Page vectors and the structural layer do not depend on these settings and are kept. The
 build says which settings changed and what it rebuilds (``ctx.progress.note``). A key the
@@ -25,18 +27,19 @@ from ..base import MethodContext
 from ..memo import bump_version
 from ..vector_index import delete_vectors
 from .index import vector_text
-from .judge import OfflineJudge
+from .judge import ModelJudge, OfflineJudge
 from .storage import LAYER, NS_CONNECTED, NS_ENTITY, NS_PAGEGRAPH, NS_RELATION, VEC_ENTITY, VEC_RELATION, \
     parse_page_key
 
 CONFIG_META = "kg4vd.build_config"  # the settings the stored graph was built with
 EXTRACTION_KEYS = ("schema_preset", "max_rounds", "reflector", "model")
-CONNECTION_KEYS = ("cross_page", "cross_page_top_k", "same_threshold", "related_threshold", "vector_text",
-                   "judge_rules")
+CONNECTION_KEYS = ("cross_page", "cross_page_top_k", "cross_page_min_similarity", "same_threshold",
+                   "related_threshold", "vector_text", "judge_rules")
 # what a build recorded without the key had, given the current config
 LEGACY: dict[str, Callable[[dict[str, Any]], Any]] = {
     "vector_text": lambda config: "name+description",
-    "judge_rules": lambda config: 1 if config["model"] == "offline" else "model"}
+    "judge_rules": lambda config: 1 if config["model"] == "offline" else "model",
+    "cross_page_min_similarity": lambda config: None if config["model"] == "offline" else 0.0}
 
 
 def build_config(ctx: MethodContext) -> dict[str, Any]:
@@ -46,7 +49,10 @@ def build_config(ctx: MethodContext) -> dict[str, Any]:
                               if key not in ("model", "vector_text", "judge_rules")}
     config["model"] = ctx.settings.models.build.model if ctx.models.chat("build") else "offline"
     config["vector_text"] = vector_text(ctx)
-    config["judge_rules"] = OfflineJudge.RULES if config["model"] == "offline" else "model"
+    offline = config["model"] == "offline"
+    config["judge_rules"] = OfflineJudge.RULES if offline else f"model:{ModelJudge.RULES}"
+    if offline:  # the offline judge has no floor: changing the setting changes nothing offline
+        config["cross_page_min_similarity"] = None
     return config
 
 

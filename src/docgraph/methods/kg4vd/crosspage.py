@@ -5,8 +5,14 @@
    page-local relation a relation between instances;
 2. with a judge (the "no cross-page connection" ablation passes none): each instance's
    top-``top_k`` most similar entities by embedding — other instances and canonical
-   entities — that lie on OTHER pages become candidate pairs; each unordered pair is
-   judged once (``same`` / ``related`` / ``unrelated``);
+   entities — that lie on OTHER pages are its candidates, judged ``same`` / ``related`` /
+   ``unrelated`` in one judge call per instance. The judge says how candidates are
+   chosen (``candidate_policy``): the model judge (the paper's) judges every instance
+   against its own top ``top_k``, less the candidates under its similarity floor (a
+   cosine calibrated by the pool's median, ``scoring.calibrated_cut``: cheap to skip,
+   rarely the same entity), so a pair may be judged from both sides — a ``same`` from
+   either merges; the offline judge keeps its candidate sets: each unordered pair is
+   judged once (for the first instance that lists it) and no floor;
 3. ``same`` pairs are unioned (``graph.merge.merge_entities``): one canonical node per
    group — an existing canonical id when the group has one, else the instance id of its
    first page-local member; relations are redirected to canonical ids, self-loops and
@@ -30,8 +36,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ...graph.merge import merge_entities
+from ...scoring import calibrated_cut
 from ...types import Entity, Mention, Relation, Usage
-from .judge import Judge, JudgeItem
+from .judge import Judge, JudgeItem, candidate_policy
 from .storage import StoredPageGraph
 
 CROSS_PAGE_LABEL = "related_to"
@@ -47,7 +54,8 @@ class ConnectResult:
     deleted_relations: list[str] = field(default_factory=list)
     canonical: dict[str, str] = field(default_factory=dict)  # instance id → canonical id
     pages: int = 0  # page graphs connected
-    verdicts: Counter = field(default_factory=Counter)  # label → number of judged pairs
+    verdicts: Counter = field(default_factory=Counter)  # label → number of judged (entity, candidate) pairs
+    below_floor: int = 0  # top-k candidates not sent to the judge: under its similarity floor
     usage: Usage = field(default_factory=Usage)
 
 
@@ -67,18 +75,21 @@ def _single_page(entity: Entity) -> tuple[str, int] | None:
 
 
 def candidate_pairs(instances: Sequence[Entity], instance_vectors: np.ndarray, pool: Sequence[Entity],
-                    pool_vectors: np.ndarray, top_k: int) -> list[tuple[int, list[tuple[int, float]]]]:
+                    pool_vectors: np.ndarray, top_k: int, *, pair_once: bool = True,
+                    min_cosine: float = -np.inf) -> tuple[list[tuple[int, list[tuple[int, float]]]], int]:
     """For each instance (index into ``instances``), its top-``top_k`` pool entries (index into
-    ``pool``, cosine) on other pages, best first; a pair already listed for an earlier
-    instance is not listed again. ``pool`` contains the instances themselves. An instance
-    lies on one page; a pool entity is on another page unless all its mentions are on the
-    instance's page."""
+    ``pool``, cosine) on other pages, best first, less those with a cosine under
+    ``min_cosine``; with ``pair_once`` a pair already listed for an earlier instance is not
+    listed again. ``pool`` contains the instances themselves. An instance lies on one page;
+    a pool entity is on another page unless all its mentions are on the instance's page.
+    Also returns the number of top-``top_k`` candidates left out for the floor."""
     if not len(instances) or not len(pool) or top_k <= 0:
-        return []
+        return [], 0
     page_ids: dict[tuple[str, int] | None, int] = {None: -1}
     pool_page = np.array([page_ids.setdefault(_single_page(e), len(page_ids)) for e in pool], dtype=np.int64)
     seen: set[frozenset[str]] = set()
     out: list[tuple[int, list[tuple[int, float]]]] = []
+    below = 0
     for start in range(0, len(instances), 256):
         block = np.asarray(pool_vectors @ instance_vectors[start:start + 256].T, dtype=np.float32)
         for col in range(block.shape[1]):
@@ -92,13 +103,18 @@ def candidate_pairs(instances: Sequence[Entity], instance_vectors: np.ndarray, p
             top = top[np.lexsort((top, -sims[top]))]
             chosen = []
             for j in top:
-                pair = frozenset((instances[i].id, pool[j].id))
-                if pair not in seen:
+                if sims[j] < min_cosine:
+                    below += 1
+                    continue
+                if pair_once:
+                    pair = frozenset((instances[i].id, pool[j].id))
+                    if pair in seen:
+                        continue
                     seen.add(pair)
-                    chosen.append((int(j), float(sims[j])))
+                chosen.append((int(j), float(sims[j])))
             if chosen:
                 out.append((i, chosen))
-    return out
+    return out, below
 
 
 def _merge_group(head: str, members: list[Entity]) -> Entity:
@@ -155,7 +171,10 @@ def connect(graphs: Sequence[StoredPageGraph], existing_entities: dict[str, Enti
         fresh = iter(embed(missing)) if missing else iter(())
         rows = [v if v is not None else next(fresh) for v in stored]
         pool_vectors = np.vstack(rows + [inst_vectors]) if rows else inst_vectors
-        pairs = candidate_pairs(instances, inst_vectors, pool, pool_vectors, top_k)
+        pair_once, floor = candidate_policy(judge)
+        min_cosine = calibrated_cut(pool_vectors, floor) if floor is not None else -np.inf
+        pairs, result.below_floor = candidate_pairs(instances, inst_vectors, pool, pool_vectors, top_k,
+                                                    pair_once=pair_once, min_cosine=min_cosine)
 
         def ask(entry: tuple[int, list[tuple[int, float]]]):
             anchor = instances[entry[0]]

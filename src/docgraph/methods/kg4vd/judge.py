@@ -20,6 +20,12 @@
   entity where a name recurs on every page of a document;
 - ``unrelated`` otherwise.
 
+Which candidates a judge sees is its ``candidate_policy``: the offline judge's sets are
+unchanged since its rules were tuned — each unordered pair judged once, no similarity
+floor; the model judge, as the paper specifies, judges every entity against its own top
+``cross_page_top_k`` candidates, less those under ``min_similarity`` (a calibrated cosine,
+``scoring.calibrated_cut``; 0 sends every top-k candidate).
+
 ``ModelJudge`` asks the build model (prompt ``prompts/judge.md``) about one entity and
 its candidates at once, with the crops of visual entities as images (at most
 ``max_images``, the build endpoint's limit; the others are judged by their description);
@@ -70,9 +76,18 @@ class Verdict:
 
 class Judge(Protocol):
     name: str
+    pair_once: bool  # each unordered pair judged once (else every entity gets its own top-k)
+    min_similarity: float | None  # calibrated cosine floor for a candidate (None: no floor)
 
     def judge(self, anchor: JudgeItem, candidates: Sequence[tuple[JudgeItem, float]]) -> tuple[list[Verdict], Usage]:
         """One verdict per candidate (aligned); each candidate comes with its cosine to ``anchor``."""
+
+
+def candidate_policy(judge: Judge) -> tuple[bool, float | None]:
+    """``(pair_once, min_similarity)`` of a judge; one that does not say is judged pair by
+    pair without a floor."""
+    floor = getattr(judge, "min_similarity", None)
+    return bool(getattr(judge, "pair_once", True)), (floor if floor else None)
 
 
 def normalize_name(name: str) -> str:
@@ -124,6 +139,8 @@ class OfflineJudge:
 
     name = "offline"
     RULES = 2  # 2: values only by exact name; containment only for proper names
+    pair_once = True
+    min_similarity = None
 
     def __init__(self, same_threshold: float, related_threshold: float, structural_types: Sequence[str] = (),
                  max_related: int = MAX_RELATED):
@@ -176,14 +193,18 @@ def _describe(entity: Entity) -> str:
 
 
 class ModelJudge:
-    """Judges with the build model, one call per anchor entity and its candidates."""
+    """Judges with the build model, one call per anchor entity and its candidates.
+    ``RULES`` is recorded with a build (``build_config``): changing it reconnects graphs."""
 
     name = "model"
+    RULES = 2  # 2: every entity against its own top-k candidates, those above the floor
+    pair_once = False
 
-    def __init__(self, chat: ChatModel, max_images: int | None = None):
+    def __init__(self, chat: ChatModel, max_images: int | None = None, min_similarity: float | None = None):
         self.chat = chat
         self.vision = bool(getattr(chat, "supports_vision", True))
         self.max_images = max_images
+        self.min_similarity = min_similarity
 
     def judge(self, anchor: JudgeItem, candidates: Sequence[tuple[JudgeItem, float]]) -> tuple[list[Verdict], Usage]:
         images: list[ImagePart] = []
