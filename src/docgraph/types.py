@@ -288,7 +288,9 @@ class Usage(BaseModel):
     output_tokens: int = 0
     images: int = 0
     seconds: float = 0.0
-    failures: int = 0
+    failures: int = 0  # calls that gave up (after retries and re-asks); the caller fell back or logged it
+    retries: int = 0   # requests sent again after an endpoint fault (timeout, reset, 429, 5xx, unreadable body)
+    repairs: int = 0   # replies repaired: broken JSON fixed locally, or re-asked (truncated, invalid, empty)
 
     def add(self, other: "Usage") -> "Usage":
         return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})

@@ -36,6 +36,10 @@ def cmd_build(args: argparse.Namespace, ws) -> int:
     stats = ", ".join(f"{k}={v}" for k, v in report.stats.items() if not isinstance(v, (dict, list)))
     print(f"{report.method}: built {report.pages_built} page(s), {report.pages_skipped} already done, "
           f"{report.seconds:.1f}s" + (f" ({stats})" if stats else ""))
+    failures = report.stats.get("failures") or []
+    if failures:
+        print(f"{report.method}: {len(failures)} part(s) left unbuilt because model calls kept failing "
+              f"(each named above; `docgraph usage` counts them); run the same command again to retry them")
     return 0
 
 
@@ -52,17 +56,23 @@ def cmd_status(args: argparse.Namespace, ws) -> int:
 
 def format_usage(usage: dict[str, Usage]) -> str:
     """A table of usage per stage with a total row of the model stages (embedding stages,
-    ``embed.*``, count texts embedded and cache hits; they are listed, not totalled)."""
-    header = f"{'stage':<28} {'calls':>6} {'cached':>6} {'in tok':>9} {'out tok':>8} {'images':>6} {'secs':>8} {'fail':>5}"
+    ``embed.*``, count texts embedded and cache hits; they are listed, not totalled).
+    ``fail``: calls that gave up; ``retry``: requests resent after an endpoint fault;
+    ``repair``: re-asks after an unusable reply."""
+    header = (f"{'stage':<28} {'calls':>6} {'cached':>6} {'in tok':>9} {'out tok':>8} {'images':>6} {'secs':>8} "
+              f"{'fail':>5} {'retry':>5} {'repair':>6}")
+
+    def row(name: str, u: Usage) -> str:
+        return (f"{name:<28} {u.calls:>6} {u.cache_hits:>6} {u.input_tokens:>9} {u.output_tokens:>8} "
+                f"{u.images:>6} {u.seconds:>8.1f} {u.failures:>5} {u.retries:>5} {u.repairs:>6}")
+
     lines = [header]
     total = Usage()
     for stage, u in sorted(usage.items()):
         if not is_embedding_stage(stage):
             total = total.add(u)
-        lines.append(f"{stage:<28} {u.calls:>6} {u.cache_hits:>6} {u.input_tokens:>9} {u.output_tokens:>8} "
-                     f"{u.images:>6} {u.seconds:>8.1f} {u.failures:>5}")
-    lines.append(f"{'total (model calls)':<28} {total.calls:>6} {total.cache_hits:>6} {total.input_tokens:>9} "
-                 f"{total.output_tokens:>8} {total.images:>6} {total.seconds:>8.1f} {total.failures:>5}")
+        lines.append(row(stage, u))
+    lines.append(row("total (model calls)", total))
     return "\n".join(lines)
 
 

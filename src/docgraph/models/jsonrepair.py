@@ -28,14 +28,19 @@ class JSONNotFound(ValueError):
 
 def extract_json(text: str) -> Any:
     """The JSON value in a model reply (fenced or embedded in prose), repaired if needed."""
+    return extract_json_repaired(text)[0]
+
+
+def extract_json_repaired(text: str) -> tuple[Any, bool]:
+    """``extract_json`` and whether the value needed ``repair_json`` (usage counts repairs)."""
     errors: list[str] = []
     for candidate in _candidates(text):
         try:
-            return json.loads(candidate)
+            return json.loads(candidate), False
         except json.JSONDecodeError as exc:
             errors.append(str(exc))
         try:
-            return json.loads(repair_json(candidate))
+            return json.loads(repair_json(candidate)), True
         except (json.JSONDecodeError, JSONNotFound) as exc:
             errors.append(str(exc))
     detail = f" ({errors[0]})" if errors else ""

@@ -6,7 +6,9 @@ sleeping ``min(backoff_max_s, backoff_base_s * 2**attempt)`` scaled by a random 
 [0.5, 1] — or the server's Retry-After when it sent one (capped at ``backoff_max_s``).
 When attempts run out it raises ``ModelError`` naming the endpoint, what failed and what
 to check. Non-retryable errors (401, 404, …) are raised at once. ``RetryingChat`` applies
-the policy to a ChatModel; the embedding and rerank backends use ``RetryPolicy.call``.
+the policy to a ChatModel and counts what it retried: a reply's ``usage.retries`` (and a
+failure's ``exc.usage.retries``) is how many requests were sent again, so ``docgraph usage``
+shows every endpoint fault survived; the embedding and rerank backends use ``RetryPolicy.call``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pydantic import BaseModel
 
 from ..config import ChatSettings
 from ..errors import ModelError
+from ..types import Usage
 from .base import ChatModel, ChatResult, Message
 from .http import EndpointError
 from .wrapper import ChatWrapper
@@ -68,8 +71,9 @@ class RetryPolicy:
         base = min(self.backoff_max_s, self.backoff_base_s * (2 ** attempt))
         return base * (0.5 + 0.5 * self.rng.random())
 
-    def call(self, fn: Callable[[], R], endpoint: str) -> R:
-        """``fn()`` with retries; ``RetriesExhausted`` or the non-retryable error when it fails."""
+    def call(self, fn: Callable[[], R], endpoint: str, on_retry: Callable[[EndpointError], None] | None = None) -> R:
+        """``fn()`` with retries; ``RetriesExhausted`` or the non-retryable error when it fails.
+        ``on_retry(error)`` is called before each retry."""
         attempt = 0
         while True:
             try:
@@ -84,6 +88,8 @@ class RetryPolicy:
                         last=exc, attempts=attempt + 1) from exc
                 wait = self.delay(attempt, exc)
                 log.info("%s: %s; retry %d/%d in %.2fs", endpoint, exc.kind, attempt + 1, self.max_retries, wait)
+                if on_retry is not None:
+                    on_retry(exc)
                 self.sleep(wait)
                 attempt += 1
 
@@ -97,5 +103,14 @@ class RetryingChat(ChatWrapper):
 
     def complete(self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None,
                  **params: Any) -> ChatResult:
-        return self.policy.call(lambda: self.inner.complete(messages, stage=stage, schema=schema, **params),
-                                endpoint=self.endpoint)
+        retried: list[EndpointError] = []
+        try:
+            result = self.policy.call(lambda: self.inner.complete(messages, stage=stage, schema=schema, **params),
+                                      endpoint=self.endpoint, on_retry=retried.append)
+        except ModelError as exc:
+            if retried:
+                exc.usage = getattr(exc, "usage", Usage()).add(Usage(retries=len(retried)))  # type: ignore[attr-defined]
+            raise
+        if retried:
+            result.usage = result.usage.add(Usage(retries=len(retried)))
+        return result

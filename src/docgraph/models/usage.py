@@ -1,4 +1,4 @@
-"""Usage accounting per stage: calls, cache hits, tokens, images, seconds, failures.
+"""Usage accounting per stage: calls, cache hits, tokens, images, seconds, failures, retries, repairs.
 
 ``UsageMeter`` keeps running totals in memory (for per-answer reports) and adds every
 record to the workspace store (``store.add_usage``, what ``docgraph usage`` shows).
@@ -142,7 +142,9 @@ class MeteredChat(ChatWrapper):
             result = self.inner.complete(messages, stage=stage, schema=schema, **params)
         except Exception as exc:
             carried = getattr(exc, "usage", None)
-            spent = carried if isinstance(carried, Usage) else Usage(seconds=time.perf_counter() - start)
+            spent = carried if isinstance(carried, Usage) else Usage()
+            if not spent.seconds:
+                spent = spent.add(Usage(seconds=time.perf_counter() - start))
             self.meter.record(stage, spent.add(Usage(failures=1)))
             raise
         finally:

@@ -1,8 +1,9 @@
 """Fault injection for the reliability matrix (tests/reliability, benchmarks/faults.py).
 
 - ``canonical_dump(root)``: a workspace's stored content in a comparable form — documents
-  (without ``added_at``), pages, records, vectors (as arrays), meta (without the cache-version
-  stamps, fresh uuids at every write), and the page/crop
+  (without ``added_at``), pages, records (without timestamps and the model usage a record
+  keeps), vectors (as arrays), meta (without the cache-version stamps, fresh uuids at every
+  write, and the capabilities probed of an endpoint, keyed by its URL), and the page/crop
   files with content hashes; the model cache and usage (memos and meters, which a resumed
   run legitimately fills differently) are left out.
 - ``compare_dumps(reference, run)``: rows lost, extra (duplicated under another key) and
@@ -33,13 +34,15 @@ import numpy as np
 from ..store.integrity import check_workspace
 
 DB_NAME = "docgraph.sqlite"
-VOLATILE_KEYS = frozenset({"added_at", "seconds", "elapsed_s", "built_at", "updated_at", "timings"})
+VOLATILE_KEYS = frozenset({"added_at", "seconds", "elapsed_s", "built_at", "updated_at", "timings",
+                           "usage"})  # a stored record's model usage is a meter: a resumed run has cache hits
 VECTOR_ATOL = 1e-4  # embedding in other block compositions may move float32 sums in the last bits
 
 
 def _volatile_meta(key: str) -> bool:
-    """Cache-version stamps (a fresh uuid at every write of a method's tables or vectors)."""
-    return key.startswith("vectors_version:") or key.endswith("index_version")
+    """Cache-version stamps (a fresh uuid at every write of a method's tables or vectors) and
+    what a model endpoint was probed to serve (keyed by its URL: another port, another key)."""
+    return key.startswith(("vectors_version:", "endpoint_caps:")) or key.endswith("index_version")
 
 
 def _strip(value: Any) -> Any:

@@ -17,8 +17,16 @@ Replies are matched in order: the first fault with attempts left, then the first
 ``"503"``, ``"400"``/``"401"``/``"404"`` (not retryable), ``"hang"`` (sleeps ``hang_s``
 before answering — past a short client timeout), ``"malformed"`` (a 200 whose body is
 not JSON), ``"truncated"`` (a 200 whose content is cut in half with
-``finish_reason="length"``), ``"disconnect"`` (a body shorter than its Content-Length).
+``finish_reason="length"``), ``"disconnect"`` (a body shorter than its Content-Length),
+``"reset"`` (the connection closed with a TCP reset before any reply), ``"schema"`` (a 200
+whose content is JSON of the wrong shape: every property of the request's JSON schema
+given a nested list), ``"empty"`` (a 200 whose content is empty), ``"broken"`` (a 200 whose
+JSON is written as a small model slips: Python literals, single quotes, after a line of prose).
 Token usage is words of the prompt + 100 per image, and words of the reply.
+
+Random faults: ``stub.fault_rate(0.3, kinds=MODEL_FAULTS, seed=15)`` gives a seeded random
+30 % of the matching requests one of ``kinds`` each (after any scripted ``fault``);
+``stub.faults_seen()`` counts the faults served per kind.
 
 Server capabilities, for the client's probing and downgrades: ``slots=N`` (and
 ``vision=``) answer ``GET /props`` like llama.cpp (``total_slots``, ``modalities``);
@@ -32,8 +40,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import re
+import socket
+import struct
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
@@ -41,7 +53,14 @@ from typing import Any, Callable
 import numpy as np
 
 STAGE_HEADER = "X-Docgraph-Stage"
-FAULT_KINDS = ("400", "401", "404", "429", "500", "503", "hang", "malformed", "truncated", "disconnect")
+FAULT_KINDS = ("400", "401", "404", "429", "500", "503", "hang", "malformed", "truncated", "disconnect", "reset",
+               "schema", "empty", "broken")
+# What a flaky endpoint does (issue 15's model faults): every kind a client must survive.
+ENDPOINT_FAULTS = ("hang", "429", "500", "reset", "disconnect", "malformed")
+REPLY_FAULTS = ("truncated", "schema", "empty", "broken")
+MODEL_FAULTS = ENDPOINT_FAULTS + REPLY_FAULTS
+JSON_ONLY_FAULTS = ("schema", "broken")  # drawn only for requests that ask for JSON
+_WRONG_SHAPE = [[{"wrong": True}]]  # fails a str, number, list-of-anything or object field alike
 TOKENS_PER_IMAGE = 100
 _WORDS = re.compile(r"\w+", re.UNICODE)
 
@@ -122,6 +141,48 @@ class _Rule:
         return bool(self.match(req))
 
 
+@dataclass
+class _RateRule:
+    """A seeded random share ``rate`` of the requests matching ``path``/``stage`` get a fault."""
+
+    rate: float
+    kinds: tuple[str, ...]
+    rng: random.Random
+    path: str = "/chat/completions"
+    stage: str | None = None
+    retry_after: float | None = None
+
+    def draw(self, req: SeenRequest) -> str | None:
+        """A fault kind for ``req``, or None; ``JSON_ONLY_FAULTS`` only for a request that asks for
+        JSON (free text has no JSON to break: another kind is drawn instead)."""
+        if not req.path.endswith(self.path) or (self.stage is not None and req.stage != self.stage):
+            return None
+        if self.rng.random() >= self.rate:
+            return None
+        kinds = self.kinds if req.response_format else tuple(k for k in self.kinds if k not in JSON_ONLY_FAULTS)
+        return self.rng.choice(kinds or self.kinds)
+
+
+def _broken(text: str) -> str:
+    """``text``'s JSON as a small model might write it (repairable: ``models.jsonrepair``)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    written = repr(value)
+    if isinstance(value, (dict, list)):  # a comment inside: even {} needs repairing
+        written = written[0] + " // as asked\n" + written[1:]
+    return "Here is the JSON you asked for:\n" + written
+
+
+def _wrong_shape(req: SeenRequest) -> str:
+    """JSON that parses but violates the request's schema (see ``_WRONG_SHAPE``)."""
+    fmt = req.response_format or {}
+    schema = (fmt.get("json_schema") or {}).get("schema") if isinstance(fmt, dict) else None
+    props = (schema or {}).get("properties") or {}
+    return json.dumps({name: _WRONG_SHAPE for name in props} if props else _WRONG_SHAPE)
+
+
 def _words(text: str) -> int:
     return len(_WORDS.findall(text))
 
@@ -166,6 +227,7 @@ class OpenAIStub:
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "images": 0}
         self._rules: list[_Rule] = []
         self._faults: list[_Rule] = []
+        self._rate: _RateRule | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
@@ -188,11 +250,35 @@ class OpenAIStub:
             self._faults.append(_Rule(None, when, stage, times, path, kind, retry_after))
         return self
 
+    def fault_rate(self, rate: float, *, kinds: tuple[str, ...] | list[str] = MODEL_FAULTS, seed: int = 0,
+                   stage: str | None = None, retry_after: float | None = 0.05,
+                   path: str = "/chat/completions") -> "OpenAIStub":
+        """Give a seeded random ``rate`` of the matching requests one of ``kinds`` each (``rate=0``
+        turns it off); a 429 carries ``Retry-After: retry_after``."""
+        unknown = [k for k in kinds if k not in FAULT_KINDS]
+        if unknown or not 0 <= rate <= 1 or not kinds:
+            raise ValueError(f"fault_rate({rate}, kinds={list(kinds)}): rate in [0, 1], kinds among {FAULT_KINDS}")
+        with self._lock:
+            self._rate = _RateRule(rate, tuple(kinds), random.Random(seed), path, stage, retry_after) if rate else None
+        return self
+
+    def clear_faults(self) -> None:
+        """Stop injecting faults (scripted and random); replies and recorded requests stay."""
+        with self._lock:
+            self._faults.clear()
+            self._rate = None
+
+    def faults_seen(self) -> Counter:
+        """Faults served so far, per kind."""
+        with self._lock:
+            return Counter(r.fault for r in self.requests if r.fault)
+
     def reset(self) -> None:
         """Forget rules, faults, recorded requests and counters."""
         with self._lock:
             self._rules.clear()
             self._faults.clear()
+            self._rate = None
             self.requests.clear()
             self.max_in_flight = 0
             self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "images": 0}
@@ -246,6 +332,10 @@ class OpenAIStub:
                     rule.used += 1
                     req.fault = rule.kind
                     return rule, None
+            kind = self._rate.draw(req) if self._rate is not None else None
+            if kind is not None:
+                req.fault = kind
+                return _Rule(None, kind=kind, retry_after=self._rate.retry_after if kind == "429" else None), None
             for rule in self._rules:
                 if rule.applies(req):
                     rule.used += 1
@@ -287,7 +377,7 @@ class OpenAIStub:
         return {"id": "rerank-stub", "model": body.get("model", "stub"), "results": scored}
 
     def handle(self, req: SeenRequest) -> tuple[int, dict[str, str], bytes, str | None]:
-        """(status, headers, body, special) for a request; special is 'disconnect' or None."""
+        """(status, headers, body, special) for a request; special is 'disconnect', 'reset' or None."""
         with self._lock:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -314,6 +404,8 @@ class OpenAIStub:
                 return 400, {}, json.dumps(err).encode(), None
             if kind == "malformed":
                 return 200, {}, b'{"choices": [{"message": {"content": "unterminated', None
+            if kind == "reset":
+                return 0, {}, b"", "reset"
             if req.path.endswith("/embeddings"):
                 out = self._embeddings_body(req)
             elif req.path.endswith("/rerank"):
@@ -323,6 +415,12 @@ class OpenAIStub:
                 finish = "stop"
                 if kind == "truncated":
                     text, finish = text[: max(1, len(text) // 2)], "length"
+                elif kind == "schema":
+                    text = _wrong_shape(req)
+                elif kind == "empty":
+                    text = ""
+                elif kind == "broken":
+                    text = _broken(text)
                 out = self._chat_body(req, text, finish)
                 if kind != "disconnect":  # count only replies the client can read
                     with self._lock:
@@ -378,6 +476,11 @@ class _Handler(BaseHTTPRequestHandler):
             body = None
         req = SeenRequest(self.path, body, {k.lower(): v for k, v in self.headers.items()})
         status, headers, payload, special = self.stub.handle(req)
+        if special == "reset":  # SO_LINGER 0: close() sends a TCP RST, no reply at all
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+            return
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

@@ -4,7 +4,9 @@
 one at a time: a state record per document (namespace ``<name>.state``, owned by the
 document) says it is done and with which settings, so a build skips finished documents,
 redoes documents whose settings changed, drops what belonged to documents that are gone,
-and an interrupted build resumes at the first unfinished document.
+and an interrupted build resumes at the first unfinished document. A document whose
+model calls fail after the retries is isolated: what it wrote is removed, the failure is
+noted with the document, the other documents are built, and the next build retries it.
 
 ``ChunkBaseline`` adds the chunk-retrieval pattern (bm25, dense, hipporag): chunks from
 ``methods.chunking`` stored under ``<name>.chunk``; a subclass ranks chunk ids for a
@@ -26,6 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ...errors import ModelError
 from ...models.base import ImagePart, user
 from ...models.usage import embedding_stage
 from ...progress import Progress
@@ -80,14 +83,22 @@ class IndexedBaseline(ABC):
         todo = [d for d in docs if (states.get(d.id) or {}).get("version") != version]
         skipped = sum(int(states[d.id].get("pages", 0)) for d in docs if d.id in states and d not in todo)
         ctx.progress.start(sum(d.page_count for d in todo), f"{self.name}: indexing")
-        built, totals = 0, {}
+        built, totals, failures = 0, {}, []
         for doc in todo:
             if doc.id in states:
                 with ctx.store.transaction():
                     self.remove_document(ctx, doc.id)
             pages = list(ctx.store.iter_pages(doc.id))
             counting = CountingProgress(ctx.progress)
-            stats = self.index_document(replace(ctx, progress=counting), doc, pages, settings)
+            try:
+                stats = self.index_document(replace(ctx, progress=counting), doc, pages, settings)
+            except ModelError as exc:
+                with ctx.store.transaction():
+                    self.remove_document(ctx, doc.id)
+                failures.append(f"{doc.title} ({doc.id}): {exc}")
+                ctx.progress.note(f"{self.name}: model calls failed for {doc.title} ({doc.id}); nothing of it is "
+                                  f"kept and the next build retries it: {exc}")
+                continue
             ctx.store.put_record(self.state_namespace, doc.id,
                                  {"version": version, "pages": len(pages), **stats}, doc_id=doc.id)
             bump_version(ctx.store, self.name)
@@ -96,8 +107,11 @@ class IndexedBaseline(ABC):
                 if isinstance(value, (int, float)):
                     totals[key] = totals.get(key, 0) + value
             ctx.progress.advance(max(0, len(pages) - counting.advanced), document=doc.title[:40])
+        stats: dict[str, Any] = {"documents": len(todo) - len(failures), **totals}
+        if failures:
+            stats.update(failed_documents=len(failures), failures=failures)
         return BuildReport(method=self.name, pages_built=built, pages_skipped=skipped,
-                           seconds=time.perf_counter() - started, stats={"documents": len(todo), **totals})
+                           seconds=time.perf_counter() - started, stats=stats)
 
     def remove_document(self, ctx: MethodContext, doc_id: str) -> None:
         self.drop_document(ctx, doc_id)

@@ -9,7 +9,11 @@ Per document (METHODS.md, HVM build):
    order — new facts, exact duplicates merged, candidate conflict groups, detector,
    resolver, ``apply_resolution`` — and the view's changes, the conflict log and the
    document's progress are written in one transaction. A rerun resumes at the first
-   chunk not folded in; finished documents are skipped.
+   chunk not folded in; finished documents are skipped. A chunk whose model calls fail
+   after the retries (the endpoint down, timing out, resetting) is isolated as KG4VD
+   isolates a page: the other chunks' extractions are stored, the document stops before
+   that chunk (everything before it kept), the failure is noted with the chunk, page and
+   document, the other documents are built, and the next build resumes there.
 3. When every chunk is in, the document's part of the concept graph is added. At the end
    of the build, concepts and relation labels without vectors are embedded, chunks of
    finished documents whose vectors are gone are re-embedded, and (for the
@@ -30,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ModelOutputError
+from ...errors import ModelError, ModelOutputError
 from ...models.usage import embedding_stage
 from ...types import Chunk, Document, Page
 from ..base import BuildReport, MethodContext
@@ -40,7 +44,7 @@ from ..vector_index import load_index, write_vectors
 from .concepts import add_contribution, contribution, embed_missing, graph_documents, remove_contribution
 from .conflicts import ModelDetector, ModelResolver, OfflineDetector, OfflineResolver
 from .data import Extraction, Fact
-from .extract_base import ChunkInput, Strategy, nearby_captions
+from .extract_base import ChunkFailed, ChunkInput, Strategy, nearby_captions
 from .extract_image import ModelImageStrategy, OfflineImageStrategy
 from .extract_table import ModelTableStrategy, OfflineTableStrategy
 from .extract_text import ModelTextStrategy, OfflineTextStrategy
@@ -96,6 +100,7 @@ class Counters:
     merged: int = 0
     fallbacks: int = 0
     notes: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # one per document stopped at a failing chunk
 
 
 def chunk_inputs(ctx: MethodContext, pages: list[Page], chunks: list[Chunk]) -> list[ChunkInput]:
@@ -116,8 +121,8 @@ def chunk_inputs(ctx: MethodContext, pages: list[Page], chunks: list[Chunk]) -> 
     return out
 
 
-def _extract(kit: Toolkit, items: list[ChunkInput]) -> list[Extraction]:
-    results: dict[int, Extraction] = {}
+def _extract(kit: Toolkit, items: list[ChunkInput]) -> list[Extraction | ChunkFailed]:
+    results: dict[int, Extraction | ChunkFailed] = {}
     for modality in ("text", "table", "image"):
         picked = [i for i, item in enumerate(items) if item.chunk.modality == modality]
         if picked:
@@ -260,19 +265,28 @@ def build_document(ctx: MethodContext, doc: Document, kit: Toolkit, signature: d
     extracted = {k: Extraction.model_validate(v) for k, v in ctx.store.iter_records(NS_EXTRACT, doc_id=doc.id)}
     window = max(8, 2 * ctx.settings.models.build.max_concurrency)
     start = state["done"]
+    failed: dict[str, str] = {}  # chunk id -> why its extraction failed
     while start < len(chunks):
         span = range(start, min(len(chunks), start + window))
         missing = [i for i in span if chunks[i].id not in extracted]
         if missing:
             results = _extract(kit, [items[i] for i in missing])
-            ctx.store.put_records(NS_EXTRACT, [(chunks[i].id, r.model_dump(), doc.id) for i, r in zip(missing, results)])
-            for i, result in zip(missing, results):
+            good = [(i, r) for i, r in zip(missing, results) if isinstance(r, Extraction)]
+            failed.update((chunks[i].id, r.error) for i, r in zip(missing, results) if isinstance(r, ChunkFailed))
+            ctx.store.put_records(NS_EXTRACT, [(chunks[i].id, r.model_dump(), doc.id) for i, r in good])
+            for i, result in good:
                 extracted[chunks[i].id] = result
                 counters.notes.extend(f"{chunks[i].id}: {n}" for n in result.notes)
         for i in span:
             chunk = chunks[i]
-            log = fold_chunk(view, chunk, extracted[chunk.id], kit, by_id, settings.conflict_resolution,
-                             settings.max_group_size, counters)
+            try:
+                if chunk.id in failed:
+                    raise ModelError(failed[chunk.id])
+                log = fold_chunk(view, chunk, extracted[chunk.id], kit, by_id, settings.conflict_resolution,
+                                 settings.max_group_size, counters)
+            except ModelError as exc:  # the view holds a half-folded chunk: dropped with it
+                _stop_document(ctx, doc, chunk, i, len(chunks), exc, counters)
+                return pages_now
             diff = view.take_diff()
             state["done"] = i + 1
             if page_last[chunk.page] == i:
@@ -289,6 +303,15 @@ def build_document(ctx: MethodContext, doc: Document, kit: Toolkit, signature: d
         start = span.stop
     _finish(ctx, doc.id, view, order, state)
     return pages_now
+
+
+def _stop_document(ctx: MethodContext, doc: Document, chunk: Chunk, index: int, total: int, exc: ModelError,
+                   counters: Counters) -> None:
+    """Note a document stopped at a chunk whose model calls failed (see the module docstring)."""
+    message = (f"{doc.title} ({doc.id}) chunk {chunk.id} on page {chunk.page}: {exc} — {index} of {total} "
+               f"chunks kept; the next build resumes at this chunk")
+    counters.failures.append(message)
+    ctx.progress.note(f"hvm: model calls failed for {message}")
 
 
 def signature_of(ctx: MethodContext, kit: Toolkit) -> dict:
@@ -387,8 +410,11 @@ def build(ctx: MethodContext) -> BuildReport:
         ctx.models.record_embedding_model()
     for line in summarize_notes(counters.notes):
         ctx.progress.note(f"hvm: {line}")
-    stats: dict[str, Any] = {k: v for k, v in vars(counters).items() if k != "notes"}
-    stats.update(documents=len(todo), extractor=kit.name, notes=len(counters.notes), entity_vectors=entity_vectors)
+    stats: dict[str, Any] = {k: v for k, v in vars(counters).items() if k not in ("notes", "failures")}
+    stats.update(documents=len(todo), extractor=kit.name, notes=len(counters.notes), entity_vectors=entity_vectors,
+                 failed_documents=len(counters.failures))
+    if counters.failures:
+        stats["failures"] = counters.failures
     if rebuilt:
         stats["rebuilt"] = {changes: titles for changes, titles in rebuilt.items()}
     return BuildReport(method=METHOD, pages_built=built, pages_skipped=skipped,

@@ -6,7 +6,10 @@ text — and, for pictures, the crop image) and returns one ``Extraction`` per i
 order. Model strategies run their chunks concurrently (``run_parallel``); offline
 strategies batch the offline NLP. A model reply that stays invalid after the model
 layer's repair and re-ask is not dropped silently: that chunk falls back to the offline
-strategy and its extraction carries a note saying so.
+strategy and its extraction carries a note saying so. An endpoint that keeps failing
+(timeouts, resets, 5xx after the retries) gives that chunk a ``ChunkFailed`` instead of an
+extraction: the other chunks' extractions are kept, and the build stops the chunk's
+document before it, to resume there on the next build.
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ from typing import Callable, Protocol, Sequence, TypeVar
 
 from pydantic import BaseModel, Field
 
-from ...errors import ModelOutputError
+from ...errors import ModelError, ModelOutputError
 from ...models.base import ChatModel, ImagePart, TextAnalysis, user
 from ...prompts import render_prompt
 from ...types import Chunk, ComponentKind, Page
 from .data import ExtractedEntity, ExtractedFact, Extraction, clean_name, is_numeric
 
 T = TypeVar("T")
+R = TypeVar("R")
 MAX_PHRASES = 25
 DESCRIPTION_CHARS = 240
 
@@ -49,13 +53,20 @@ class ChunkInput:
     image: Path | None = None
 
 
+@dataclass(frozen=True)
+class ChunkFailed:
+    """A chunk whose model calls failed after the retries: nothing is stored for it."""
+
+    error: str
+
+
 class Strategy(Protocol):
     """An extractor for one modality."""
 
     name: str
 
-    def extract(self, items: Sequence[ChunkInput]) -> list[Extraction]:
-        """One extraction per item, in order."""
+    def extract(self, items: Sequence[ChunkInput]) -> list[Extraction | ChunkFailed]:
+        """One extraction (or, for a model strategy, ``ChunkFailed``) per item, in order."""
 
 
 # --------------------------------------------------------------------- model replies
@@ -106,7 +117,7 @@ def entity_list(entities: Sequence[ExtractedEntity]) -> str:
                      for e in entities)
 
 
-def run_parallel(items: Sequence[T], work: Callable[[T], Extraction], workers: int) -> list[Extraction]:
+def run_parallel(items: Sequence[T], work: Callable[[T], R], workers: int) -> list[R]:
     """``work`` over ``items`` on up to ``workers`` threads, results in input order."""
     if len(items) <= 1 or workers <= 1:
         return [work(item) for item in items]
@@ -115,16 +126,20 @@ def run_parallel(items: Sequence[T], work: Callable[[T], Extraction], workers: i
 
 
 def with_fallback(model_work: Callable[[ChunkInput], Extraction], offline: "Strategy",
-                  ) -> Callable[[ChunkInput], Extraction]:
-    """``model_work`` that falls back to ``offline`` (with a note) when a reply stays invalid."""
+                  ) -> Callable[[ChunkInput], Extraction | ChunkFailed]:
+    """``model_work`` that falls back to ``offline`` (with a note) when a reply stays invalid,
+    and gives ``ChunkFailed`` when the endpoint keeps failing."""
 
-    def work(item: ChunkInput) -> Extraction:
+    def work(item: ChunkInput) -> Extraction | ChunkFailed:
         try:
             return model_work(item)
         except ModelOutputError as exc:
             result = offline.extract([item])[0]
+            assert isinstance(result, Extraction)
             result.notes.append(f"model reply invalid, offline extraction used instead: {exc}")
             return result
+        except ModelError as exc:
+            return ChunkFailed(str(exc))
 
     return work
 

@@ -22,8 +22,8 @@ from pydantic import BaseModel, Field
 from ...models.base import ChatModel, ImagePart, user
 from ...prompts import render_prompt
 from .data import ExtractedEntity, ExtractedFact, Extraction, clean_name
-from .extract_base import (STAGE_EXTRACT, ChunkInput, EntityItem, Strategy, entities_of, model_relations,
-                           run_parallel, with_fallback)
+from .extract_base import (STAGE_EXTRACT, ChunkFailed, ChunkInput, EntityItem, Strategy, entities_of,
+                           model_relations, run_parallel, with_fallback)
 
 NAME_CHARS = 80
 _KIND_WORDS = {"figure": "figure", "fig": "figure", "chart": "chart", "graph": "chart", "diagram": "diagram",
@@ -103,5 +103,5 @@ class ModelImageStrategy:
         facts = model_relations(self.chat, item.context, content, entities, images)
         return Extraction(entities=entities, facts=facts, strategy=self.name, notes=notes)
 
-    def extract(self, items: Sequence[ChunkInput]) -> list[Extraction]:
+    def extract(self, items: Sequence[ChunkInput]) -> list[Extraction | ChunkFailed]:
         return run_parallel(items, with_fallback(self._one, self.offline), self.workers)

@@ -21,8 +21,8 @@ from typing import Sequence
 from ...models.base import ChatModel, user
 from ...prompts import render_prompt
 from .data import ExtractedEntity, ExtractedFact, Extraction, clean_name, concept_name, is_numeric, relation_name
-from .extract_base import (STAGE_EXTRACT, ChunkInput, EntitiesReply, Strategy, entities_of, model_relations,
-                           run_parallel, with_fallback)
+from .extract_base import (STAGE_EXTRACT, ChunkFailed, ChunkInput, EntitiesReply, Strategy, entities_of,
+                           model_relations, run_parallel, with_fallback)
 
 _SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$")
 _TAGS = re.compile(r"<br\s*/?>|<[^>]+>", re.IGNORECASE)
@@ -176,5 +176,5 @@ class ModelTableStrategy:
                 merged.setdefault(entity.name.lower(), entity)
         return self._relations((item, list(merged.values())))
 
-    def extract(self, items: Sequence[ChunkInput]) -> list[Extraction]:
+    def extract(self, items: Sequence[ChunkInput]) -> list[Extraction | ChunkFailed]:
         return run_parallel(items, with_fallback(self._table, self.offline), max(1, self.workers // 2))

@@ -15,8 +15,8 @@ from typing import Sequence
 from ...models.base import ChatModel, OfflineNLP, user
 from ...prompts import render_prompt
 from .data import Extraction
-from .extract_base import (STAGE_EXTRACT, ChunkInput, EntitiesReply, Strategy, entities_of, model_relations,
-                           offline_entities, offline_facts, run_parallel, with_fallback)
+from .extract_base import (STAGE_EXTRACT, ChunkFailed, ChunkInput, EntitiesReply, Strategy, entities_of,
+                           model_relations, offline_entities, offline_facts, run_parallel, with_fallback)
 
 ENTITY_TYPES: tuple[str, ...] = (
     "person", "organization", "group", "location", "event", "date", "product", "work", "law", "method",
@@ -56,5 +56,5 @@ class ModelTextStrategy:
         facts = model_relations(self.chat, item.context, item.chunk.text, entities)
         return Extraction(entities=entities, facts=facts, strategy=self.name)
 
-    def extract(self, items: Sequence[ChunkInput]) -> list[Extraction]:
+    def extract(self, items: Sequence[ChunkInput]) -> list[Extraction | ChunkFailed]:
         return run_parallel(items, with_fallback(self._one, self.offline), self.workers)

@@ -13,7 +13,9 @@
    connected, against the canonical graph already stored (so a document added later is
    connected to the existing graph), then entity and relation vectors (offline: names
    blended with the vectors of the chunks they are grounded in, ``index.GroundingContext``)
-   — all written in one transaction.
+   — all written in one transaction. When the judge's model calls fail after the retries,
+   nothing of the connection is written: the failure is reported, the extracted pages are
+   kept, and the next build connects them (the status says ``complete: false`` until then).
 Before 1, settings changed since the last build clear the stages they invalidate, with a
 note saying what is rebuilt (``build_config``). Re-running a finished build changes
 nothing and calls no model. Progress: pages (with
@@ -33,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from ...errors import DocgraphError
+from ...errors import DocgraphError, ModelError
 from ...types import Page, Usage
 from ..base import BuildReport, MethodContext
 from ..vector_index import delete_vectors, load_index
@@ -256,7 +258,12 @@ def build_graph(ctx: MethodContext) -> BuildReport:
         pages = [p for key in missing if (p := ctx.store.get_page(*parse_page_key(key))) is not None]
         index_pages(ctx, pages, ctx.progress)
         ctx.models.record_embedding_model()
-    result = _connect_pending(ctx, schema, all_keys)
+    try:
+        result, connect_failure = _connect_pending(ctx, schema, all_keys), None
+    except ModelError as exc:
+        result, connect_failure = None, f"cross-page connection: {exc}"
+        ctx.progress.note(f"kg4vd: model calls failed while connecting entities across pages; the extracted pages "
+                          f"are kept and the next build connects them: {exc}")
     stats: dict[str, Any] = {"failed_pages": len(failures), "rounds": tally.rounds,
                              "rounds_per_page": dict(sorted(tally.rounds_per_page.items())),
                              "stop_reasons": dict(tally.stop_reasons), "model_calls": tally.usage.calls,
@@ -267,8 +274,8 @@ def build_graph(ctx: MethodContext) -> BuildReport:
         stats.update(connected_pages=result.pages, merged_entities=len(result.canonical) - len(set(result.canonical.values())),
                      verdicts=dict(result.verdicts), judge_calls=result.usage.calls,
                      candidates_below_floor=result.below_floor)
-    if failures:
-        stats["failures"] = failures
+    if failures or connect_failure:
+        stats["failures"] = failures + ([connect_failure] if connect_failure else [])
     if settings_note:
         stats["rebuilt"] = settings_note
     return BuildReport(method="kg4vd", pages_built=len(todo) - len(failures), pages_skipped=already,
