@@ -128,10 +128,10 @@ class KG4VDSettings(Section):
     cross_page: bool = Field(True, description="False = 'no cross-page connection' ablation")
     cross_page_top_k: int = 10
     cross_page_min_similarity: float = Field(
-        0.35, ge=0.0, lt=1.0, description="model judge: a top-k candidate whose cosine, calibrated so the median "
+        0.25, ge=0.0, lt=1.0, description="model judge: a top-k candidate whose cosine, calibrated so the median "
                                           "entity pair is 0 and identity 1, is under this is not sent to the "
-                                          "judge (0 = every top-k candidate, the paper; the offline judge has "
-                                          "no floor)")
+                                          "judge unless it shares a name with the entity (0 = every top-k "
+                                          "candidate, the paper; the offline judge has no floor)")
     same_threshold: float = Field(0.92, description="offline judge: cosine for 'same'")
     related_threshold: float = Field(0.85, description="offline judge: cosine for 'related'")
     vector_descriptions: Literal["auto", "always", "never"] = Field(

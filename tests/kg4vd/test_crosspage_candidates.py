@@ -88,6 +88,11 @@ def test_candidates_under_the_floor_are_not_listed_and_are_counted():
     assert len(kept) + below == len(sims)
     # the floor never brings in candidates beyond the top k
     assert all({j for j, _ in c} <= {j for j, _ in dict(full)[i]} for i, c in cut)
+    # a candidate sharing a name (or alias) with the entity is judged whatever its cosine
+    i, far = next((i, c[-1]) for i, c in full if c[-1][1] < floor)
+    renamed = [e.model_copy(update={"aliases": [ents[i].name]}) if k == far[0] else e for k, e in enumerate(ents)]
+    named, below_named = candidate_pairs(renamed, vecs, renamed, vecs, top_k=5, pair_once=False, min_cosine=floor)
+    assert far in dict(named)[i] and below_named == below - 1
 
 
 # --------------------------------------------------------------------------- connect(): who asks what
@@ -244,7 +249,7 @@ def test_recorded_configs_before_the_floor_keep_working(wh_workspace):
         ws = wh_workspace(settings=settings, name="model")
         ws.build("kg4vd")
         recorded = json.loads(ws.store.get_meta(CONFIG_META))
-        assert (recorded["judge_rules"], recorded["cross_page_min_similarity"]) == ("model:2", 0.35)
+        assert (recorded["judge_rules"], recorded["cross_page_min_similarity"]) == ("model:2", 0.25)
         recorded["judge_rules"] = "model"  # as a build before this change recorded it
         del recorded["cross_page_min_similarity"]
         ws.store.set_meta(CONFIG_META, json.dumps(recorded))
@@ -252,7 +257,7 @@ def test_recorded_configs_before_the_floor_keep_working(wh_workspace):
         report = ws.build("kg4vd", progress=progress)
         assert report.pages_built == 0 and "rebuilt" in report.stats
         (note,) = [n for n in progress.notes if "settings changed" in n]
-        assert 'judge_rules "model" → "model:2"' in note and "cross_page_min_similarity 0.0 → 0.35" in note
+        assert 'judge_rules "model" → "model:2"' in note and "cross_page_min_similarity 0.0 → 0.25" in note
         assert "reconnecting" in note and "rebuilt" not in ws.build("kg4vd").stats  # once
 
     offline = wh_workspace(name="offline")

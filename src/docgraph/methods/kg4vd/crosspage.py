@@ -9,10 +9,11 @@
    ``unrelated`` in one judge call per instance. The judge says how candidates are
    chosen (``candidate_policy``): the model judge (the paper's) judges every instance
    against its own top ``top_k``, less the candidates under its similarity floor (a
-   cosine calibrated by the pool's median, ``scoring.calibrated_cut``: cheap to skip,
-   rarely the same entity), so a pair may be judged from both sides — a ``same`` from
-   either merges; the offline judge keeps its candidate sets: each unordered pair is
-   judged once (for the first instance that lists it) and no floor;
+   cosine calibrated by the pool's median, ``scoring.calibrated_cut``) that do not share
+   a normalised name or alias with it (a same-named candidate is always judged), so a
+   pair may be judged from both sides — a ``same`` from either merges; the offline judge
+   keeps its candidate sets: each unordered pair is judged once (for the first instance
+   that lists it) and no floor;
 3. ``same`` pairs are unioned (``graph.merge.merge_entities``): one canonical node per
    group — an existing canonical id when the group has one, else the instance id of its
    first page-local member; relations are redirected to canonical ids, self-loops and
@@ -38,7 +39,7 @@ import numpy as np
 from ...graph.merge import merge_entities
 from ...scoring import calibrated_cut
 from ...types import Entity, Mention, Relation, Usage
-from .judge import Judge, JudgeItem, candidate_policy
+from .judge import Judge, JudgeItem, candidate_policy, entity_names
 from .storage import StoredPageGraph
 
 CROSS_PAGE_LABEL = "related_to"
@@ -79,12 +80,21 @@ def candidate_pairs(instances: Sequence[Entity], instance_vectors: np.ndarray, p
                     min_cosine: float = -np.inf) -> tuple[list[tuple[int, list[tuple[int, float]]]], int]:
     """For each instance (index into ``instances``), its top-``top_k`` pool entries (index into
     ``pool``, cosine) on other pages, best first, less those with a cosine under
-    ``min_cosine``; with ``pair_once`` a pair already listed for an earlier instance is not
-    listed again. ``pool`` contains the instances themselves. An instance lies on one page;
-    a pool entity is on another page unless all its mentions are on the instance's page.
-    Also returns the number of top-``top_k`` candidates left out for the floor."""
+    ``min_cosine`` that share no normalised name or alias with it; with ``pair_once`` a pair
+    already listed for an earlier instance is not listed again. ``pool`` contains the
+    instances themselves. An instance lies on one page; a pool entity is on another page
+    unless all its mentions are on the instance's page. Also returns the number of
+    top-``top_k`` candidates left out for the floor."""
     if not len(instances) or not len(pool) or top_k <= 0:
         return [], 0
+    names: dict[str, set[str]] = {}
+
+    def same_name(a: Entity, b: Entity) -> bool:
+        for e in (a, b):
+            if e.id not in names:
+                names[e.id] = entity_names(e)
+        return bool(names[a.id] & names[b.id])
+
     page_ids: dict[tuple[str, int] | None, int] = {None: -1}
     pool_page = np.array([page_ids.setdefault(_single_page(e), len(page_ids)) for e in pool], dtype=np.int64)
     seen: set[frozenset[str]] = set()
@@ -103,7 +113,7 @@ def candidate_pairs(instances: Sequence[Entity], instance_vectors: np.ndarray, p
             top = top[np.lexsort((top, -sims[top]))]
             chosen = []
             for j in top:
-                if sims[j] < min_cosine:
+                if sims[j] < min_cosine and not same_name(instances[i], pool[j]):
                     below += 1
                     continue
                 if pair_once:
