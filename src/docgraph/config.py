@@ -177,7 +177,12 @@ class HVMSettings(Section):
     k_table: int = 3
     k_image: int = 2
     top_pages: int = Field(10, ge=1, description="pages ranked in Evidence.pages (structural layer + hybrid)")
-    max_group_size: int = Field(8, description="facts per conflict group sent to the model")
+    max_group_size: int = Field(8, ge=0, description="facts per conflict group sent to the model, the most "
+                                                     "related first (0 = whole groups; cuts are counted)")
+    support_per_group: int = Field(4, ge=0, description="chunks of a confirmed group's B_g shown to the resolver, "
+                                                        "its own sources first (0 = all; cuts are counted)")
+    support_chars: int = Field(1200, ge=0, description="characters of each B_g chunk shown to the resolver, twice "
+                                                       "that of the current chunk (0 = whole chunks)")
     concept_graph: bool = Field(True, description="False = retrieve entities directly (ablation)")
     conflict_resolution: bool = True
     modality_aware: bool = True

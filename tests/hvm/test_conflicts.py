@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from docgraph.models.base import ChatResult
 from docgraph.methods.hvm.conflicts import (DetectionReply, ModelDetector, ModelResolver, OfflineDetector,
-                                            OfflineResolver, ResolutionReply)
+                                            OfflineResolver, ResolutionReply, SupportLimits, add_truncation)
 from docgraph.methods.hvm.data import Fact
 from docgraph.methods.hvm.holistic import HolisticView, apply_resolution, candidate_groups
 from docgraph.types import Chunk
@@ -88,3 +90,42 @@ def test_model_resolver_sees_support_and_maps_decisions():
     prompt = chat.prompts[0]
     assert "S1 (page 1, text):\n| ACME | revenue 1200 |" in prompt  # B_g: where the group's facts come from
     assert "Current chunk" in prompt and "ACME made 900" in prompt
+
+
+def test_detector_cuts_groups_only_as_set_and_counts_it():
+    view = HolisticView([fact(f"m{k}", "acme", f"rel{k}", f"v{k}", f"d:1:P{k}") for k in range(5)])
+    new = [fact("n1", "acme", "rel0", "other", "d:2:P1")]
+    groups = candidate_groups(view, new)  # hr {n1, m0} and h {n1, m0..m4}
+    assert sorted(len(g) for g in groups) == [2, 6]
+    cut = ModelDetector(FakeChat(DetectionReply()), max_group_size=3)
+    cut.detect(view, new, groups)
+    assert cut.truncated == {"groups_cut": 1, "group_facts_omitted": 3}
+    whole = ModelDetector(chat := FakeChat(DetectionReply()), max_group_size=0)
+    whole.detect(view, new, groups)
+    assert not whole.truncated and chat.prompts[0].count("  F") == 2 + 6  # every fact of both groups shown
+
+
+def test_resolver_shows_b_g_within_its_limits_and_counts_the_rest():
+    chunks = {f"d:{p}:P1": chunk(f"d:{p}:P1", p, f"page {p} says ACME revenue " + "x" * 50) for p in range(1, 6)}
+    view = HolisticView([fact("m1", "acme", "revenue", "1200", "d:1:P1")])
+    for p in range(2, 5):
+        view.mention("acme", "ACME", "organization", f"d:{p}:P1")  # I_fac(acme): four chunks
+    new = [fact("n1", "acme", "revenue", "900", "d:5:P1")]
+    confirmed = OfflineDetector().detect(view, new, candidate_groups(view, new))
+
+    def resolve(limits):
+        chat = FakeChat(ResolutionReply())
+        resolver = ModelResolver(chat, limits=limits)
+        return resolver, resolver.resolve(view, new, confirmed, chunks["d:5:P1"], chunks), chat.prompts[0]
+
+    resolver, resolution, prompt = resolve(SupportLimits(per_group=2, chars=30))
+    assert re.findall(r"^(S\d) \(page (\d)", prompt, re.M) == [("S1", "1"), ("S2", "2")]  # own source first
+    assert resolution.support_omitted == {0: 2}
+    assert resolver.truncated == {"support_groups_cut": 1, "support_chunks_omitted": 2, "texts_cut": 3}
+    assert "S1 (page 1, text):\npage 1 says ACME revenue xxxxx\n" in prompt  # 30 characters
+    resolver, resolution, prompt = resolve(SupportLimits(per_group=0, chars=0))
+    assert len(re.findall(r"^S\d \(page", prompt, re.M)) == 4 and not resolution.support_omitted
+    assert not resolver.truncated and "x" * 50 in prompt
+    total: dict[str, int] = {"texts_cut": 1}
+    add_truncation(total, resolve(SupportLimits(per_group=2, chars=30))[0], OfflineResolver())
+    assert total == {"texts_cut": 4, "support_groups_cut": 1, "support_chunks_omitted": 2}

@@ -67,9 +67,8 @@ class FakeModels:
         pass
 
 
-@pytest.fixture(scope="module")
-def ctx(tmp_path_factory):
-    store = SQLiteStore(tmp_path_factory.mktemp("hvm-retrieve"))
+def make_ctx(root, edges=EDGES) -> MethodContext:
+    store = SQLiteStore(root)
     chunks = {cid: Chunk(id=cid, doc_id="d", page=i + 1, component_ids=["P1"], modality=m, text=f"chunk {cid}")
               for i, (cid, (m, _, _)) in enumerate(CHUNKS.items())}
     store.put_records(NS_CHUNK, [(cid, {"chunk": c.model_dump(), "context": "", "index": i}, "d")
@@ -80,13 +79,19 @@ def ctx(tmp_path_factory):
         members = [cid for cid, (_, _, c) in CHUNKS.items() if c == concept]
         store.put_record(NS_CONCEPT, concept, {"name": concept, "docs": {"d": {"entities": 1, "chunks": members}}})
     write_vectors(store, VEC_CONCEPT, *_vectors(CONCEPTS, 21), "fake")
-    for head, label, tail in EDGES:
+    for head, label, tail in edges:
         store.put_record(NS_EDGE, edge_key(head, label, tail),
                          {"head": head, "relation": label, "tail": tail, "docs": {"d": 1}})
     write_vectors(store, VEC_RELATION, *_vectors(RELATIONS, 31), "fake")
     bump_version(store, "hvm")
-    yield MethodContext(store=store, settings=Settings(), models=FakeModels(), root=store.root)
-    store.close()
+    return MethodContext(store=store, settings=Settings(), models=FakeModels(), root=store.root)
+
+
+@pytest.fixture(scope="module")
+def ctx(tmp_path_factory):
+    context = make_ctx(tmp_path_factory.mktemp("hvm-retrieve"))
+    yield context
+    context.store.close()
 
 
 def ids(evidence) -> list[str]:
@@ -160,6 +165,41 @@ def test_k_r_controls_one_step_propagation(ctx):
     ev = retrieve(ctx, "q", k_r=3, K=100, **WIDE)
     assert concepts(ev) == ["alpha", "beta", "gamma", "epsilon", "zeta"]
     assert "c07" in ids(ev) and "c08" not in ids(ev)
+
+
+def test_propagation_keeps_k_r_relations_not_every_edge_of_a_chosen_label(tmp_path):
+    # r_high now links alpha to four concepts; three of them are not anchors
+    wide = make_ctx(tmp_path, EDGES + [("alpha", "r_high", "gamma"), ("alpha", "r_high", "delta"),
+                                       ("zeta", "r_high", "alpha")])
+    try:
+        ev = retrieve(wide, "q", k_r=2, K=100, **WIDE)
+        # labels r_high, r_mid; touching the anchors: the four r_high edges (r_mid's does not),
+        # best by the mean similarity of their concepts: alpha-gamma (.75), alpha-delta (.55)
+        assert [(r.source_name, r.target_name) for r in ev.relations] == [("alpha", "gamma"), ("alpha", "delta")]
+        assert concepts(ev) == ["alpha", "beta", "gamma", "delta"]  # not epsilon, not zeta
+        assert "c08" in ids(ev) and not {"c05", "c07"} & set(ids(ev))
+        assert "propagation: 2 of 4 relations touching the anchors kept (k_r=2)" in ev.notes
+        ev = retrieve(wide, "q", k_r=10, K=100, **WIDE)  # k_r = 10 keeps all five anchored edges
+        assert len(ev.relations) == 5 and set(concepts(ev)) == set(CONCEPTS)
+        assert not any(n.startswith("propagation:") for n in ev.notes)
+    finally:
+        wide.store.close()
+
+
+def test_propagate_ranks_by_label_then_by_its_concepts():
+    from docgraph.methods.hvm.retrieve import propagate
+
+    labels = ["wide", "narrow", "off"]
+    edges = {"wide": [(0, k) for k in range(1, 7)] + [(5, 6)], "narrow": [(7, 0)], "off": [(0, 8)]}
+    concept_scores = np.array([0.9, 0.1, 0.6, 0.3, 0.5, 0.2, 0.4, 0.7, 0.99])
+    step = propagate({0}, np.array([0.8, 0.5, -0.2]), labels, edges, concept_scores, k_r=2)
+    assert step.anchored == 7  # 6 wide + 1 narrow edges touch the anchor; (5, 6) does not; 'off' is not chosen
+    assert [(h, lbl, t) for h, lbl, t, _ in step.relations] == [(0, "wide", 2), (0, "wide", 4)]
+    assert step.reached == {2: "wide", 4: "wide"}
+    step = propagate({0}, np.array([0.8, 0.5, -0.2]), labels, edges, concept_scores, k_r=8)
+    assert [t if h == 0 else h for h, _, t, _ in step.relations] == [2, 4, 6, 3, 5, 1, 7, 8]
+    assert [lbl for _, lbl, _, _ in step.relations][-2:] == ["narrow", "off"] and step.anchored == 8
+    assert propagate({0}, np.array([0.8, 0.5, -0.2]), labels, edges, concept_scores, k_r=0).relations == []
 
 
 def test_K_keeps_the_best_graph_chunks_and_k_b_adds_the_best_overall(ctx):

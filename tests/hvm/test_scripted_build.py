@@ -157,6 +157,40 @@ def test_groups_sent_to_the_detector_are_bounded(built):
             assert 2 <= len(_facts_in(block)) <= 4
 
 
+def test_what_the_conflict_prompts_cut_is_counted(built, tmp_path):
+    """The same build with tight limits: groups of two facts, 60 characters per chunk."""
+    _, _, _, report = built
+    assert report.stats["truncated"] == {}  # the defaults (groups of 4 here) cut nothing on these pages
+    extra = [(BOOK, "written_by", "Ryan J. Lynch", "work", "person"), (BOOK, "about", "Arab conquests", "work",
+                                                                        "topic")]
+
+    def more_facts(req):  # the Tatlock chunk also states two more facts about the book: a group of four
+        reply = script(req)
+        if "You extract relations" in req.prompt and _chunk_text(req.prompt).startswith("Dr. Julie C. Tatlock"):
+            reply["relations"] += [{"head": h, "relation": r, "tail": t, "head_type": ht, "tail_type": tt}
+                                   for h, r, t, ht, tt in extra]
+        return reply
+
+    with OpenAIStub(default_reply="{}") as stub:
+        stub.reply(more_facts)
+        settings = stub_settings(stub, roles=("build",), embeddings=True,
+                                 overrides={"hvm": {"max_group_size": 2, "support_chars": 60}})
+        with Workspace(tmp_path / "ws", settings=settings) as ws:
+            doc = ws.add(built[0].root.parent / "authors.pdf")[0]
+            tight = ws.build("hvm")
+            log = [entry for _, entry in ws.store.iter_records(NS_CONFLICT, doc_id=doc.id)]
+        truncated = tight.stats["truncated"]
+        detected = [_facts_in(block) for req in stub.seen(stage="hvm.detect")
+                    for _, block in re.findall(r"(G\d+) \(.*?\):\n((?:  F.*\n?)+)", req.prompt)]
+        supports = [text for req in stub.seen(stage="hvm.resolve")
+                    for text in re.findall(r"^S\d+ \(page \d+, \w+\):\n(.*)$", req.prompt, re.M)]
+    assert all(len(facts) == 2 for facts in detected)
+    assert truncated["groups_cut"] >= 1 and truncated["group_facts_omitted"] >= truncated["groups_cut"]
+    assert truncated["group_facts_omitted"] >= sum(e["omitted"] for e in log)  # the log has confirmed groups
+    assert supports and all(len(text) <= 60 for text in supports) and truncated["texts_cut"] >= 1
+    assert all("support_omitted" in e for e in log)
+
+
 def test_picture_is_an_entity_and_its_crop_went_to_the_vision_model(built):
     ws, doc, stub, _ = built
     image_calls = [r for r in stub.seen(stage="hvm.extract") if "from a picture" in r.prompt]
@@ -182,6 +216,17 @@ def test_rebuild_skips_finished_work_and_answer_cites_real_regions(built):
     prompt = stub.seen(stage="hvm.answer")[-1].prompt
     assert prompt.index("## Text evidence") < prompt.index("## Table evidence") < prompt.index("## Picture evidence")
     assert json.dumps(answer.model_dump(mode="json"))  # serialisable
+
+
+def test_a_document_built_before_the_support_limits_is_not_rebuilt(built):
+    ws, doc, stub, _ = built
+    state = ws.store.get_record(NS_STATE, doc.id)
+    assert {"support_per_group": 4, "support_chars": 1200}.items() <= state["signature"].items()
+    for key in ("support_per_group", "support_chars"):  # as recorded before these settings existed
+        del state["signature"][key]
+    ws.store.put_record(NS_STATE, doc.id, state, doc_id=doc.id)
+    calls = stub.count("/chat/completions")
+    assert ws.build("hvm").pages_built == 0 and stub.count("/chat/completions") == calls
 
 
 def test_ablation_switches_rebuild_only_what_they_change(built):

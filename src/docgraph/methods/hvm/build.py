@@ -42,7 +42,7 @@ from ..chunking import DEFAULT_MAX_WORDS, chunk_context, document_chunks
 from ..embed_blocks import blocks
 from ..vector_index import load_index, write_vectors
 from .concepts import add_contribution, contribution, embed_missing, graph_documents, remove_contribution
-from .conflicts import ModelDetector, ModelResolver, OfflineDetector, OfflineResolver
+from .conflicts import ModelDetector, ModelResolver, OfflineDetector, OfflineResolver, SupportLimits, add_truncation
 from .data import Extraction, Fact
 from .extract_base import ChunkFailed, ChunkInput, Strategy, nearby_captions
 from .extract_image import ModelImageStrategy, OfflineImageStrategy
@@ -64,11 +64,12 @@ class Toolkit:
     extractors: dict[str, Strategy]
     name: str
     chat: Any = None
+    limits: SupportLimits = SupportLimits()
 
     def detector_resolver(self, max_group_size: int, context: str):
         if self.chat is None:
             return OfflineDetector(), OfflineResolver()
-        return ModelDetector(self.chat, max_group_size, context), ModelResolver(self.chat, context)
+        return ModelDetector(self.chat, max_group_size, context), ModelResolver(self.chat, context, self.limits)
 
 
 def toolkit(ctx: MethodContext) -> Toolkit:
@@ -84,7 +85,7 @@ def toolkit(ctx: MethodContext) -> Toolkit:
         "text": ModelTextStrategy(chat, offline["text"], workers),
         "table": ModelTableStrategy(chat, offline["table"], workers),
         "image": ModelImageStrategy(chat, offline["image"], workers, vision=vision)},
-        name=f"model:{chat.model}", chat=chat)
+        name=f"model:{chat.model}", chat=chat, limits=SupportLimits.of(ctx.settings.hvm.with_profile()))
 
 
 @dataclass
@@ -99,6 +100,7 @@ class Counters:
     modified: int = 0
     merged: int = 0
     fallbacks: int = 0
+    truncated: dict[str, int] = field(default_factory=dict)  # what the conflict prompts cut (conflicts.py)
     notes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # one per document stopped at a failing chunk
 
@@ -138,7 +140,8 @@ def _log_entries(chunk: Chunk, confirmed: list, resolution: Resolution, facts: d
         entry = {
             "chunk": chunk.id, "page": chunk.page, "kind": conf.group.kind, "key": list(conf.group.key),
             "type": conf.type, "explanation": conf.explanation, "pairs": [list(p) for p in conf.pairs],
-            "omitted": conf.group.omitted, "resolver": resolver, "unresolved": index in resolution.unresolved,
+            "omitted": conf.group.omitted, "support_omitted": resolution.support_omitted.get(index, 0),
+            "resolver": resolver, "unresolved": index in resolution.unresolved,
             "summary": resolution.summary, "note": note,
             "facts": [{"id": i, "head": facts[i].head, "relation": facts[i].relation, "tail": facts[i].tail,
                        "qualifier": facts[i].qualifier, "new": i in new_ids,
@@ -172,6 +175,7 @@ def fold_chunk(view: HolisticView, chunk: Chunk, extraction: Extraction, kit: To
         detector, resolver = OfflineDetector(), OfflineResolver()
         confirmed = detector.detect(view, fresh, groups)
         resolution = resolver.resolve(view, fresh, confirmed, chunk, chunks) if confirmed else Resolution()
+    add_truncation(counters.truncated, detector, resolver)
     facts = {**view.facts, **{f.id: f for f in fresh}}
     log = _log_entries(chunk, confirmed, resolution, facts, {f.id for f in fresh}, resolver.name, note)
     report: ApplyReport = apply_resolution(view, fresh, confirmed, resolution)
@@ -318,7 +322,8 @@ def signature_of(ctx: MethodContext, kit: Toolkit) -> dict:
     """The settings a document's HVM index depends on; a change rebuilds the document."""
     settings = ctx.settings.hvm.with_profile()
     return {"extractor": kit.name, "conflict_resolution": settings.conflict_resolution,
-            "max_group_size": settings.max_group_size, "chunk_words": DEFAULT_MAX_WORDS}
+            "max_group_size": settings.max_group_size, "support_per_group": settings.support_per_group,
+            "support_chars": settings.support_chars, "chunk_words": DEFAULT_MAX_WORDS}
 
 
 def signature_changes(recorded: dict, signature: dict) -> list[str]:

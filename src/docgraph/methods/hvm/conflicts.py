@@ -10,8 +10,13 @@ Contracts:
 
 The model detector and resolver prompt with ``detect_conflicts.md`` / ``resolve_conflicts.md``
 (at most ``GROUPS_PER_CALL`` groups per call; facts numbered F1…, groups G1…, supporting
-chunks S1…; the resolver sees B_g, at most ``SUPPORT_PER_GROUP`` chunks per group, and the
-current chunk). The offline pair is honest about what rules can settle: it confirms only
+chunks S1…; the resolver sees B_g and the current chunk). What is cut is cut only where a
+setting says so, and counted (``truncated``, a Counter per detector/resolver; the build
+adds them up): a group beyond ``hvm.max_group_size`` facts (``groups_cut``,
+``group_facts_omitted``), B_g beyond ``hvm.support_per_group`` chunks (``support_groups_cut``,
+``support_chunks_omitted``; per group in ``Resolution.support_omitted``), and chunk texts
+beyond ``hvm.support_chars`` characters, twice that for the current chunk
+(``texts_cut``); 0 turns a cut off. The offline pair is honest about what rules can settle: it confirms only
 groups sharing head and relation with different tails; tails that are the same value
 written differently merge; genuinely different tails are all kept with their provenance,
 and the group is left unresolved.
@@ -20,12 +25,15 @@ and the group is left unresolved.
 from __future__ import annotations
 
 import re
+from collections import Counter
+from dataclasses import dataclass
 from typing import Mapping, Protocol, Sequence
 
 from pydantic import BaseModel, Field
 
 from ...models.base import ChatModel, user
 from ...models.response_format import json_schema_format
+from ...config import HVMSettings
 from ...prompts import render_prompt
 from ...types import Chunk
 from .data import CONFLICT_TYPES, Fact
@@ -33,10 +41,35 @@ from .holistic import (CandidateGroup, ConfirmedGroup, Decision, HolisticView, R
                        group_support)
 
 GROUPS_PER_CALL = 10
-SUPPORT_PER_GROUP = 4
-SUPPORT_CHARS = 1200
 STAGE_DETECT = "hvm.detect"
 STAGE_RESOLVE = "hvm.resolve"
+
+
+@dataclass(frozen=True)
+class SupportLimits:
+    """How much of B_g the resolver is shown (0 = no cut): chunks per group, characters per
+    chunk (twice that for the current chunk)."""
+
+    per_group: int = 4
+    chars: int = 1200
+
+    @classmethod
+    def of(cls, settings: HVMSettings) -> "SupportLimits":
+        return cls(per_group=settings.support_per_group, chars=settings.support_chars)
+
+
+def _cut(text: str, limit: int, truncated: Counter) -> str:
+    if limit and len(text) > limit:
+        truncated["texts_cut"] += 1
+        return text[:limit]
+    return text
+
+
+def add_truncation(total: dict[str, int], *parts: object) -> None:
+    """Add the ``truncated`` counts of detectors/resolvers (the offline ones cut nothing) to ``total``."""
+    for part in parts:
+        for key, value in (getattr(part, "truncated", None) or {}).items():
+            total[key] = total.get(key, 0) + value
 
 
 class Detector(Protocol):
@@ -131,13 +164,19 @@ class ModelDetector:
 
     def __init__(self, chat: ChatModel, max_group_size: int, context: str = ""):
         self.chat, self.max_group_size, self.context = chat, max_group_size, context
+        self.truncated: Counter = Counter()
 
     def detect(self, view: HolisticView, new_facts: Sequence[Fact],
                groups: Sequence[CandidateGroup]) -> list[ConfirmedGroup]:
         facts = {**view.facts, **{f.id: f for f in new_facts}}
         new_ids = {f.id for f in new_facts}
         out: list[ConfirmedGroup] = []
-        for batch in _batches([bounded(g, self.max_group_size) for g in groups], GROUPS_PER_CALL):
+        shown = [bounded(g, self.max_group_size) for g in groups]
+        for before, after in zip(groups, shown):
+            if after.omitted > before.omitted:
+                self.truncated["groups_cut"] += 1
+                self.truncated["group_facts_omitted"] += after.omitted - before.omitted
+        for batch in _batches(shown, GROUPS_PER_CALL):
             numbering = _Numbering(view, new_ids, facts)
             blocks = []
             for index, group in enumerate(batch, 1):
@@ -168,8 +207,9 @@ class ModelResolver:
 
     name = "model"
 
-    def __init__(self, chat: ChatModel, context: str = ""):
-        self.chat, self.context = chat, context
+    def __init__(self, chat: ChatModel, context: str = "", limits: SupportLimits = SupportLimits()):
+        self.chat, self.context, self.limits = chat, context, limits
+        self.truncated: Counter = Counter()
 
     def resolve(self, view: HolisticView, new_facts: Sequence[Fact], confirmed: Sequence[ConfirmedGroup],
                 current: Chunk, chunks: Mapping[str, Chunk]) -> Resolution:
@@ -184,8 +224,13 @@ class ModelResolver:
             blocks = []
             for index, conf in enumerate(batch, 1):
                 support = [c for c in group_support(view, conf.group, facts) if c in chunks and c != current.id]
+                shown = support[:self.limits.per_group] if self.limits.per_group else support
+                if len(shown) < len(support):
+                    self.truncated["support_groups_cut"] += 1
+                    self.truncated["support_chunks_omitted"] += len(support) - len(shown)
+                    resolution.support_omitted[start + index - 1] = len(support) - len(shown)
                 refs = []
-                for chunk_id in support[:SUPPORT_PER_GROUP]:
+                for chunk_id in shown:
                     support_ids.setdefault(chunk_id, f"S{len(support_ids) + 1}")
                     refs.append(support_ids[chunk_id])
                 lines = [numbering.line(i) for i in conf.group.fact_ids]
@@ -194,11 +239,12 @@ class ModelResolver:
                               f"{conf.explanation or '(no explanation)'}\n" + "\n".join(lines)
                               + f"\n  supporting chunks: {', '.join(refs) or '(only the current chunk)'}")
             support_text = "\n\n".join(
-                f"{label} (page {chunks[cid].page}, {chunks[cid].modality}):\n{chunks[cid].text[:SUPPORT_CHARS]}"
+                f"{label} (page {chunks[cid].page}, {chunks[cid].modality}):\n"
+                f"{_cut(chunks[cid].text, self.limits.chars, self.truncated)}"
                 for cid, label in support_ids.items()) or "(none besides the current chunk)"
             prompt = render_prompt(__package__, "resolve_conflicts.md", groups="\n\n".join(blocks),
                                    support=support_text, context=self.context or f"page {current.page}",
-                                   current=current.text[:SUPPORT_CHARS * 2])
+                                   current=_cut(current.text, self.limits.chars * 2, self.truncated))
             facts_shown = sum(len(conf.group.fact_ids) for conf in batch)
             bound = json_schema_format(ResolutionReply, max_items={"decisions": max(1, facts_shown),
                                                                    "unresolved": max(1, facts_shown)})

@@ -251,9 +251,9 @@ def candidate_groups(view: HolisticView, new_facts: Sequence[Fact]) -> list[Cand
 
 
 def bounded(group: CandidateGroup, max_size: int) -> CandidateGroup:
-    """The group cut to its first ``max_size`` facts (at least two are always kept)."""
+    """The group cut to its first ``max_size`` facts (at least two are always kept; 0 = no cut)."""
     size = max(2, max_size)
-    if len(group.fact_ids) <= size:
+    if max_size <= 0 or len(group.fact_ids) <= size:
         return group
     kept = group.fact_ids[:size]
     return replace(group, fact_ids=kept, new_ids=tuple(i for i in group.new_ids if i in kept),
@@ -306,11 +306,13 @@ class Decision:
 
 @dataclass
 class Resolution:
-    """The resolver's answer: decisions per fact, indices of confirmed groups it left unresolved."""
+    """The resolver's answer: decisions per fact, indices of confirmed groups it left unresolved
+    (and, per group index, how many chunks of B_g it was not shown)."""
 
     decisions: list[Decision] = field(default_factory=list)
     unresolved: set[int] = field(default_factory=set)
     summary: str = ""
+    support_omitted: dict[int, int] = field(default_factory=dict)  # group index → B_g chunks not shown
 
 
 @dataclass

@@ -2,9 +2,12 @@
 
 METHODS.md, HVM query, with every budget a config value (``HVMSettings``):
 1. Concept anchors A_q: the top-``k_c`` concepts by cos(Enc(q), Enc(c)), kept if ≥ ``theta``.
-2. Propagation: the top-``k_r`` relation labels by similarity to q (the paper's R_q);
-   R̂_q keeps those with an E_con edge touching A_q, whose other endpoints join → Â_q.
-   One step, no multi-hop traversal.
+2. Propagation (``propagate``): the top-``k_r`` relation labels by similarity to q (the
+   paper's R_q); of their E_con edges, those touching A_q (R̂_q), best first — by the
+   label's similarity, then by the mean similarity of the edge's two concepts — and at
+   most ``k_r`` of them: the paper bounds propagation to k_r relations, so a label shared
+   by hundreds of edges does not pull in hundreds of concepts. Their other endpoints join
+   → Â_q. One step, no multi-hop traversal. When the cut drops edges, a note counts them.
 3. Evidence: B_graph = ∪ I_con(c), c ∈ Â_q, cut to its top-``K`` chunks by s(q, b);
    B_rag = the top-``k_b`` chunks over all chunks; their union. s(q, b) is the hybrid
    (BM25 + dense, ``methods.hybrid``) chunk score, and anchors are ranked by the hybrid
@@ -182,6 +185,38 @@ def organise(rows: np.ndarray, scores: np.ndarray, modality: np.ndarray, setting
     return out
 
 
+@dataclass
+class Propagation:
+    """R̂_q cut to ``k_r`` edges: (head row, label, tail row, label score), best first; the
+    concepts they bring in (not anchors; row → label that reached it), in order; and the
+    number of edges of the chosen labels that touched an anchor (before the cut)."""
+
+    relations: list[tuple[int, str, int, float]]
+    reached: dict[int, str]
+    anchored: int
+
+
+def propagate(anchor_rows: set[int], label_scores: np.ndarray, labels: list[str],
+              edges: Mapping[str, list[tuple[int, int]]], concept_scores: np.ndarray, k_r: int) -> Propagation:
+    """One step of similarity-based propagation (module docstring, step 2): the top-``k_r``
+    labels by ``label_scores``, their edges touching ``anchor_rows``, the best ``k_r`` of those."""
+    label_rows, top_scores = top_k(label_scores, k_r)
+    touching: list[tuple[float, float, int, tuple[int, str, int, float]]] = []
+    for row, score in zip(label_rows, top_scores):
+        label = labels[int(row)]
+        for head, tail in edges.get(label, []):
+            if head in anchor_rows or tail in anchor_rows:
+                both = (float(concept_scores[head]) + float(concept_scores[tail])) / 2
+                touching.append((-float(score), -both, len(touching), (head, label, tail, float(score))))
+    kept = [edge for *_, edge in sorted(touching)[:max(0, k_r)]]
+    reached: dict[int, str] = {}
+    for head, label, tail, _ in kept:
+        for other in (head, tail):
+            if other not in anchor_rows and other not in reached:
+                reached[other] = label
+    return Propagation(relations=kept, reached=reached, anchored=len(touching))
+
+
 def _concept_entity(index: HVMIndex, row: int, score: float, via: str = "") -> ScoredEntity:
     info = index.concept_info[row]
     description = f"concept with {info['entities']} entities, {info['chunks']} supporting chunks"
@@ -215,21 +250,20 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
         anchor_set = set(int(r) for r in a_rows)
         expanded = dict.fromkeys(anchor_set)
         if anchor_set and len(index.relation_vectors):
-            label_rows, label_scores = top_k(index.relation_vectors.scores(q), settings.k_r)
-            for row, score in zip(label_rows, label_scores):
-                label = index.relation_vectors.keys[int(row)]
-                for head, tail in index.edges.get(label, []):
-                    if head not in anchor_set and tail not in anchor_set:
-                        continue
-                    h_name, t_name = index.concept_info[head]["name"], index.concept_info[tail]["name"]
-                    evidence.relations.append(ScoredRelation(
-                        relation=Relation(id=f"{h_name}\t{label}\t{t_name}", source=f"concept:{h_name}",
-                                          target=f"concept:{t_name}", label=label),
-                        score=float(score), source_name=h_name, target_name=t_name))
-                    for other in (head, tail):
-                        if other not in expanded:
-                            expanded[other] = None
-                            evidence.entities.append(_concept_entity(index, other, concept_scores[other], label))
+            step = propagate(anchor_set, index.relation_vectors.scores(q), index.relation_vectors.keys, index.edges,
+                             concept_scores, settings.k_r)
+            for head, label, tail, score in step.relations:
+                h_name, t_name = index.concept_info[head]["name"], index.concept_info[tail]["name"]
+                evidence.relations.append(ScoredRelation(
+                    relation=Relation(id=f"{h_name}\t{label}\t{t_name}", source=f"concept:{h_name}",
+                                      target=f"concept:{t_name}", label=label),
+                    score=score, source_name=h_name, target_name=t_name))
+            for other, label in step.reached.items():
+                expanded[other] = None
+                evidence.entities.append(_concept_entity(index, other, concept_scores[other], label))
+            if step.anchored > len(step.relations):
+                evidence.notes.append(f"propagation: {len(step.relations)} of {step.anchored} relations touching "
+                                      f"the anchors kept (k_r={settings.k_r})")
         if expanded:
             graph_rows = np.unique(np.concatenate([index.icon[c] for c in expanded]))
         timer.lap("propagate")
