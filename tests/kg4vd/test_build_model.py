@@ -217,7 +217,11 @@ def test_model_judge_merges_same_and_links_related_across_pages(wh_workspace):
     (related,) = [r for r in relations if r.cross_page]
     university = next(e for e in entities.values() if e.name == "Mount Mary University")
     assert {related.source, related.target} == {tatlock.id, university.id}
-    assert report.stats["verdicts"]["same"] == 1 and report.stats["verdicts"]["related"] == 1
+    # every entity is judged against its own candidates, so each pair is judged from both sides
+    assert report.stats["verdicts"] == {"same": 2, "related": 2, "unrelated": 4}
+    anchors = {r.prompt.split("Entity:\n", 1)[1].split(" [", 1)[0] for r in judge_calls}
+    assert anchors == {"Julie Tatlock", "Julie C. Tatlock", "Mount Mary University",
+                       "Photo of the senior contributing authors"}
     # the model's link carries its reason, so it is indexed (only bare offline links are not)
     assert related.description and related.id in ws.store.load_vectors(st.VEC_RELATION)[0]
     # the visual entity's crop goes to the judge as an image; its unparseable reply links nothing

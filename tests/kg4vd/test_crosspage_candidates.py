@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from docgraph.methods.kg4vd import crosspage
 from docgraph.methods.kg4vd.crosspage import candidate_pairs, connect
 from docgraph.methods.kg4vd.judge import JudgeItem, JudgeReply, ModelJudge, OfflineJudge, Verdict, candidate_policy
 from docgraph.methods.kg4vd.patch import Node, PageGraph
@@ -136,8 +137,17 @@ def test_model_policy_judges_each_entity_against_its_own_candidates():
     both = [(a, b) for a, cands in judge.calls.items() for b in cands if a in judge.calls.get(b, [])]
     assert both
     floored = RecordingJudge(pair_once=False, min_similarity=0.3)
+    result = run_connect(floored)  # 12 entities: too few to calibrate a floor, every candidate is judged
+    assert result.below_floor == 0 and floored.calls == judge.calls
+
+
+def test_the_floor_applies_to_a_pool_large_enough_to_calibrate(monkeypatch):
+    monkeypatch.setattr(crosspage, "FLOOR_MIN_POOL", 12)
+    judge, floored = RecordingJudge(pair_once=False), RecordingJudge(pair_once=False, min_similarity=0.3)
+    run_connect(judge)
     result = run_connect(floored)
     assert result.below_floor > 0 and sum(len(c) for c in floored.calls.values()) == 60 - result.below_floor
+    assert all(set(floored.calls.get(a, [])) <= set(c) for a, c in judge.calls.items())
 
 
 def test_a_same_verdict_from_either_side_merges():
@@ -201,7 +211,7 @@ def judged(stub) -> dict[str, list[str]]:
     return out
 
 
-def test_scripted_build_judges_every_entity_with_its_own_top_k(wh_workspace):
+def test_scripted_build_judges_every_entity_with_its_own_top_k(wh_workspace, monkeypatch):
     from docgraph.methods.kg4vd import storage as st
     from docgraph.testing.fixtures import stub_settings
     from docgraph.testing.openai_stub import OpenAIStub
@@ -221,6 +231,7 @@ def test_scripted_build_judges_every_entity_with_its_own_top_k(wh_workspace):
                                                                                "Kublai Khan")) == [2, 2, 2]
         stub.reset()
         stub.reply(build_script)
+        monkeypatch.setattr(crosspage, "FLOOR_MIN_POOL", 15)  # these 15 entities calibrate the floor
         floored = wh_workspace(settings=stub_settings(stub, embeddings=True, overrides={
             "kg4vd": {"cross_page_top_k": 4, "cross_page_min_similarity": 0.6}}), name="floor")
         report = floored.build("kg4vd")

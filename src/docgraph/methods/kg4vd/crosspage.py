@@ -10,7 +10,9 @@
    chosen (``candidate_policy``): the model judge (the paper's) judges every instance
    against its own top ``top_k``, less the candidates under its similarity floor (a
    cosine calibrated by the pool's median, ``scoring.calibrated_cut``) that do not share
-   a normalised name or alias with it (a same-named candidate is always judged), so a
+   a normalised name or alias with it (a same-named candidate is always judged); the
+   floor applies to a pool of at least ``FLOOR_MIN_POOL`` entities — the median of a few
+   pairs calibrates nothing, and judging a small pool in full costs little — so a
    pair may be judged from both sides — a ``same`` from either merges; the offline judge
    keeps its candidate sets: each unordered pair is judged once (for the first instance
    that lists it) and no floor;
@@ -43,6 +45,7 @@ from .judge import Judge, JudgeItem, candidate_policy, entity_names
 from .storage import StoredPageGraph
 
 CROSS_PAGE_LABEL = "related_to"
+FLOOR_MIN_POOL = 100  # entities the pool needs before the model judge's similarity floor applies
 EmbedFn = Callable[[Sequence[Entity]], np.ndarray]
 """L2-normalised entity-index rows for entities (same space as the stored entity vectors)."""
 
@@ -182,7 +185,8 @@ def connect(graphs: Sequence[StoredPageGraph], existing_entities: dict[str, Enti
         rows = [v if v is not None else next(fresh) for v in stored]
         pool_vectors = np.vstack(rows + [inst_vectors]) if rows else inst_vectors
         pair_once, floor = candidate_policy(judge)
-        min_cosine = calibrated_cut(pool_vectors, floor) if floor is not None else -np.inf
+        calibrated = floor is not None and len(pool) >= FLOOR_MIN_POOL
+        min_cosine = calibrated_cut(pool_vectors, floor) if calibrated else -np.inf
         pairs, result.below_floor = candidate_pairs(instances, inst_vectors, pool, pool_vectors, top_k,
                                                     pair_once=pair_once, min_cosine=min_cosine)
 
