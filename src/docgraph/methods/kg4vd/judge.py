@@ -24,7 +24,8 @@ Which candidates a judge sees is its ``candidate_policy``: the offline judge's s
 unchanged since its rules were tuned — each unordered pair judged once, no similarity
 floor; the model judge, as the paper specifies, judges every entity against its own top
 ``cross_page_top_k`` candidates, less those under ``min_similarity`` (a calibrated cosine,
-``scoring.calibrated_cut``; 0 sends every top-k candidate) unless they share a name.
+``scoring.calibrated_cut``; 0 sends every top-k candidate) unless they share a name
+(``crosspage.candidate_pairs``; a pool too small to calibrate on is judged in full).
 
 ``ModelJudge`` asks the build model (prompt ``prompts/judge.md``) about one entity and
 its candidates at once, with the crops of visual entities as images (at most
