@@ -6,16 +6,16 @@
 2. with a judge (the "no cross-page connection" ablation passes none): each instance's
    top-``top_k`` most similar entities by embedding — other instances and canonical
    entities — that lie on OTHER pages are its candidates, judged ``same`` / ``related`` /
-   ``unrelated`` in one judge call per instance. The judge says how candidates are
-   chosen (``candidate_policy``): the model judge (the paper's) judges every instance
-   against its own top ``top_k``, less the candidates under its similarity floor (a
-   cosine calibrated by the pool's median, ``scoring.calibrated_cut``) that do not share
-   a normalised name or alias with it (a same-named candidate is always judged); the
-   floor applies to a pool of at least ``FLOOR_MIN_POOL`` entities — the median of a few
-   pairs calibrates nothing, and judging a small pool in full costs little — so a
-   pair may be judged from both sides — a ``same`` from either merges; the offline judge
-   keeps its candidate sets: each unordered pair is judged once (for the first instance
-   that lists it) and no floor;
+   ``unrelated`` in one judge call per instance. How candidates are chosen is the
+   judge's (``candidate_policy``):
+   - the model judge (the paper's): every instance against its own top ``top_k``, so a
+     pair may be judged from both sides (a ``same`` from either merges), less the
+     candidates under its similarity floor that share no normalised name or alias with
+     it — a cosine calibrated by the pool's median (``scoring.calibrated_cut``), applied
+     once the pool has ``FLOOR_MIN_POOL`` entities (the median of a few pairs calibrates
+     nothing, and a small pool costs little to judge in full);
+   - the offline judge: its candidate sets as its rules were tuned on — each unordered
+     pair judged once (for the first instance that lists it), no floor;
 3. ``same`` pairs are unioned (``graph.merge.merge_entities``): one canonical node per
    group — an existing canonical id when the group has one, else the instance id of its
    first page-local member; relations are redirected to canonical ids, self-loops and
