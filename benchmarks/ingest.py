@@ -7,7 +7,9 @@ parallel, one worker per core; pool start-up included). Scanned: pages of the Wo
 excerpt rasterised at 150 dpi into an image-only PDF, so they take the OCR path. Reports
 wall-clock pages/s and CPU seconds per page (this process plus its page workers), which
 stays comparable when other work shares the machine. Target on 2 cores: ≥ 4 born-digital
-pages/s.
+pages/s. ``--parsers`` names the parser backends to compare in the same run (default: the
+``pymupdf`` layout model and ``pymupdf-fast``, which skips its image features); the
+scanned pages go through the first one.
 """
 
 from __future__ import annotations
@@ -90,8 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=shared_documents(), help="folder of PDFs")
     parser.add_argument("--scanned-pages", type=int, default=4, help="pages to OCR (0 = skip)")
     parser.add_argument("--workers", type=int, default=0, help="page workers (0 = one per core)")
+    parser.add_argument("--parsers", default="pymupdf,pymupdf-fast",
+                        help="comma-separated parser backends, each ingesting every document (ingest.parser)")
     args = parser.parse_args(argv)
-    settings = IngestSettings(workers=args.workers)
+    backends = [name for name in args.parsers.split(",") if name]
+    settings = IngestSettings(workers=args.workers, parser=backends[0])
     pdfs = sorted(args.data.glob("*.pdf"))
     if not pdfs:
         print(f"no PDFs in {args.data}; pass --data or set DOCGRAPH_SHARED_DATA", file=sys.stderr)
@@ -100,10 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{workers} page workers, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start\n")
     rows = []
     with tempfile.TemporaryDirectory(prefix="docgraph-bench-") as tmp:
-        wall, cpu, pages, documents = run(pdfs, Path(tmp) / "born", settings)
-        for doc, n, seconds in documents:
-            rows.append((f"  {doc}", n, seconds, None))
-        rows.insert(0, ("born-digital (all documents)", pages, wall, cpu))
+        for backend in backends:
+            wall, cpu, pages, documents = run(pdfs, Path(tmp) / f"born-{backend}",
+                                              settings.model_copy(update={"parser": backend}))
+            rows.append((f"born-digital, {backend} (all documents)", pages, wall, cpu))
+            rows.extend((f"  {doc}", n, seconds, None) for doc, n, seconds in documents)
         if args.scanned_pages > 0:
             scan = rasterise(args.data / SCANNED_SOURCE, args.scanned_pages, Path(tmp) / "scanned.pdf")
             wall, cpu, pages, _ = run([scan], Path(tmp) / "scanned", settings)

@@ -68,7 +68,8 @@ class Parser(Protocol):
         """Open ``path``; raises ``InputError`` naming the file for unreadable/encrypted input."""
 
 
-_REGISTRY: dict[str, str] = {"pymupdf": "docgraph.documents.pymupdf_parser:PyMuPDFParser"}
+_REGISTRY: dict[str, str] = {"pymupdf": "docgraph.documents.pymupdf_parser:PyMuPDFParser",
+                             "pymupdf-fast": "docgraph.documents.pymupdf_parser:FastPyMuPDFParser"}
 
 
 def register_parser(name: str, target: str) -> None:
