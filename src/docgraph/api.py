@@ -1,6 +1,8 @@
 """The public Python façade: ``Workspace`` (add, build, retrieve, ask, remove, marks, usage).
 
 The CLI and the web app are thin layers over this class; tests and benchmarks use it too.
+Adding, building and removing hold the workspace's write lock (``store.writelock``): a
+second writer gets ``WorkspaceBusyError`` at once, readers are never blocked.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from .errors import InputError
 from .methods.base import BuildReport, MethodContext, available_methods, get_method
 from .progress import NullProgress, Progress
 from .store import open_store
+from .store.writelock import write_lock
 from .types import Answer, Document, Evidence, Page, Usage
 
 DEFAULT_WORKSPACE = ".docgraph"
@@ -84,8 +87,9 @@ class Workspace:
         """Ingest files/folders; returns the IngestReport (added, skipped, failures) without raising."""
         from .documents.ingest import ingest
 
-        return ingest(self.store, self.root, self.settings.ingest, [Path(p) for p in paths],
-                      password=password, progress=progress or NullProgress())
+        with write_lock(self.root, "add"):
+            return ingest(self.store, self.root, self.settings.ingest, [Path(p) for p in paths],
+                          password=password, progress=progress or NullProgress())
 
     def add(self, paths: Iterable[str | Path] | str | Path, *, password: str | None = None,
             progress: Progress | None = None) -> list[Document]:
@@ -134,12 +138,13 @@ class Workspace:
         doc_id = self.resolve(ref)
         doc = self.store.get_document(doc_id)
         ctx = self.context()
-        with self.store.transaction():
-            for name in available_methods():
-                get_method(name).remove_document(ctx, doc_id)
-            self.store.delete_document(doc_id)
-        for folder in ("pages", "crops", "marks"):
-            shutil.rmtree(self.root / folder / doc_id, ignore_errors=True)
+        with write_lock(self.root, f"rm {doc_id}"):
+            with self.store.transaction():
+                for name in available_methods():
+                    get_method(name).remove_document(ctx, doc_id)
+                self.store.delete_document(doc_id)
+            for folder in ("pages", "crops", "marks"):
+                shutil.rmtree(self.root / folder / doc_id, ignore_errors=True)
         return doc  # type: ignore[return-value]
 
     def marks(self, ref: str, number: int, out: str | Path, mask: Iterable[str] = ()) -> Path:
@@ -159,9 +164,10 @@ class Workspace:
         """Build (or update) a method's index; resumable and incremental. ``rebuild_vectors``
         first drops the method's vectors (after switching embedding models) so they are re-embedded."""
         impl = get_method(method)
-        if rebuild_vectors:
-            self.drop_vectors(method)
-        return impl.build(self.context(progress))
+        with write_lock(self.root, f"build --method {method}"):
+            if rebuild_vectors:
+                self.drop_vectors(method)
+            return impl.build(self.context(progress))
 
     def drop_vectors(self, method: str) -> list[str]:
         """Delete every vector namespace of ``method``; returns the namespaces dropped.
@@ -170,18 +176,19 @@ class Workspace:
         records the configured model; otherwise an ``InputError`` names the methods to rebuild."""
         from .methods.vector_index import delete_vectors
 
-        dropped = [ns for ns in self.store.vector_models() if ns == method or ns.startswith(method + ".")]
-        for namespace in dropped:
-            delete_vectors(self.store, namespace)
-        configured = self.models.configured_embedding_models()
-        stale = sorted({ns.split(".")[0] for ns, model in self.store.vector_models().items()
-                        if model not in configured})
-        if stale:
-            raise InputError(f"vectors of {', '.join(stale)} were also built with another embedding model; "
-                             + "; ".join(f"rebuild them with: docgraph build --method {m} --rebuild-vectors"
-                                         for m in stale))
-        self.models.record_embedding_model()
-        return dropped
+        with write_lock(self.root, f"build --method {method} --rebuild-vectors"):
+            dropped = [ns for ns in self.store.vector_models() if ns == method or ns.startswith(method + ".")]
+            for namespace in dropped:
+                delete_vectors(self.store, namespace)
+            configured = self.models.configured_embedding_models()
+            stale = sorted({ns.split(".")[0] for ns, model in self.store.vector_models().items()
+                            if model not in configured})
+            if stale:
+                raise InputError(f"vectors of {', '.join(stale)} were also built with another embedding model; "
+                                 + "; ".join(f"rebuild them with: docgraph build --method {m} --rebuild-vectors"
+                                             for m in stale))
+            self.models.record_embedding_model()
+            return dropped
 
     def retrieve(self, query: str, method: str = "kg4vd", **options: Any) -> Evidence:
         return get_method(method).retrieve(self.context(), query, **options)

@@ -30,6 +30,10 @@ class StoreError(DocgraphError):
     """The workspace store cannot read or write what it was asked to."""
 
 
+class WorkspaceBusyError(StoreError):
+    """Another process (or thread) is writing to the workspace; names it and says to wait."""
+
+
 class EmbeddingMismatchError(StoreError):
     """The workspace's vectors were built with another embedding model than the configured one."""
 

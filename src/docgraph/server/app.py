@@ -20,7 +20,8 @@ from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
 from ..api import Workspace
-from ..errors import ConfigError, DocgraphError, InputError, ModelError, NotBuiltError, StoreError
+from ..errors import (ConfigError, DocgraphError, InputError, ModelError, NotBuiltError, StoreError,
+                      WorkspaceBusyError)
 from .auth import OriginGuard, TokenAuth, login_router
 from .jobs import JobManager
 from .routes import ROUTERS
@@ -33,7 +34,8 @@ DEFAULT_MAX_UPLOAD_MB = 200
 
 # DocgraphError subclasses → HTTP status (first match wins; order: most specific first)
 ERROR_STATUS: tuple[tuple[type[DocgraphError], int], ...] = (
-    (NotBuiltError, 409), (InputError, 400), (ConfigError, 400), (ModelError, 502), (StoreError, 500),
+    (NotBuiltError, 409), (WorkspaceBusyError, 409), (InputError, 400), (ConfigError, 400), (ModelError, 502),
+    (StoreError, 500),
     (DocgraphError, 400),
 )
 

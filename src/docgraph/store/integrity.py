@@ -13,8 +13,9 @@ What it checks:
 
 ``repair=True`` removes what can be removed without losing anything a rebuild could not
 restore: orphan rows, foreign-key violations and dangling files. Everything else is
-reported with the command that fixes it. Run it while no ``add``/``build`` writes to the
-workspace (a page in flight has its image written before its row).
+reported with the command that fixes it. ``--repair`` takes the workspace's write lock
+(``writelock``), so it never runs beside an ``add``/``build`` (a page in flight has its
+image written before its row); a plain check while one writes says so first (``busy``).
 
 Reads the database with ``sqlite3`` directly (not through ``SQLiteStore``), so a workspace
 too damaged to open is still checked.
@@ -28,6 +29,8 @@ import sqlite3
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
+
+from .writelock import holder, write_lock
 
 DB_NAME = "docgraph.sqlite"
 PAGE_DIR, CROP_DIR, MARKS_DIR = "pages", "crops", "marks"
@@ -74,8 +77,21 @@ def check_workspace(root: Path | str, *, repair: bool = False) -> CheckReport:
     """Check the workspace at ``root``; with ``repair``, remove what can safely be removed and
     check again (the report then lists what remains, and ``repaired`` what was done)."""
     root = Path(root)
+    if repair and (root / DB_NAME).is_file():  # never delete what a running add or build is writing
+        with write_lock(root, "check --repair"):
+            return _check_and_repair(root)
     report = _check(root)
-    if repair and any(f.repairable for f in report.findings):
+    writer = holder(root) if (root / DB_NAME).is_file() else None
+    if writer:
+        report.findings.insert(0, Finding("busy", f"`docgraph {writer.get('what')}` (pid {writer.get('pid')}) is "
+                                                  "writing to this workspace now: files and rows it has in flight "
+                                                  "may show below; check again when it is done", severity="warning"))
+    return report
+
+
+def _check_and_repair(root: Path) -> CheckReport:
+    report = _check(root)
+    if any(f.repairable for f in report.findings):
         done = _repair(root)
         report = _check(root)
         report.repaired = done
