@@ -1,17 +1,22 @@
-"""SIGKILL ``docgraph add`` and ``docgraph build`` part-way (seeded points of progress: a random
-number of the rows the work writes), rerun to completion: the workspace equals an
-uninterrupted run's (records, vectors, pages, files; timestamps aside), with nothing
-duplicated or orphaned (``docgraph check``), and the work reported complete.
+"""SIGKILL ``docgraph add``, ``docgraph build`` (offline and scripted-model) and ``docgraph eval``
+part-way (seeded points of progress: a random number of the rows the work writes, or of its
+duration), rerun to completion: the workspace equals an uninterrupted run's (records,
+vectors, pages, files; timestamps aside; for eval its records and corpus workspaces), with
+nothing duplicated or orphaned (``docgraph check``), and the work reported complete.
 
 A small subset of ``benchmarks/faults.py`` (which kills at ≥ 20 random points per case)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from docgraph.testing.faults import add_complete, build_complete, kill_case
+from docgraph.testing.faults import add_complete, build_complete, eval_check, eval_dump, kill_case
+from docgraph.testing.model_faults import point_at_stub
+from docgraph.testing.openai_stub import OpenAIStub
+from docgraph.testing.scripted_model import scripted_reply
 
 from conftest_paths import OPENSTAX
 
@@ -45,8 +50,42 @@ def test_killed_graph_build_resumes_to_the_uninterrupted_result(method, _opensta
     assert_survived(result)
 
 
+def test_killed_scripted_model_build_resumes_to_the_uninterrupted_result(_openstax_template, tmp_path):
+    """The build's every chat role on a loopback stub serving the scripted model (docgraph.toml)."""
+    with OpenAIStub(default_reply=scripted_reply) as stub:
+        base = point_at_stub(Path(shutil.copytree(_openstax_template, tmp_path / "base")), stub)
+        result = kill_case("hvm-scripted", base, ["build", "--method", "hvm"], tmp_path / "work", trials=1,
+                           kills_per_trial=2, seed=15, complete=build_complete("hvm"), by="rows")
+        assert stub.count("/chat/completions") > 50  # the model built it, not the offline strategies
+    assert_survived(result)
+
+
+def test_killed_eval_resumes_to_the_uninterrupted_records_and_corpus(tmp_path, shared_data):
+    args = ["eval", "kg4vd_test", str(shared_data / "kg4vd_test"), "--methods", "dense,bm25", "--limit", "2",
+            "--out", "{ws}/results", "--workspace-root", "{ws}/corpora"]
+    result = kill_case("eval", tmp_path / "none", args, tmp_path / "work", trials=1, kills_per_trial=2, seed=15,
+                       dump=eval_dump, check=eval_check)
+    assert_survived(result)
+    reference = eval_dump(tmp_path / "work" / "reference")
+    assert len(reference["eval.records"]) == 2 + 2 * 2  # a build record per method, 2 questions each
+    assert any(table.endswith("/vectors") and rows for table, rows in reference.items())
+
+
+def test_the_eval_dump_sees_a_question_recorded_twice(tmp_path):
+    import json
+
+    results = tmp_path / "results"
+    results.mkdir()
+    record = {"kind": "question", "benchmark": "b", "setting": "s", "corpus": "c", "method": "dense", "qid": "q1",
+              "run": "answer", "answer_model": None, "answer": "x", "seconds": 1.0, "error": None}
+    (results / "b-records.jsonl").write_text("\n".join([json.dumps(record), json.dumps({**record, "seconds": 2.0}),
+                                                         '{"kind": "question", "cut sh']) + "\n")
+    dump = eval_dump(tmp_path)
+    assert len(dump["eval.records"]) == 1 and list(dump["eval.duplicates"].values()) == [1]
+    assert eval_check(tmp_path) == [f"no corpus workspace under {tmp_path / 'corpora'}"]
+
+
 def test_the_comparison_sees_lost_duplicated_and_changed_rows(_dense_template, tmp_path):
-    import shutil
     import sqlite3
 
     from docgraph.testing.faults import canonical_dump, compare_dumps

@@ -11,6 +11,10 @@
 - ``kill_case(...)``: run a ``docgraph`` command in a subprocess, SIGKILL it (its whole
   process group: page workers too) at seeded random points, rerun it to completion, and
   compare the workspace with an uninterrupted run; ``docgraph check`` must find nothing.
+- ``eval_dump(root)`` / ``eval_check(root)``: the same for ``docgraph eval`` run with
+  ``--out ROOT/results --workspace-root ROOT/corpora``: its records (the latest per key,
+  run-specific fields aside; a question or build recorded twice is a duplicate) and every
+  corpus workspace's dump; every corpus workspace passes ``docgraph check``.
 """
 
 from __future__ import annotations
@@ -197,17 +201,25 @@ class KillResult:
 
 def kill_case(case: str, base: Path, args: Sequence[str], work: Path, *, trials: int, kills_per_trial: int,
               seed: int, complete: Callable[[Path], str | None] | None = None,
-              reference: Path | None = None, by: str = "time") -> KillResult:
-    """Kill ``docgraph --workspace WS ARGS`` ``kills_per_trial`` times per trial on a fresh copy
-    of ``base`` (missing: an empty workspace), then run it to completion and compare with the
+              reference: Path | None = None, by: str = "time",
+              dump: Callable[[Path], dict[str, dict]] = canonical_dump,
+              check: Callable[[Path], list[str]] | None = None) -> KillResult:
+    """Kill ``docgraph --workspace WS ARGS`` (``{ws}`` in an argument stands for WS)
+    ``kills_per_trial`` times per trial on a fresh copy of ``base`` (missing: an empty
+    workspace), then run it to completion and compare with the
     reference: ``reference`` (a workspace the same work finished on) or an uninterrupted run
     made here. Kill points are seeded: ``by="time"`` at random fractions of the reference
     run's duration (needs the run made here), ``by="rows"`` once a random number of the rows
     the work adds is written. ``complete(ws_root)`` returns a reason when the finished
-    workspace is not complete, else None."""
+    workspace is not complete, else None. ``dump``/``check``: what is compared and checked
+    (default: the workspace's ``canonical_dump`` and ``docgraph check``'s findings)."""
     rng = random.Random(seed)
+    check = check or (lambda root: [f.message for f in check_workspace(root).findings])
     work.mkdir(parents=True, exist_ok=True)
-    result = KillResult(case, "docgraph --workspace WS " + " ".join(args), trials=trials)
+    result = KillResult(case, "docgraph --workspace WS " + " ".join(args).replace("{ws}", "WS"), trials=trials)
+
+    def command_for(root: Path) -> list[str]:
+        return docgraph_command("--workspace", str(root), *[a.replace("{ws}", str(root)) for a in args])
 
     def copy_base(dest: Path) -> Path:
         if base.exists():
@@ -218,15 +230,15 @@ def kill_case(case: str, base: Path, args: Sequence[str], work: Path, *, trials:
 
     if reference is None:
         reference = copy_base(work / "reference")
-        result.reference_s = run_to_completion(docgraph_command("--workspace", str(reference), *args), work)
+        result.reference_s = run_to_completion(command_for(reference), work)
     elif by == "time":
         raise ValueError("kills by time need the reference run made here (reference=None)")
-    reference_dump = canonical_dump(reference)
+    reference_dump = dump(reference)
     base_rows = _rows(base) if base.exists() else 0
     added_rows = _rows(reference) - base_rows
     for trial in range(trials):
         root = copy_base(work / f"trial{trial}")
-        command = docgraph_command("--workspace", str(root), *args)
+        command = command_for(root)
         if by == "time":
             points = sorted(rng.uniform(0.05, 0.95) * result.reference_s for _ in range(kills_per_trial))
         else:  # later kills at later points: each run gets past the last one's
@@ -237,20 +249,20 @@ def kill_case(case: str, base: Path, args: Sequence[str], work: Path, *, trials:
             else:
                 result.kills += run_and_kill(command, work, at_rows=(root, point))
         run_to_completion(command, work)
-        diff = compare_dumps(reference_dump, canonical_dump(root))
-        check = check_workspace(root)
+        diff = compare_dumps(reference_dump, dump(root))
+        findings = check(root)
         reason = complete(root) if complete else None
         result.lost += sum(diff.lost.values())
         result.duplicated += sum(diff.extra.values())
         result.changed += sum(diff.changed.values())
-        result.check_problems += len(check.findings)
+        result.check_problems += len(findings)
         result.incomplete += reason is not None
-        if diff.equal and not check.findings and reason is None:
+        if diff.equal and not findings and reason is None:
             result.survived += 1
             shutil.rmtree(root)
         else:
             result.failures.append(f"trial {trial} ({root}): " + "; ".join(
-                diff.examples + [f.message for f in check.findings] + ([reason] if reason else [])))
+                diff.examples + findings + ([reason] if reason else [])))
     return result
 
 
@@ -276,3 +288,44 @@ def add_complete(root: Path) -> str | None:
     finally:
         db.close()
     return f"documents not ready after the rerun: {bad}" if bad else None
+
+
+# ---------------------------------------------------------------------------- docgraph eval
+EVAL_VOLATILE = frozenset({"pages_built_now"})  # what this run built, not what the corpus holds
+
+
+def _corpus_workspaces(root: Path) -> list[Path]:
+    return sorted(p.parent for p in (root / "corpora").rglob(DB_NAME))
+
+
+def eval_dump(root: Path) -> dict[str, dict]:
+    """``docgraph eval``'s output under ``root`` (see the module docstring) as dump tables:
+    ``eval.records`` (key → record), ``eval.duplicates`` (key → lines beyond the first of a
+    finished record) and ``<corpus>/<table>`` for every corpus workspace."""
+    from ..eval.records import record_key
+
+    records: dict[Any, Any] = {}
+    lines: dict[Any, int] = {}
+    for path in sorted((root / "results").glob("*-records.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:  # a line cut short by the kill: the rerun writes the record again
+                continue
+            key = (path.name, *map(repr, record_key(record)))
+            records[key] = {k: v for k, v in _strip(record).items() if k not in EVAL_VOLATILE}
+            lines[key] = lines.get(key, 0) + (not record.get("error"))
+    out: dict[str, dict] = {"eval.records": records,
+                            "eval.duplicates": {k: n - 1 for k, n in lines.items() if n > 1}}
+    for ws in _corpus_workspaces(root):
+        name = ws.relative_to(root / "corpora").as_posix()
+        out.update({f"{name}/{table}": rows for table, rows in canonical_dump(ws).items()})
+    return out
+
+
+def eval_check(root: Path) -> list[str]:
+    """``docgraph check`` findings of every corpus workspace (none at all is a finding)."""
+    spaces = _corpus_workspaces(root)
+    if not spaces:
+        return [f"no corpus workspace under {root / 'corpora'}"]
+    return [f"{ws.name}: {f.message}" for ws in spaces for f in check_workspace(ws).findings]

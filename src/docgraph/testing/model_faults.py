@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..api import Workspace
-from ..config import Settings
+from ..config import CONFIG_FILE, Settings
+from ..models.hub import ROLES
 from ..models.structured import ERRORS_DIR
 from ..models.usage import model_stages, total
 from ..store.integrity import check_workspace
@@ -96,6 +97,15 @@ def fault_settings(stub: OpenAIStub) -> Settings:
     """Every chat role on ``stub``: a short timeout, the default retries, fast backoff."""
     return stub_settings(stub, timeout_s=TIMEOUT_S, max_retries=MAX_RETRIES, backoff_base_s=0.02,
                          backoff_max_s=0.2)
+
+
+def point_at_stub(root: Path, stub: OpenAIStub) -> Path:
+    """Write ``root/docgraph.toml`` with every chat role on ``stub`` (as ``fault_settings``),
+    for ``docgraph`` commands run in another process (the kill matrix's scripted-model builds)."""
+    role = (f'base_url = "{stub.url}"\nmodel = "stub-model"\ntimeout_s = {TIMEOUT_S * 5}\n'
+            f"max_retries = {MAX_RETRIES}\nbackoff_base_s = 0.02\nbackoff_max_s = 0.2\n")
+    (root / CONFIG_FILE).write_text("".join(f"[models.{name}]\n{role}\n" for name in ROLES), encoding="utf-8")
+    return root
 
 
 def _complete(ws: Workspace, method: str) -> bool:

@@ -44,7 +44,7 @@ def _first_type(prompt: str) -> str:
 def kg4vd_extract(prompt: str) -> dict[str, Any]:
     """Round 1: one node per named thing of the first text components (citing them) and an
     edge between consecutive nodes; later rounds: nothing more."""
-    if not re.search(r"This is round 1 of", prompt):
+    if not re.search(r"\bround 1 of at most", prompt):
         return {"nodes": [], "edges": []}
     nodes, edges = [], []
     kind = _first_type(prompt)
@@ -120,8 +120,9 @@ def scripted_reply(req: SeenRequest) -> Any:
     stage, prompt = req.stage or "", first_message(req)
     if stage == "kg4vd.extract":
         return kg4vd_extract(prompt)
-    if stage == "kg4vd.reflect":
-        return KG4VD_DONE
+    if stage == "kg4vd.reflect":  # one more round after the first, then stop
+        return KG4VD_DONE if not re.search(r"\bround 1 of at most", prompt) else {**KG4VD_DONE, "stop_signal": 0,
+                                                                                 "gaps": ["check the captions"]}
     if stage == "kg4vd.analyze":
         return {"mode": "local", "reason": "scripted"}
     if stage == "hvm.extract":
