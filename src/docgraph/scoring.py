@@ -12,6 +12,8 @@ i.e. a raw cut of ``b + t·(1 − b)`` (HippoRAG's synonym edges, KG4VD's cross-
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
 
@@ -30,6 +32,21 @@ def top_k(scores: np.ndarray, k: int, rows: np.ndarray | None = None) -> tuple[n
         rows, values = rows[part], values[part]
     order = np.lexsort((rows, -values))[:k]
     return rows[order], values[order]
+
+
+def ranked(scores: np.ndarray, first: int = 64, positive: bool = False) -> Iterator[tuple[int, float]]:
+    """Every (row, score) best first, ties by row — the order of a full sort — computed in
+    growing blocks (``first``, then 4x more each time, with ``top_k``), so a caller that stops
+    after the first few rows pays O(n) per block instead of a full O(n log n) sort.
+    ``positive`` leaves out rows scoring <= 0 (a BM25 non-match)."""
+    scores = np.asarray(scores)
+    n = int(np.count_nonzero(scores > 0)) if positive else len(scores)
+    done, k = 0, max(1, first)
+    while done < n:
+        rows, values = top_k(scores, min(k, n))
+        for row, value in zip(rows[done:].tolist(), values[done:].tolist()):
+            yield row, value
+        done, k = len(rows), k * 4
 
 
 def minmax(values: np.ndarray) -> np.ndarray:

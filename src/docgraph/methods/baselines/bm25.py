@@ -6,7 +6,10 @@ query and reused until the index changes (tokenising ~10k chunks takes about a s
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from ...models.bm25 import BM25
+from ...scoring import ranked
 from ...types import Chunk
 from ..base import MethodContext, register
 from .common import ChunkBaseline, cached, indexed_text
@@ -18,6 +21,6 @@ class BM25Baseline(ChunkBaseline):
     name = "bm25"
 
     def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],
-             settings: BaselineSettings) -> list[tuple[int, float]]:
+             settings: BaselineSettings) -> Iterator[tuple[int, float]]:
         index = cached(ctx.store, self.name, "bm25", lambda: BM25([indexed_text(c) for c in chunks]))
-        return index.top_k(query, len(index))
+        return ranked(index.scores(query), positive=True)

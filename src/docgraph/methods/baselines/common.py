@@ -24,7 +24,7 @@ import re
 import time
 from abc import ABC, abstractmethod
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -147,8 +147,9 @@ class ChunkBaseline(IndexedBaseline):
 
     @abstractmethod
     def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],
-             settings: BaselineSettings) -> list[tuple[int, float]]:
-        """(position in ``chunks``, score) pairs, best first; may leave chunks out."""
+             settings: BaselineSettings) -> Iterable[tuple[int, float]]:
+        """(position in ``chunks``, score) pairs, best first; may leave chunks out. May be
+        lazy (``scoring.ranked``): callers read only as far as they need."""
 
     def index_document(self, ctx: MethodContext, doc: Document, pages: list[Page],
                        settings: BaselineSettings) -> dict[str, Any]:
@@ -171,7 +172,7 @@ class ChunkBaseline(IndexedBaseline):
         if not chunks:
             raise not_built(ctx, self.name)
         ranked = self.rank(ctx, query, chunks, settings)
-        evidence = evidence_from_ranking(query, self.name, [(chunks[i], s) for i, s in ranked], settings)
+        evidence = evidence_from_ranking(query, self.name, ((chunks[i], s) for i, s in ranked), settings)
         evidence.timings["retrieve"] = time.perf_counter() - started
         return evidence
 
@@ -181,21 +182,24 @@ class ChunkBaseline(IndexedBaseline):
         return answer_from_passages(ctx, self.name, query, evidence, passages)
 
 
-def evidence_from_ranking(query: str, method: str, ranked: Sequence[tuple[Chunk, float]],
+def evidence_from_ranking(query: str, method: str, ranked: Iterable[tuple[Chunk, float]],
                           settings: BaselineSettings) -> Evidence:
     """Evidence with the top ``settings.top_k`` chunks and the first ``settings.top_pages``
-    distinct pages of the whole ranking (a page scores as its best chunk)."""
+    distinct pages of the ranking (a page scores as its best chunk); ``ranked`` is read
+    only as far as both need (a lazy ranking is never sorted to its end)."""
     pages: list[ScoredPage] = []
+    chunks: list[ScoredChunk] = []
     seen: set[tuple[str, int]] = set()
     for chunk, score in ranked:
+        if len(chunks) < settings.top_k:
+            chunks.append(ScoredChunk(chunk=chunk, score=float(score)))
         key = (chunk.doc_id, chunk.page)
-        if key not in seen:
+        if key not in seen and len(pages) < settings.top_pages:
             seen.add(key)
             pages.append(ScoredPage(doc_id=chunk.doc_id, page=chunk.page, score=float(score)))
-            if len(pages) >= settings.top_pages:
-                break
-    return Evidence(query=query, method=method, pages=pages,
-                    chunks=[ScoredChunk(chunk=c, score=float(s)) for c, s in ranked[:settings.top_k]])
+        if len(pages) >= settings.top_pages and len(chunks) >= settings.top_k:
+            break
+    return Evidence(query=query, method=method, pages=pages, chunks=chunks)
 
 
 EMBED_BLOCK = 128  # pages per page-vector call of the pages baseline (progress moves between blocks)

@@ -7,12 +7,15 @@ line followed by its text, so a chunk keeps the heading it sits under.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
+import numpy as np
+
+from ...scoring import ranked
 from ...types import Chunk, Document
 from ..base import MethodContext, register
 from ..vector_index import delete_vectors, load_index, write_vectors
-from .common import ChunkBaseline, embed_chunks
+from .common import ChunkBaseline, cached, embed_chunks
 from .settings import BaselineSettings
 
 VECTOR_NAMESPACE = "dense.chunk"
@@ -40,11 +43,16 @@ class DenseBaseline(ChunkBaseline):
         delete_vectors(ctx.store, self.vector_namespace, doc_id=doc_id)
 
     def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],
-             settings: BaselineSettings) -> list[tuple[int, float]]:
+             settings: BaselineSettings) -> Iterator[tuple[int, float]]:
         index = load_index(ctx.store, self.vector_namespace)
         if not len(index):
-            return []
-        position = {c.id: i for i, c in enumerate(chunks)}
+            return iter(())
+        # the chunk position of every index row (-1: a row of no current chunk), until the index changes
+        position = cached(ctx.store, self.name, "index rows", lambda: self._positions(index.keys, chunks))
         q = ctx.models.text_embedder.embed_queries([query])[0]
-        hits = index.search(q, len(index))
-        return [(position[key], score) for key, score in hits if key in position]
+        return ((int(position[row]), score) for row, score in ranked(index.scores(q)) if position[row] >= 0)
+
+    @staticmethod
+    def _positions(keys: list[str], chunks: list[Chunk]) -> np.ndarray:
+        where = {c.id: i for i, c in enumerate(chunks)}
+        return np.array([where.get(key, -1) for key in keys], dtype=np.int64)

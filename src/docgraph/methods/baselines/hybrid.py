@@ -9,6 +9,9 @@ max(bm25, dense, pages, hybrid).
 
 from __future__ import annotations
 
+from typing import Iterator
+
+from ...scoring import ranked
 from ...types import Chunk
 from ..base import MethodContext, register
 from ..evidence_layer import retrieval_settings
@@ -31,11 +34,10 @@ class HybridBaseline(DenseBaseline):
         return HybridIndex.build([indexed_text(chunks[i]) for i in rows], matrix), rows
 
     def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],
-             settings: BaselineSettings) -> list[tuple[int, float]]:
+             settings: BaselineSettings) -> Iterator[tuple[int, float]]:
         index, rows = cached(ctx.store, self.name, "hybrid", lambda: self._index(ctx, chunks))
         if not rows:
-            return []
+            return iter(())
         qvec = ctx.models.text_embedder.embed_queries([query])[0]
         scores = index.scores(query, qvec, retrieval_settings(ctx))
-        order = sorted(range(len(rows)), key=lambda j: (-scores[j], j))
-        return [(rows[j], float(scores[j])) for j in order]
+        return ((rows[j], score) for j, score in ranked(scores))
