@@ -19,6 +19,10 @@ Model faults (``docgraph.testing.model_faults``): per method, ``--model-runs`` b
 three answers with ``--rate`` of the chat requests faulted, and one outage of a page or
 chunk during the first build; see that module for what is compared.
 
+Concurrency (``docgraph.testing.concurrency``), web app attacks
+(``docgraph.testing.server_attacks``) and disk full (``docgraph.testing.disk_full``: a tmpfs,
+so root; skipped with the reason otherwise) on real processes; see those modules.
+
 Bad inputs: one ``docgraph add`` of every bad file and two good ones; each bad file must get
 one line naming it, the good ones must be added, and nothing else in the workspace may change.
 """
@@ -40,14 +44,18 @@ from PIL import Image
 from docgraph.testing.faults import (add_complete, build_complete, canonical_dump, compare_dumps,
                                      docgraph_command, eval_check, eval_dump, kill_case, run_to_completion,
                                      subprocess_env)
+from docgraph.testing.concurrency import TOKEN, cli_writers_case, web_app_case
+from docgraph.testing.disk_full import disk_full_case, tmpfs_unavailable
 from docgraph.testing.files import zero_page_pdf
 from docgraph.testing.model_faults import model_fault_case, point_at_stub
 from docgraph.testing.openai_stub import OpenAIStub
 from docgraph.testing.scripted_model import scripted_reply
+from docgraph.testing.server_attacks import flood_case, slow_upload_case, token_case, traversal_case
 from faults_report import write_report
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = "openstax_world_history_v1_excerpt.pdf"
+DOC_ID = "040fed959f81"
 LOREM = ("Grounded answers cite the page and the region they come from. Each paragraph of this test "
          "document carries enough words for the layout model to see a text block.")
 
@@ -144,7 +152,7 @@ KILL_CASES = ("add", "dense", "hipporag", "hvm", "kg4vd", "hvm-scripted", "kg4vd
 EVAL_ARGS = ["eval", "kg4vd_test", "{benchmark}", "--methods", "dense,bm25", "--limit", "4",
              "--out", "{ws}/results", "--workspace-root", "{ws}/corpora"]
 NOT_COVERED = ["Not covered here: broken fonts, a 5,000-page file (both in `tests/documents`), upload + build + "
-               "ask from 8 clients for 60 s, disk full (see issue 15)."]
+               "ask from 8 clients for 60 s (see issue 15)."]
 
 
 def run_kills(cases: list[str], source: Path, base: Path, work: Path, args: argparse.Namespace,
@@ -191,6 +199,71 @@ def run_model_faults(methods: list[str], base: Path, work: Path, args: argparse.
     return results
 
 
+def dense_reference(base: Path, work: Path) -> Path:
+    """``base`` with the dense baseline built (the concurrency cases' reference, the attacks' workspace)."""
+    reference = work / "dense-reference"
+    if not reference.exists():
+        work.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(base, reference)
+        run_to_completion(docgraph_command("--workspace", str(reference), "build", "--method", "dense"), work)
+    return reference
+
+
+def run_concurrency(base: Path, reference: Path, work: Path, source: Path) -> list:
+    results = [cli_writers_case(base, reference, work, add=source),
+               web_app_case(base, reference, work, doc_id=DOC_ID)]
+    for r in results:
+        print(f"concurrency {r.case}: refused {r.refused}/{r.writers}, reads {r.reads}, "
+              f"slowest {r.slowest_read_s:.2f}s, "
+              f"lost {r.lost}, duplicated {r.duplicated}, changed {r.changed}, survived {r.survived}", flush=True)
+    return results
+
+
+DISK_FREE_KB = {"add": (300, 700, 1500), "dense": (60, 120, 400)}
+
+
+def run_disk_full(source: Path, base: Path, dense: Path, work: Path) -> list:
+    results = [(disk_full_case("add", work / "none", ["add", str(source)], base, work, DISK_FREE_KB["add"]),
+                DISK_FREE_KB["add"]),
+               (disk_full_case("dense", base, ["build", "--method", "dense"], dense, work, DISK_FREE_KB["dense"]),
+                DISK_FREE_KB["dense"])]
+    for r, _ in results:
+        print(f"disk full {r.case}: {r.hit}/{r.runs} filled, {r.clear_errors} clear, {r.survived} survived, "
+              f"lost {r.lost}, duplicated {r.duplicated}, changed {r.changed}, check {r.check_problems}", flush=True)
+    return results
+
+
+def run_attacks(dense: Path, work: Path) -> list:
+    from fastapi.testclient import TestClient
+
+    from docgraph import Workspace
+    from docgraph.server import create_app
+
+    def fresh(name: str) -> Path:
+        return Path(shutil.copytree(dense, work / name))
+
+    root = fresh("traversal")
+    with Workspace(root) as ws, TestClient(create_app(ws, token=TOKEN)) as client:
+        results = [traversal_case(client, root, {"doc_id": DOC_ID, "number": "2", "component_id": "IM1",
+                                                 "job_id": "build-1"}, secret=b"TOP-SECRET")]
+    root, clients = fresh("tokens"), []
+    with Workspace(root) as ws:
+        def make(token: str):
+            client = TestClient(create_app(ws, token=token))
+            clients.append(client.__enter__())
+            return client
+
+        results.append(token_case(make, root, token=TOKEN, previous="tok-yesterday"))
+        for client in clients:
+            client.__exit__(None, None, None)
+    results.append(slow_upload_case(fresh("slow"), clients=8, seconds=15.0))
+    results.append(flood_case(fresh("flood"), DOC_ID, threads=16, per_thread=40))
+    for r in results:
+        print(f"attack {r.case}: {r.tried} tried, {r.refused} refused, {r.absorbed} absorbed, leaks {len(r.leaks)}, "
+              f"slowest {r.slowest_s:.2f}s, changed {r.changed_rows}, survived {r.survived}", flush=True)
+    return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=20)
@@ -203,6 +276,8 @@ def main() -> int:
     parser.add_argument("--by", choices=["time", "rows"], default="time")
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--no-bad-inputs", action="store_true")
+    parser.add_argument("--no-concurrency", action="store_true")
+    parser.add_argument("--no-attacks", action="store_true")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "reliability.md")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="docgraph-faults-"))
@@ -213,13 +288,20 @@ def main() -> int:
     with OpenAIStub(default_reply=scripted_reply) as stub:
         kills = run_kills([c for c in args.cases.split(",") if c], source, base, work / "kills", args, stub)
     models = run_model_faults([m for m in args.model_methods.split(",") if m], base, work / "models", args)
+    dense = dense_reference(base, work)
+    concurrency = [] if args.no_concurrency else run_concurrency(base, dense, work / "concurrency", source)
+    attacks = [] if args.no_attacks else run_attacks(dense, work / "attacks")
+    disk_unavailable = tmpfs_unavailable()
+    disk = [] if disk_unavailable else run_disk_full(source, base, dense, work / "disk-full")
     bad = [] if args.no_bad_inputs else run_bad_inputs(base, work / "bad")
     for row in bad:
         print(f"{'ok ' if row['ok'] else 'BAD'} {row['case']}: {row['message']}")
     command = " ".join(["python benchmarks/faults.py", *sys.argv[1:]])
-    write_report(args.out, command, kills=kills, models=models, rate=args.rate, bad=bad, extra=NOT_COVERED)
+    write_report(args.out, command, kills=kills, models=models, rate=args.rate, concurrency=concurrency,
+                 attacks=attacks, disk_full=disk, disk_unavailable=disk_unavailable, bad=bad, extra=NOT_COVERED)
     print(f"wrote {args.out}")
     ok = (all(r.survived == r.trials for r in kills) and all(r.survived for _, r in models)
+          and all(r.survived for r in [*concurrency, *attacks]) and all(r.survived == r.runs for r, _ in disk)
           and all(b["ok"] for b in bad))
     return 0 if ok else 1
 

@@ -34,6 +34,10 @@ class WorkspaceBusyError(StoreError):
     """Another process (or thread) is writing to the workspace; names it and says to wait."""
 
 
+class DiskFullError(StoreError):
+    """The disk holding the workspace is full; the change in progress was rolled back."""
+
+
 class EmbeddingMismatchError(StoreError):
     """The workspace's vectors were built with another embedding model than the configured one."""
 

@@ -14,6 +14,9 @@ Contract:
 - A page that fails while processing: a document this run created is removed entirely
   (rows in one transaction, then its files), so the workspace is as before; a document
   this run was resuming is left as it was, still resumable.
+- The disk fills up: ``DiskFullError`` stops the whole add; the pages stored so far stay
+  (the document ``ingesting``, resumable like an interrupted add once space is freed) and
+  the images of pages without a row are removed.
 """
 
 from __future__ import annotations
@@ -27,14 +30,15 @@ from pathlib import Path
 from typing import Iterable
 
 from ..config import IngestSettings
-from ..errors import InputError
+from ..errors import DiskFullError, InputError
 from ..progress import NullProgress, Progress
 from ..store.base import Store
+from ..store.diskspace import disk_full_error, is_disk_full
 from ..types import Document
 from .formats import Kind, check_pdf, classify, collect_inputs, sha256_file, to_pdf
 from .pages import PageJob
 from .parser import parser_target
-from .render import remove_document_files, remove_partial_files
+from .render import remove_document_files, remove_partial_files, remove_unstored_page_files
 from .runner import PageRunner
 from .sections import assign_sections, choose_title, meaningful_title
 
@@ -131,27 +135,36 @@ def _ingest_one(store: Store, root: Path, settings: IngestSettings, item: _Prepa
                                     status="ingesting"))
     jobs = [PageJob(item.doc_id, n, str(item.pdf_path), password if item.kind == "pdf" else None, str(root),
                     settings, parser_target(settings.parser)) for n in item.todo]
+    results = runner.run(jobs)
     try:
-        for job, result in runner.run(jobs):
-            if isinstance(result, Exception):
-                detail = (str(result) if isinstance(result, InputError) else
-                          "a page worker stopped abruptly - out of memory or a crash - on this page or one "
-                          "processed alongside it" if isinstance(result, BrokenProcessPool) else
-                          f"{type(result).__name__}: {result}")
-                raise InputError(f"page could not be processed ({detail}); the file may be damaged - re-export "
-                                 "it, or report the page if it opens fine elsewhere", path=display_text(item.path),
-                                 page=job.number)
-            with store.transaction():
-                store.put_page(result.page)
-                store.put_record(HEADINGS_NAMESPACE, f"{item.doc_id}/{job.number}", result.heading_sizes,
-                                 doc_id=item.doc_id)
-            report.pages += 1
-            report.ocr_pages += result.page.source == "ocr"
-            progress.advance(1, doc=display_text(item.path.name)[:30], ocr=report.ocr_pages)
+        try:
+            for job, result in results:
+                if isinstance(result, Exception):
+                    if is_disk_full(result):
+                        raise disk_full_error(root) from result
+                    detail = (str(result) if isinstance(result, InputError) else
+                              "a page worker stopped abruptly - out of memory or a crash - on this page or one "
+                              "processed alongside it" if isinstance(result, BrokenProcessPool) else
+                              f"{type(result).__name__}: {result}")
+                    raise InputError(f"page could not be processed ({detail}); the file may be damaged - re-export "
+                                     "it, or report the page if it opens fine elsewhere", path=display_text(item.path),
+                                     page=job.number)
+                with store.transaction():
+                    store.put_page(result.page)
+                    store.put_record(HEADINGS_NAMESPACE, f"{item.doc_id}/{job.number}", result.heading_sizes,
+                                     doc_id=item.doc_id)
+                report.pages += 1
+                report.ocr_pages += result.page.source == "ocr"
+                progress.advance(1, doc=display_text(item.path.name)[:30], ocr=report.ocr_pages)
+        finally:
+            results.close()  # waits for the pages still being written; replaces a broken worker pool
     except InputError:
         if not item.resumed:
             store.delete_document(item.doc_id)
             remove_document_files(root, item.doc_id)
+        raise
+    except DiskFullError:  # the pages stored so far stay (the same add resumes); files of the others go
+        remove_unstored_page_files(root, item.doc_id, store.page_numbers(item.doc_id))
         raise
     return _finalize(store, item)
 

@@ -44,6 +44,17 @@ def remove_partial_files(root: Path, doc_id: str) -> None:
             tmp.unlink(missing_ok=True)
 
 
+def remove_unstored_page_files(root: Path, doc_id: str, stored: set[int]) -> None:
+    """Delete the images and crops of pages that have no stored row (written before a failure
+    stopped the add: the resumed add renders them again), and temporary files."""
+    for folder in (PAGE_DIR, CROP_DIR):
+        for path in (Path(root) / folder / doc_id).glob("p*.png"):
+            number = path.name[1:5]
+            if number.isdigit() and int(number) not in stored:
+                path.unlink(missing_ok=True)
+    remove_partial_files(root, doc_id)
+
+
 def render_size(width: float, height: float, dpi: int) -> tuple[int, int]:
     """Pixel size of a ``width`` × ``height`` point page rendered at ``dpi`` (MuPDF's rounding)."""
     zoom = dpi / 72.0
@@ -72,8 +83,12 @@ def save_png(image: Image.Image, root: Path, rel: str) -> None:
     target = Path(root) / rel
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    image.save(tmp, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
-    os.replace(tmp, target)
+    try:
+        image.save(tmp, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
+        os.replace(tmp, target)
+    except BaseException:  # a full disk, an interrupt: no half-written file left behind
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def render_page(page: pymupdf.Page, dpi: int) -> Image.Image:

@@ -109,7 +109,8 @@ class RetryingChat(ChatWrapper):
                                       endpoint=self.endpoint, on_retry=retried.append)
         except ModelError as exc:
             if retried:
-                exc.usage = getattr(exc, "usage", Usage()).add(Usage(retries=len(retried)))  # type: ignore[attr-defined]
+                carried = getattr(exc, "usage", Usage())
+                exc.usage = carried.add(Usage(retries=len(retried)))  # type: ignore[attr-defined]
             raise
         if retried:
             result.usage = result.usage.add(Usage(retries=len(retried)))

@@ -2,7 +2,8 @@
 
 Thread-safe through one connection guarded by a re-entrant lock; WAL journaling so a
 reader (the web app) never blocks behind a long build. Each public write runs in a
-transaction; ``transaction()`` groups several.
+transaction; ``transaction()`` groups several. A full disk rolls the transaction back and
+raises ``DiskFullError`` (``diskspace``), which says to free space and run again.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 
 from ..errors import StoreError
 from ..types import Page, Usage
+from .diskspace import disk_full_error, is_disk_full
 from .sql_reads import SQLReads
 
 SCHEMA_VERSION = "1"
@@ -81,15 +83,28 @@ class SQLiteStore(SQLReads):
             self._depth += 1
             try:
                 yield
-            except BaseException:
+            except BaseException as exc:
                 self._depth -= 1
                 if outer:
-                    self._conn.execute("ROLLBACK")
+                    self._rollback()
+                    if is_disk_full(exc):
+                        raise disk_full_error(self.root) from exc
                 raise
             else:
                 self._depth -= 1
                 if outer:
-                    self._conn.execute("COMMIT")
+                    try:
+                        self._conn.execute("COMMIT")
+                    except sqlite3.OperationalError as exc:
+                        self._rollback()
+                        if is_disk_full(exc):
+                            raise disk_full_error(self.root) from exc
+                        raise
+
+    def _rollback(self) -> None:
+        """Roll back the open transaction (if SQLite has not already done so after an error)."""
+        if self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
 
     def _query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
         with self._lock:

@@ -182,8 +182,9 @@ def model_fault_case(method: str, base: Path, work: Path, *, rate: float = 0.3, 
     """Run one case (see the module doc) in ``work`` (``faulty/`` and ``reference/``).
 
     ``outage``: instead of random faults, every request it matches (a text the prompt
-    contains, or a predicate of the ``SeenRequest``) fails (HTTP 500, retried to the end) during the first build — the endpoint down for one
-    page or chunk; the builds after it run without faults."""
+    contains, or a predicate of the ``SeenRequest``) fails (HTTP 500, retried to the end)
+    during the first build — the endpoint down for one page or chunk; the builds after it
+    run without faults."""
     work.mkdir(parents=True, exist_ok=True)
     result = ModelFaultResult(method, 0.0 if outage is not None else rate,
                               kinds=["500"] if outage is not None else list(kinds))
