@@ -159,7 +159,7 @@ def run_kills(cases: list[str], source: Path, base: Path, work: Path, args: argp
               stub: OpenAIStub) -> list:
     """The kill matrix: ``args.kills`` kills per case, ``args.per_trial`` per workspace copy."""
     trials = max(1, math.ceil(args.kills / args.per_trial))
-    common = dict(trials=trials, kills_per_trial=args.per_trial, seed=args.seed)
+    common = dict(trials=trials, kills_per_trial=args.per_trial, seed=args.seed, min_kills=args.kills)
     scripted = point_at_stub(Path(shutil.copytree(base, work / "base-scripted")), stub)
     results = []
     for case in cases:

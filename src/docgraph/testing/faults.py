@@ -203,16 +203,18 @@ def kill_case(case: str, base: Path, args: Sequence[str], work: Path, *, trials:
               seed: int, complete: Callable[[Path], str | None] | None = None,
               reference: Path | None = None, by: str = "time",
               dump: Callable[[Path], dict[str, dict]] = canonical_dump,
-              check: Callable[[Path], list[str]] | None = None) -> KillResult:
+              check: Callable[[Path], list[str]] | None = None, min_kills: int = 0) -> KillResult:
     """Kill ``docgraph --workspace WS ARGS`` (``{ws}`` in an argument stands for WS)
     ``kills_per_trial`` times per trial on a fresh copy of ``base`` (missing: an empty
     workspace), then run it to completion and compare with the
     reference: ``reference`` (a workspace the same work finished on) or an uninterrupted run
-    made here. Kill points are seeded: ``by="time"`` at random fractions of the reference
-    run's duration (needs the run made here), ``by="rows"`` once a random number of the rows
-    the work adds is written. ``complete(ws_root)`` returns a reason when the finished
+    made here. Kill points are seeded: ``by="time"`` the first at a random fraction of the
+    reference run's duration, each next one at a random fraction of what is left of it (needs
+    the run made here); ``by="rows"`` once a random number of the rows the work adds is written. ``complete(ws_root)`` returns a reason when the finished
     workspace is not complete, else None. ``dump``/``check``: what is compared and checked
-    (default: the workspace's ``canonical_dump`` and ``docgraph check``'s findings)."""
+    (default: the workspace's ``canonical_dump`` and ``docgraph check``'s findings).
+    ``min_kills``: run more trials (up to four times ``trials``) until that many kills have
+    landed — a resumed run is shorter, so later kill points often find it finished."""
     rng = random.Random(seed)
     check = check or (lambda root: [f.message for f in check_workspace(root).findings])
     work.mkdir(parents=True, exist_ok=True)
@@ -236,18 +238,24 @@ def kill_case(case: str, base: Path, args: Sequence[str], work: Path, *, trials:
     reference_dump = dump(reference)
     base_rows = _rows(base) if base.exists() else 0
     added_rows = _rows(reference) - base_rows
-    for trial in range(trials):
+    trial = 0
+    while trial < trials or (result.kills < min_kills and trial < 4 * trials):
+        result.trials = trial + 1
         root = copy_base(work / f"trial{trial}")
         command = command_for(root)
-        if by == "time":
-            points = sorted(rng.uniform(0.05, 0.95) * result.reference_s for _ in range(kills_per_trial))
-        else:  # later kills at later points: each run gets past the last one's
+        if by == "rows":  # later kills at later points: each run gets past the last one's
             points = sorted(base_rows + rng.randint(1, max(1, added_rows - 1)) for _ in range(kills_per_trial))
-        for point in points:
+        left = result.reference_s  # by time: what is left of the work, as the reference run took it
+        for k in range(kills_per_trial):
             if by == "time":
-                result.kills += run_and_kill(command, work, after_s=point)
+                after = rng.uniform(0.05, 0.95) * left
+                landed = run_and_kill(command, work, after_s=after)
+                left -= after  # a resumed run also starts Python again: what is left is more than this
             else:
-                result.kills += run_and_kill(command, work, at_rows=(root, point))
+                landed = run_and_kill(command, work, at_rows=(root, points[k]))
+            result.kills += landed
+            if not landed:  # the run finished: the next points would find it finished too
+                break
         run_to_completion(command, work)
         diff = compare_dumps(reference_dump, dump(root))
         findings = check(root)
@@ -263,6 +271,7 @@ def kill_case(case: str, base: Path, args: Sequence[str], work: Path, *, trials:
         else:
             result.failures.append(f"trial {trial} ({root}): " + "; ".join(
                 diff.examples + findings + ([reason] if reason else [])))
+        trial += 1
     return result
 
 
