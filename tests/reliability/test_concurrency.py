@@ -18,7 +18,7 @@ import pytest
 from docgraph import Workspace
 from docgraph.errors import WorkspaceBusyError
 from docgraph.store.writelock import LOCK_FILE, holder, write_lock
-from docgraph.testing.concurrency import MAX_LATENCY_S, cli_writers_case, web_app_case
+from docgraph.testing.concurrency import MAX_LATENCY_S, cli_writers_case, mixed_clients_case, web_app_case
 
 from conftest_paths import OPENSTAX
 
@@ -105,3 +105,14 @@ def _try(work):
     except BaseException as exc:  # noqa: BLE001 - handed to the test
         return exc
     return None
+
+
+@pytest.mark.slow
+def test_web_clients_uploading_building_and_asking_at_once(_dense_template, tmp_path):
+    from conftest_paths import ACCIONA
+
+    result = mixed_clients_case(_dense_template, ACCIONA, tmp_path, clients=8, seconds=20)
+    assert result.problems == [] and result.read_errors == [], (result.problems, result.answered)
+    assert {key.split()[0] for key in result.answered} == {"upload", "build", "ask", "list"}
+    assert (result.lost, result.duplicated, result.changed, result.check_problems) == (0, 0, 0, 0)
+    assert result.survived, result

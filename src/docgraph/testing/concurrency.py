@@ -9,6 +9,11 @@
   builds dense on it while the app serves the documents, the build status and a page and
   its image in a loop (every answer 200, the slowest under ``MAX_LATENCY_S``), and the app's
   own build job (hvm) must fail as busy; the store is then compared and checked as above.
+- ``mixed_clients_case(base, upload, work)``: ``docgraph serve`` on a copy of ``base`` (dense
+  built); clients upload ``upload``, start dense builds, ask and list documents in parallel
+  for a while: no 5xx and no transport error, the slowest answer under ``MAX_MIXED_S``; when
+  the jobs are done the workspace must equal one where the same file was added and dense
+  built by the CLI, and pass ``docgraph check``.
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
+import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,9 +31,11 @@ import httpx
 
 from ..store.integrity import check_workspace
 from ..store.writelock import holder
-from .faults import canonical_dump, compare_dumps, docgraph_command, subprocess_env
+from .faults import canonical_dump, compare_dumps, docgraph_command, run_to_completion, subprocess_env
 
 MAX_LATENCY_S = 5.0
+MAX_MIXED_S = 30.0  # an answer or an upload waits behind the model-free CPU work of the others
+QUESTIONS = ("Who are the senior contributing authors?", "What does the preface say about OpenStax?")
 TOKEN = "tok-concurrency"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 BUSY = "is busy: `docgraph build --method dense`"
@@ -45,11 +54,13 @@ class ConcurrencyResult:
     changed: int = 0
     check_problems: int = 0
     problems: list[str] = field(default_factory=list)
+    answered: dict[str, int] = field(default_factory=dict)  # "<kind> <status>" -> requests (mixed clients)
+    max_latency_s: float = MAX_LATENCY_S
 
     @property
     def survived(self) -> bool:
         return (self.refused == self.writers and not self.read_errors and self.reads > 0
-                and self.slowest_read_s < MAX_LATENCY_S and not (self.lost or self.duplicated or self.changed)
+                and self.slowest_read_s < self.max_latency_s and not (self.lost or self.duplicated or self.changed)
                 and not self.check_problems and not self.problems)
 
 
@@ -166,4 +177,76 @@ def web_app_case(base: Path, reference: Path, work: Path, doc_id: str) -> Concur
     finally:
         server.terminate()
         server.wait(timeout=30)
+    return _compare(result, reference, root)
+
+
+def _client(api: str, kind: str, upload: Path, until: float, seen: Counter, slowest: list[float],
+            lock: threading.Lock) -> None:
+    with httpx.Client(headers=AUTH, timeout=120) as http:
+        i = 0
+        while time.monotonic() < until:
+            started = time.monotonic()
+            try:
+                if kind == "upload":
+                    with open(upload, "rb") as fh:
+                        status = http.post(f"{api}/upload", files={"files": (upload.name, fh, "application/pdf")}
+                                           ).status_code
+                elif kind == "build":
+                    status = http.post(f"{api}/build", json={"method": "dense"}).status_code
+                elif kind == "ask":
+                    status = http.post(f"{api}/ask", json={"question": QUESTIONS[i % 2], "method": "dense"}
+                                       ).status_code
+                else:
+                    status = http.get(f"{api}/documents").status_code
+            except httpx.HTTPError as exc:
+                status = type(exc).__name__
+            with lock:
+                seen[f"{kind} {status}"] += 1
+                slowest[0] = max(slowest[0], time.monotonic() - started)
+            i += 1
+            time.sleep(0.2)
+
+
+def _wait_idle(api: str, timeout: float = 600) -> None:
+    deadline = time.monotonic() + timeout
+    while httpx.get(f"{api}/build", headers=AUTH, timeout=30).json()["busy"] and time.monotonic() < deadline:
+        time.sleep(0.5)
+
+
+def mixed_clients_case(base: Path, upload: Path, work: Path, clients: int = 8, seconds: float = 60
+                       ) -> ConcurrencyResult:
+    """See the module doc; ``base`` has dense built, ``upload`` is a PDF it does not hold yet."""
+    result = ConcurrencyResult(f"{clients} web clients uploading, building, asking and listing for {seconds:g} s",
+                               max_latency_s=MAX_MIXED_S)
+    root = Path(shutil.copytree(base, work / "mixed"))
+    server, api = serve_workspace(root)
+    seen: Counter = Counter()
+    slowest, lock = [0.0], threading.Lock()
+    kinds = ["upload", "build", "ask", "list"]
+    try:
+        until = time.monotonic() + seconds
+        threads = [threading.Thread(target=_client, args=(api, kinds[i % 4], upload, until, seen, slowest, lock))
+                   for i in range(clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        _wait_idle(api)
+        httpx.post(f"{api}/build", json={"method": "dense"}, headers=AUTH, timeout=30)  # the last upload's document
+        _wait_idle(api)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    result.reads = sum(seen.values())
+    result.slowest_read_s = slowest[0]
+    result.read_errors = [f"{key}: {n}" for key, n in sorted(seen.items())
+                          if not key.split()[1].isdigit() or int(key.split()[1]) >= 500]
+    result.answered = dict(sorted(seen.items()))
+    uploaded = sorted((root / "uploads").rglob(upload.name))
+    if len(uploaded) != 1:
+        result.problems.append(f"uploads kept: {uploaded}")
+        return result
+    reference = Path(shutil.copytree(base, work / "mixed-reference"))
+    run_to_completion(docgraph_command("--workspace", str(reference), "add", str(uploaded[0])), work)
+    run_to_completion(docgraph_command("--workspace", str(reference), "build", "--method", "dense"), work)
     return _compare(result, reference, root)
