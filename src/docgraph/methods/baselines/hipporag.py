@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -30,14 +30,15 @@ from ...graph.ppr import personalized_pagerank
 from ...models.base import user
 from ...models.usage import embedding_stage
 from ...prompts import render_prompt
+from ...scoring import ranked
 from ...types import Chunk, Document, Entity, Evidence, Mention, Relation, ScoredEntity, ScoredRelation
 from ..base import MethodContext, not_built, register
 from ..chunking import chunk_context
 from ..embed_blocks import embed_in_blocks
 from ..vector_index import delete_vectors, load_index, write_vectors
 from .common import ChunkBaseline, cached, embed_chunks, evidence_from_ranking
-from .hipporag_graph import (HippoGraph, PassageExtraction, assemble_graph, clean_extraction, lexical_recognition,
-                             seed_weights)
+from .hipporag_graph import (HippoGraph, PassageExtraction, PassageTable, assemble_graph, clean_extraction,
+                             lexical_recognition, seed_weights)
 from .settings import BaselineSettings, baseline_settings
 
 OPENIE_NS, FACT_NS, PHRASE_NS, PASSAGE_NS = ("hipporag.openie", "hipporag.fact", "hipporag.phrase",
@@ -181,27 +182,29 @@ class HippoRAGBaseline(ChunkBaseline):
         keep = parsed.keep if isinstance(parsed, FactSelection) else []
         return [candidates[i - 1] for i in dict.fromkeys(keep) if 1 <= i <= len(candidates)][:limit]
 
+    def _table(self, ctx: MethodContext, settings: BaselineSettings, graph: HippoGraph,
+               chunks: list[Chunk]) -> PassageTable:
+        hp = settings.hipporag
+        return cached(ctx.store, self.name, f"table:{hp.synonym_threshold}:{hp.synonym_top_k}",
+                      lambda: PassageTable.build(graph, load_index(ctx.store, PASSAGE_NS).keys, chunks))
+
     def search(self, ctx: MethodContext, query: str, chunks: list[Chunk], settings: BaselineSettings
-               ) -> tuple[list[tuple[int, float]], list[tuple[tuple[str, str, str], float, str]], HippoGraph,
+               ) -> tuple[Iterable[tuple[int, float]], list[tuple[tuple[str, str, str], float, str]], HippoGraph,
                           np.ndarray | None]:
-        """(ranking over ``chunks``, seed facts with score and chunk id, graph, PPR scores or None)."""
+        """(lazy ranking over ``chunks``, seed facts with score and chunk id, graph, PPR scores or None)."""
         hp = settings.hipporag
         graph = self.graph(ctx, settings)
+        table = self._table(ctx, settings, graph, chunks)
         q = ctx.models.text_embedder.embed_queries([query])[0]
-        position = {c.id: i for i, c in enumerate(chunks)}
-        passage_index = load_index(ctx.store, PASSAGE_NS)
-        dense = {key: float(s) for key, s in zip(passage_index.keys, passage_index.scores(q))}
-        passage_ids = [graph.nodes.id(i) for i in graph.passage_nodes()]
-        passage_scores = np.array([dense.get(pid, 0.0) for pid in passage_ids])
+        dense = load_index(ctx.store, PASSAGE_NS).scores(q).astype(np.float64)
+        passage_scores = np.where(table.node_row >= 0, dense[np.maximum(table.node_row, 0)], 0.0) \
+            if len(dense) else np.zeros(len(table.node_row))
         fact_index = load_index(ctx.store, FACT_NS)
-        by_chunk: dict[str, list[tuple[str, str, str]]] = {}
-        for triple, cid in zip(graph.facts, graph.fact_chunks):
-            by_chunk.setdefault(cid, []).append(triple)
         candidates: list[tuple[tuple[str, str, str], float, str]] = []
         seen: set[tuple[str, str, str]] = set()
-        for key, score in fact_index.search(q, len(fact_index)) if len(fact_index) else []:
-            cid, _, n = key.rpartition("#")
-            triples = by_chunk.get(cid, [])
+        for row, score in ranked(fact_index.scores(q)) if len(fact_index) else []:
+            cid, _, n = fact_index.keys[row].rpartition("#")
+            triples = table.by_chunk.get(cid, [])
             if n.isdigit() and int(n) < len(triples) and triples[int(n)] not in seen:
                 seen.add(triples[int(n)])  # a fact stated in several passages counts once
                 candidates.append((triples[int(n)], score, cid))
@@ -210,18 +213,14 @@ class HippoRAGBaseline(ChunkBaseline):
         kept = self._filter_facts(ctx, query, [(t, s) for t, s, _ in candidates], hp.fact_top_k)
         kept_set = {t for t, _ in kept}
         seeds = [(t, s, c) for t, s, c in candidates if t in kept_set][:hp.fact_top_k]
-        dense_rank = sorted(((position[pid], dense[pid]) for pid in dense if pid in position),
-                            key=lambda item: -item[1])
         if not seeds or graph.adjacency.shape[0] == 0:
-            return dense_rank, seeds, graph, None
+            return table.rows_to_chunks(dense, table.row_chunk), seeds, graph, None
         reset = seed_weights(graph, [(t, s) for t, s, _ in seeds], passage_scores, hp.passage_node_weight)
         scores = personalized_pagerank(graph.adjacency, reset, alpha=hp.restart)
-        ranked = sorted(((position[pid], float(scores[node])) for node, pid in zip(graph.passage_nodes(), passage_ids)
-                         if pid in position), key=lambda item: -item[1])
-        return ranked, seeds, graph, scores
+        return table.rows_to_chunks(scores[graph.n_phrases:], table.node_chunk), seeds, graph, scores
 
     def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],
-             settings: BaselineSettings) -> list[tuple[int, float]]:
+             settings: BaselineSettings) -> Iterable[tuple[int, float]]:
         return self.search(ctx, query, chunks, settings)[0]
 
     def retrieve(self, ctx: MethodContext, query: str, **options: Any) -> Evidence:
@@ -231,7 +230,7 @@ class HippoRAGBaseline(ChunkBaseline):
         if not chunks:
             raise not_built(ctx, self.name)
         ranked, seeds, graph, scores = self.search(ctx, query, chunks, settings)
-        evidence = evidence_from_ranking(query, self.name, [(chunks[i], s) for i, s in ranked], settings)
+        evidence = evidence_from_ranking(query, self.name, ((chunks[i], s) for i, s in ranked), settings)
         by_id = {c.id: c for c in chunks}
         for n, (triple, score, cid) in enumerate(seeds):
             chunk = by_id.get(cid)
