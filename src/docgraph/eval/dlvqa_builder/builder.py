@@ -178,9 +178,7 @@ class _DocumentRun:
         edited = self._edited("facts", Fact)
         if edited is not None:
             facts = sorted(edited, key=lambda f: f.page)
-            ids = [f.id for f in facts]
-            repeated = sorted({i for i in ids if ids.count(i) > 1})
-            if repeated:
+            if repeated := repeats([f.id for f in facts]):
                 raise InputError(f"fact ids {', '.join(repeated)} of {self.name} are used twice; give each fact its "
                                  "own id", path=str(self.review.path("facts")))
         else:
@@ -200,9 +198,7 @@ class _DocumentRun:
         edited = self._edited("clusters", Cluster)
         if edited is not None:
             clusters = sorted(edited, key=lambda c: c.cluster)
-            numbers = [c.cluster for c in clusters]
-            repeated = sorted({n for n in numbers if numbers.count(n) > 1})
-            if repeated:
+            if repeated := repeats([c.cluster for c in clusters]):
                 raise InputError(f"clusters {', '.join(map(str, repeated))} of {self.name} appear twice; number "
                                  "each cluster once", path=str(self.review.path("clusters")))
         else:
@@ -238,6 +234,11 @@ class _DocumentRun:
                 results.append(future.result())
                 self.progress.advance(1)
         return results
+
+
+def repeats(values: Sequence[Any]) -> list[Any]:
+    """The values that occur more than once, sorted."""
+    return sorted({v for v in values if values.count(v) > 1})
 
 
 def _doc_path(file: Path, out: Path) -> str:

@@ -50,19 +50,11 @@ class QuestionReply(BaseModel):
 
 
 # ---------------------------------------------------------------------- artifacts
-class Fact(BaseModel):
+class Fact(FactDraft):
     """One grounded atomic fact; ``id`` is unique within its document (``p<page>.<n>``)."""
 
     id: str
     page: int = Field(ge=1)
-    type: FactType = "text"
-    text: str
-    components: list[str] = Field(default_factory=list)
-
-    @field_validator("type", mode="before")
-    @classmethod
-    def _kind(cls, value: object) -> str:
-        return fact_type(value)
 
 
 class Cluster(BaseModel):
