@@ -140,6 +140,11 @@ class KG4VDSettings(Section):
         "auto", description="whether entity/relation vectors embed descriptions besides names: 'auto' = only "
                             "descriptions a build model wrote (an offline description is the source sentence, "
                             "already in the chunk vectors)")
+    on_model_error: Literal["retry-later", "offline"] = Field(
+        "retry-later", description="a page whose model reply stays unusable after the repair and re-asks: "
+                                   "'retry-later' = named as failed and extracted again by the next build; "
+                                   "'offline' = built with the offline strategy, its page graph marked "
+                                   "strategy 'offline-fallback' (endpoint failures are always retried later)")
     page_anchors: int = Field(10, description="top pages from the page index")
     page_anchoring: bool = Field(True, description="False = seeds from direct entity retrieval (ablation)")
     fixed_mode: Literal["local", "multi_hop", "document"] | None = Field(

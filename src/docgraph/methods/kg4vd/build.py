@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from ...errors import DocgraphError, ModelError
+from ...errors import DocgraphError, ModelError, ModelOutputError
 from ...types import Page, Usage
 from ..base import BuildReport, MethodContext
 from ..vector_index import delete_vectors, load_index
@@ -53,6 +53,7 @@ from .storage import LAYER, NS_CHUNK, NS_CONNECTED, NS_ENTITY, NS_PAGEGRAPH, NS_
     VEC_PAGE, VEC_RELATION, StoredPageGraph, load_entities, load_page_graph, load_relations, page_key, parse_page_key
 
 OFFLINE_WORKERS = 2
+OFFLINE_FALLBACK = "offline-fallback"  # the strategy of a page built offline after its model replies failed
 
 
 def page_strategy(ctx: MethodContext) -> PageStrategy:
@@ -97,6 +98,7 @@ class _Tally:
         self.usage = Usage()
         self.rounds_per_page: Counter = Counter()
         self.stop_reasons: Counter = Counter()
+        self.offline_fallback = 0
 
     def round_done(self, log: RoundLog, usage: Usage) -> None:
         with self.lock:
@@ -107,6 +109,7 @@ class _Tally:
         with self.lock:
             self.rounds_per_page[record.rounds] += 1
             self.stop_reasons[record.stop_reason] += 1
+            self.offline_fallback += record.strategy == OFFLINE_FALLBACK
 
     def postfix(self) -> dict[str, Any]:
         with self.lock:
@@ -115,10 +118,12 @@ class _Tally:
 
 
 def build_page(ctx: MethodContext, page: Page, strategy: PageStrategy, schema: EntitySchema,
-               tally: _Tally | None = None) -> StoredPageGraph:
+               tally: _Tally | None = None, fallback_error: str = "") -> StoredPageGraph:
     """Run the adaptive loop on one page and store its graph; returns the stored record. The
     round images live in a temporary folder for the duration of the loop (model calls are
-    cached by image content, so they need not be kept)."""
+    cached by image content, so they need not be kept). ``fallback_error``: the page is built
+    by the offline strategy because the model's replies failed with this error (its record
+    says strategy ``"offline-fallback"``)."""
     settings = ctx.settings.kg4vd
     with tempfile.TemporaryDirectory(prefix="kg4vd-marks-") as folder:
         marks = marks_writer(ctx, Path(folder)) if strategy.needs_image else None
@@ -126,7 +131,8 @@ def build_page(ctx: MethodContext, page: Page, strategy: PageStrategy, schema: E
                            marks=marks, on_round=tally.round_done if tally else None)
     record = StoredPageGraph.from_graph(
         page.doc_id, page.number, outcome.graph, rounds=len(outcome.rounds), stop_reason=outcome.stop_reason,
-        strategy=strategy.name, usage=outcome.usage,
+        strategy=OFFLINE_FALLBACK if fallback_error else strategy.name, fallback_error=fallback_error,
+        usage=outcome.usage,
         feedback=[{"round": r.round + 1, "masked": r.masked, **r.feedback.model_dump()}
                   for r in outcome.rounds if r.feedback is not None],
         rejected=[{"round": t + 1, **rej.as_dict()} for t, rej in outcome.rejected])
@@ -151,15 +157,34 @@ def _pending_pages(ctx: MethodContext) -> tuple[list[tuple[str, int]], int, list
 
 def _extract_pages(ctx: MethodContext, todo: list[tuple[str, int]], schema: EntitySchema,
                    tally: _Tally) -> list[str]:
-    """Extract ``todo`` pages concurrently; returns failure messages."""
+    """Extract ``todo`` pages concurrently; returns failure messages. With
+    ``kg4vd.on_model_error = "offline"`` a page whose model replies stay unusable after the
+    repair and re-asks (``ModelOutputError``) is built by the offline strategy instead, and
+    marked so; an endpoint that keeps failing still leaves the page for the next build."""
     strategy = page_strategy(ctx)
+    fallback = ctx.settings.kg4vd.on_model_error == "offline" and not isinstance(strategy, OfflineStrategy)
+    offline: list[OfflineStrategy] = []  # made on first use
+    offline_lock = threading.Lock()
     failures: list[str] = []
+
+    def offline_strategy() -> OfflineStrategy:
+        with offline_lock:
+            if not offline:
+                offline.append(OfflineStrategy(ctx.models.nlp))
+            return offline[0]
 
     def one(doc_id: str, number: int) -> StoredPageGraph:
         page = ctx.store.get_page(doc_id, number)
         if page is None:
             raise DocgraphError(f"page {number} of {doc_id} is gone from the workspace")
-        return build_page(ctx, page, strategy, schema, tally)
+        try:
+            return build_page(ctx, page, strategy, schema, tally)
+        except ModelOutputError as exc:
+            if not fallback:
+                raise
+            ctx.progress.note(f"kg4vd: the model's replies for page {number} of {doc_id} stayed unusable; "
+                              f"built offline instead (kg4vd.on_model_error = \"offline\"): {exc}")
+            return build_page(ctx, page, offline_strategy(), schema, tally, fallback_error=str(exc))
 
     ctx.progress.start(len(todo), "kg4vd pages")
     pool = ThreadPoolExecutor(max_workers=_workers(ctx, strategy), thread_name_prefix="kg4vd-page")
@@ -264,7 +289,8 @@ def build_graph(ctx: MethodContext) -> BuildReport:
         result, connect_failure = None, f"cross-page connection: {exc}"
         ctx.progress.note(f"kg4vd: model calls failed while connecting entities across pages; the extracted pages "
                           f"are kept and the next build connects them: {exc}")
-    stats: dict[str, Any] = {"failed_pages": len(failures), "rounds": tally.rounds,
+    stats: dict[str, Any] = {"failed_pages": len(failures), "offline_fallback_pages": tally.offline_fallback,
+                             "rounds": tally.rounds,
                              "rounds_per_page": dict(sorted(tally.rounds_per_page.items())),
                              "stop_reasons": dict(tally.stop_reasons), "model_calls": tally.usage.calls,
                              "input_tokens": tally.usage.input_tokens, "output_tokens": tally.usage.output_tokens,

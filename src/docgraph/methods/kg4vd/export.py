@@ -47,6 +47,9 @@ def graph_stats(store: Store) -> dict[str, Any]:
         "relations_by_label": dict(Counter(r.label for r in relations.values()).most_common(TOP_LABELS)),
         "rounds_per_page": {str(k): v for k, v in sorted(Counter(g.rounds for g in graphs).items())},
         "stop_reasons": dict(Counter(g.stop_reason for g in graphs).most_common()),
+        "pages_by_strategy": dict(Counter(g.strategy or "unknown" for g in graphs).most_common()),
+        "offline_fallback_pages": sorted(f"{g.doc_id} page {g.page}" for g in graphs
+                                         if g.strategy == "offline-fallback"),
         "rejected_by_rule": dict(Counter(r.get("rule", "?") for g in graphs for r in g.rejected).most_common()),
         "usage": {stage: u.model_dump() for stage, u in stages.items()},
         "usage_total": total.model_dump(),
@@ -71,6 +74,10 @@ def format_stats(stats: dict[str, Any]) -> str:
     lines += _table(f"relations by label (top {TOP_LABELS})", stats["relations_by_label"])
     lines += _table("rounds per page", stats["rounds_per_page"])
     lines += _table("stop reasons", stats["stop_reasons"])
+    lines += _table("pages by strategy", stats["pages_by_strategy"])
+    if stats["offline_fallback_pages"]:
+        lines.append(f"built offline after the model's replies failed (kg4vd.on_model_error = \"offline\"): "
+                     f"{', '.join(stats['offline_fallback_pages'])}")
     lines += _table("rejected operations by rule", stats["rejected_by_rule"])
     if stats["usage"]:
         lines.append("model usage:")

@@ -63,7 +63,8 @@ class StoredPageGraph(BaseModel):
     relations: list[Relation] = Field(default_factory=list)
     rounds: int = 0
     stop_reason: str = ""
-    strategy: str = ""
+    strategy: str = ""  # "model", "offline" or "offline-fallback" (kg4vd.on_model_error = "offline")
+    fallback_error: str = Field("", description="why the model strategy gave up on an offline-fallback page")
     feedback: list[dict[str, Any]] = Field(default_factory=list, description="the feedback of each round")
     rejected: list[dict[str, Any]] = Field(default_factory=list, description="rejected operations with round and rule")
     usage: Usage = Field(default_factory=Usage)
