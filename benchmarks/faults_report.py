@@ -50,7 +50,9 @@ def model_section(results: Sequence[Any], rate: float) -> list[str]:
              "or chunk (HVM) fails with HTTP 500 during the first build. The rows are compared with a "
              "fault-free build whose stub spoils exactly the exchanges that stayed unusable "
              "(`model_errors/`), so it takes the same logged offline fallbacks. `accounted`: faults served "
-             "= retries + repairs + failures in `docgraph usage`.")
+             "= retries + repairs + failures in `docgraph usage`. A KG4VD judge reply that stays unusable is "
+             "logged as a note (its candidates count as unrelated) and shows as a failure, not in the fallback "
+             "column.")
     header = ["case", "method", "requests", "faults", "retries", "repairs", "failures", "accounted", "builds",
               "parts failed, then resumed", "offline fallbacks logged", "answers", "lost rows", "duplicated rows",
               "changed rows", CHECK, "survived"]
