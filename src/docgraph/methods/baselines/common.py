@@ -24,7 +24,7 @@ import re
 import time
 from abc import ABC, abstractmethod
 from dataclasses import replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from ...models.base import ImagePart, user
 from ...models.usage import embedding_stage
 from ...progress import Progress
 from ...prompts import render_prompt
+from ...scoring import ranked
 from ...types import Answer, Chunk, Document, Evidence, Page, ScoredChunk, ScoredPage, Usage
 from ..base import BuildReport, MethodContext, not_built
 from ..chunking import document_chunks
@@ -171,8 +172,8 @@ class ChunkBaseline(IndexedBaseline):
         chunks = self.chunks(ctx)
         if not chunks:
             raise not_built(ctx, self.name)
-        ranked = self.rank(ctx, query, chunks, settings)
-        evidence = evidence_from_ranking(query, self.name, ((chunks[i], s) for i, s in ranked), settings)
+        ranking = self.rank(ctx, query, chunks, settings)
+        evidence = evidence_from_ranking(query, self.name, ((chunks[i], s) for i, s in ranking), settings)
         evidence.timings["retrieve"] = time.perf_counter() - started
         return evidence
 
@@ -180,6 +181,18 @@ class ChunkBaseline(IndexedBaseline):
         evidence = self.retrieve(ctx, query, **options)
         passages = [passage_of(sc.chunk, sc.score) for sc in evidence.chunks]
         return answer_from_passages(ctx, self.name, query, evidence, passages)
+
+
+def chunk_positions(ids: Sequence[str], chunks: Sequence[Chunk]) -> np.ndarray:
+    """The position in ``chunks`` of each id (-1: no current chunk has it)."""
+    where = {c.id: i for i, c in enumerate(chunks)}
+    return np.array([where.get(i, -1) for i in ids], dtype=np.int64)
+
+
+def ranked_chunks(scores: np.ndarray, chunk_of: np.ndarray) -> Iterator[tuple[int, float]]:
+    """(chunk position, score) of scored rows, best first (ties by row), rows whose
+    ``chunk_of`` is -1 skipped; lazy (``scoring.ranked``)."""
+    return ((int(chunk_of[row]), score) for row, score in ranked(scores) if chunk_of[row] >= 0)
 
 
 def evidence_from_ranking(query: str, method: str, ranked: Iterable[tuple[Chunk, float]],

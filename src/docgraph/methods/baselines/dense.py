@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-import numpy as np
-
-from ...scoring import ranked
 from ...types import Chunk, Document
 from ..base import MethodContext, register
 from ..vector_index import delete_vectors, load_index, write_vectors
-from .common import ChunkBaseline, cached, embed_chunks
+from .common import ChunkBaseline, cached, chunk_positions, embed_chunks, ranked_chunks
 from .settings import BaselineSettings
 
 VECTOR_NAMESPACE = "dense.chunk"
@@ -48,11 +45,6 @@ class DenseBaseline(ChunkBaseline):
         if not len(index):
             return iter(())
         # the chunk position of every index row (-1: a row of no current chunk), until the index changes
-        position = cached(ctx.store, self.name, "index rows", lambda: self._positions(index.keys, chunks))
+        position = cached(ctx.store, self.name, "index rows", lambda: chunk_positions(index.keys, chunks))
         q = ctx.models.text_embedder.embed_queries([query])[0]
-        return ((int(position[row]), score) for row, score in ranked(index.scores(q)) if position[row] >= 0)
-
-    @staticmethod
-    def _positions(keys: list[str], chunks: list[Chunk]) -> np.ndarray:
-        where = {c.id: i for i, c in enumerate(chunks)}
-        return np.array([where.get(key, -1) for key in keys], dtype=np.int64)
+        return ranked_chunks(index.scores(q), position)

@@ -36,7 +36,7 @@ from ..base import MethodContext, not_built, register
 from ..chunking import chunk_context
 from ..embed_blocks import embed_in_blocks
 from ..vector_index import delete_vectors, load_index, write_vectors
-from .common import ChunkBaseline, cached, embed_chunks, evidence_from_ranking
+from .common import ChunkBaseline, cached, embed_chunks, evidence_from_ranking, ranked_chunks
 from .hipporag_graph import (HippoGraph, PassageExtraction, PassageTable, assemble_graph, clean_extraction,
                              lexical_recognition, seed_weights)
 from .settings import BaselineSettings, baseline_settings
@@ -214,10 +214,10 @@ class HippoRAGBaseline(ChunkBaseline):
         kept_set = {t for t, _ in kept}
         seeds = [(t, s, c) for t, s, c in candidates if t in kept_set][:hp.fact_top_k]
         if not seeds or graph.adjacency.shape[0] == 0:
-            return table.rows_to_chunks(dense, table.row_chunk), seeds, graph, None
+            return ranked_chunks(dense, table.row_chunk), seeds, graph, None
         reset = seed_weights(graph, [(t, s) for t, s, _ in seeds], passage_scores, hp.passage_node_weight)
         scores = personalized_pagerank(graph.adjacency, reset, alpha=hp.restart)
-        return table.rows_to_chunks(scores[graph.n_phrases:], table.node_chunk), seeds, graph, scores
+        return ranked_chunks(scores[graph.n_phrases:], table.node_chunk), seeds, graph, scores
 
     def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],
              settings: BaselineSettings) -> Iterable[tuple[int, float]]:

@@ -24,14 +24,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import numpy as np
 import scipy.sparse as sp
 
 from ...graph.adjacency import IdIndex, build_adjacency
-from ...scoring import calibrated_cut, minmax, ranked
+from ...scoring import calibrated_cut, minmax
 from ...text import tokenize
+from .common import chunk_positions
 
 _NON_WORD = re.compile(r"[^\w\s]", re.UNICODE)
 
@@ -94,21 +94,14 @@ class PassageTable:
 
     @classmethod
     def build(cls, graph: HippoGraph, passage_keys: list[str], chunks: list) -> "PassageTable":
-        chunk_at = {c.id: i for i, c in enumerate(chunks)}
         row_at = {key: i for i, key in enumerate(passage_keys)}
         ids = [graph.nodes.id(i) for i in graph.passage_nodes()]
         by_chunk: dict[str, list[tuple[str, str, str]]] = {}
         for triple, cid in zip(graph.facts, graph.fact_chunks):
             by_chunk.setdefault(cid, []).append(triple)
-        return cls(node_chunk=np.array([chunk_at.get(i, -1) for i in ids], dtype=np.int64),
+        return cls(node_chunk=chunk_positions(ids, chunks),
                    node_row=np.array([row_at.get(i, -1) for i in ids], dtype=np.int64),
-                   row_chunk=np.array([chunk_at.get(k, -1) for k in passage_keys], dtype=np.int64),
-                   by_chunk=by_chunk)
-
-    @staticmethod
-    def rows_to_chunks(scores: np.ndarray, chunk_of: np.ndarray) -> Iterator[tuple[int, float]]:
-        """(chunk position, score) best first (ties by row), rows without a chunk skipped; lazy."""
-        return ((int(chunk_of[row]), score) for row, score in ranked(scores) if chunk_of[row] >= 0)
+                   row_chunk=chunk_positions(passage_keys, chunks), by_chunk=by_chunk)
 
 
 def synonym_pairs(phrase_matrix: np.ndarray, threshold: float, top_k: int,
