@@ -193,6 +193,12 @@ class HVMSettings(Section):
     concept_graph: bool = Field(True, description="False = retrieve entities directly (ablation)")
     conflict_resolution: bool = True
     modality_aware: bool = True
+    on_model_error: Literal["retry-later", "offline"] = Field(
+        "offline", description="a chunk whose model reply stays unusable after the repair and re-asks (extraction "
+                               "or conflict check): 'offline' = extracted by the offline strategy, marked strategy "
+                               "'offline-fallback' (conflicts: the offline rules); 'retry-later' = its document "
+                               "stops before the chunk and the next build resumes there (endpoint failures are "
+                               "always retried later)")
 
     def with_profile(self) -> "HVMSettings":
         """These settings with the named profile's values for every field not set explicitly.

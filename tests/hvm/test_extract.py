@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from docgraph.errors import ModelOutputError
-from docgraph.methods.hvm.extract_base import ChunkInput
+from docgraph.methods.hvm.extract_base import ChunkFailed, ChunkInput
 from docgraph.methods.hvm.extract_image import ModelImageStrategy, OfflineImageStrategy, picture_concept
 from docgraph.methods.hvm.extract_table import OfflineTableStrategy, parse_table, rows_as_sentences
 from docgraph.methods.hvm.extract_text import OfflineTextStrategy
@@ -106,5 +106,11 @@ class BrokenChat:
 def test_an_invalid_model_reply_falls_back_to_offline_with_a_note():
     offline = OfflineImageStrategy(OfflineTextStrategy(FakeNLP(ANALYSIS)))
     result = ModelImageStrategy(BrokenChat(), offline).extract([item("", "image", "Figure 1: Plant")])[0]
-    assert result.strategy == "offline" and result.entities[0].name == "Figure 1: Plant"
+    assert result.strategy == "offline-fallback" and result.entities[0].name == "Figure 1: Plant"
     assert any("offline extraction used instead" in n for n in result.notes)
+
+
+def test_without_an_offline_fallback_an_invalid_reply_fails_the_chunk():
+    """``hvm.on_model_error = "retry-later"``: no offline strategy to fall back to."""
+    result = ModelImageStrategy(BrokenChat(), None).extract([item("", "image", "Figure 1: Plant")])[0]
+    assert isinstance(result, ChunkFailed) and "unusable" in result.error and "not JSON" in result.error

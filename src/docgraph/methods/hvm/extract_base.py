@@ -5,8 +5,10 @@ modality (the chunk, its structural context h_i, a description — caption or ne
 text — and, for pictures, the crop image) and returns one ``Extraction`` per input, in
 order. Model strategies run their chunks concurrently (``run_parallel``); offline
 strategies batch the offline NLP. A model reply that stays invalid after the model
-layer's repair and re-ask is not dropped silently: that chunk falls back to the offline
-strategy and its extraction carries a note saying so. An endpoint that keeps failing
+layer's repair and re-ask is not dropped silently: with ``hvm.on_model_error = "offline"``
+(the default) that chunk falls back to the offline strategy, its extraction marked
+strategy ``"offline-fallback"`` with a note saying why; with ``"retry-later"`` it gets a
+``ChunkFailed``, as a failing endpoint does. An endpoint that keeps failing
 (timeouts, resets, 5xx after the retries) gives that chunk a ``ChunkFailed`` instead of an
 extraction: the other chunks' extractions are kept, and the build stops the chunk's
 document before it, to resume there on the next build.
@@ -25,6 +27,7 @@ from ...errors import ModelError, ModelOutputError
 from ...models.base import ChatModel, ImagePart, TextAnalysis, user
 from ...prompts import render_prompt
 from ...types import Chunk, ComponentKind, Page
+from ..build_stats import OFFLINE_FALLBACK
 from .data import ExtractedEntity, ExtractedFact, Extraction, clean_name, is_numeric
 
 T = TypeVar("T")
@@ -125,17 +128,22 @@ def run_parallel(items: Sequence[T], work: Callable[[T], R], workers: int) -> li
         return list(pool.map(work, items))
 
 
-def with_fallback(model_work: Callable[[ChunkInput], Extraction], offline: "Strategy",
+def with_fallback(model_work: Callable[[ChunkInput], Extraction], offline: "Strategy | None",
                   ) -> Callable[[ChunkInput], Extraction | ChunkFailed]:
-    """``model_work`` that falls back to ``offline`` (with a note) when a reply stays invalid,
-    and gives ``ChunkFailed`` when the endpoint keeps failing."""
+    """``model_work`` that falls back to ``offline`` when a reply stays invalid (the extraction
+    marked strategy ``OFFLINE_FALLBACK``, with a note), and gives ``ChunkFailed`` when the
+    endpoint keeps failing — or when a reply stays invalid and there is no ``offline``
+    (``hvm.on_model_error = "retry-later"``)."""
 
     def work(item: ChunkInput) -> Extraction | ChunkFailed:
         try:
             return model_work(item)
         except ModelOutputError as exc:
+            if offline is None:
+                return ChunkFailed(f"the model's reply stayed unusable: {exc}")
             result = offline.extract([item])[0]
             assert isinstance(result, Extraction)
+            result.strategy = OFFLINE_FALLBACK
             result.notes.append(f"model reply invalid, offline extraction used instead: {exc}")
             return result
         except ModelError as exc:

@@ -84,7 +84,7 @@ class OfflineImageStrategy:
 class ModelImageStrategy:
     """The vision model on the crop and its caption; pictures run concurrently."""
 
-    def __init__(self, chat: ChatModel, offline: Strategy, workers: int = 4, vision: bool = True):
+    def __init__(self, chat: ChatModel, offline: Strategy | None, workers: int = 4, vision: bool = True):
         self.chat, self.offline, self.workers, self.vision = chat, offline, workers, vision
         self.name = f"model:{chat.model}"
 

@@ -146,7 +146,7 @@ class OfflineTableStrategy:
 class ModelTableStrategy:
     """Row-by-row entity extraction with the build model, then one relation call per table."""
 
-    def __init__(self, chat: ChatModel, offline: Strategy, workers: int = 4):
+    def __init__(self, chat: ChatModel, offline: Strategy | None, workers: int = 4):
         self.chat, self.offline, self.workers = chat, offline, workers
         self.name = f"model:{chat.model}"
 

@@ -43,7 +43,7 @@ class OfflineTextStrategy:
 class ModelTextStrategy:
     """Entities, then relations, from the build model; chunks run concurrently."""
 
-    def __init__(self, chat: ChatModel, offline: Strategy, workers: int = 4):
+    def __init__(self, chat: ChatModel, offline: Strategy | None, workers: int = 4):
         self.chat, self.offline, self.workers = chat, offline, workers
         self.name = f"model:{chat.model}"
 

@@ -38,6 +38,7 @@ from typing import Any
 from ...errors import DocgraphError, ModelError, ModelOutputError
 from ...types import Page, Usage
 from ..base import BuildReport, MethodContext
+from ..build_stats import OFFLINE_FALLBACK
 from ..vector_index import delete_vectors, load_index
 from .build_config import CONFIG_META, apply_settings_changes
 from .crosspage import ConnectResult, connect
@@ -53,7 +54,6 @@ from .storage import LAYER, NS_CHUNK, NS_CONNECTED, NS_ENTITY, NS_PAGEGRAPH, NS_
     VEC_PAGE, VEC_RELATION, StoredPageGraph, load_entities, load_page_graph, load_relations, page_key, parse_page_key
 
 OFFLINE_WORKERS = 2
-OFFLINE_FALLBACK = "offline-fallback"  # the strategy of a page built offline after its model replies failed
 
 
 def page_strategy(ctx: MethodContext) -> PageStrategy:

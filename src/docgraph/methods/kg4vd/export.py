@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ...store.base import Store
-from ...types import Entity, Relation, Usage
+from ...types import Entity, Relation
+from ..build_stats import OFFLINE_FALLBACK, stage_usage, table, usage_lines
 from .storage import iter_page_graphs, load_entities, load_relations
 
 TOP_LABELS = 15
@@ -30,10 +31,7 @@ def graph_stats(store: Store) -> dict[str, Any]:
     entities, relations = load_entities(store), load_relations(store)
     graphs = list(iter_page_graphs(store))
     instances = sum(len(g.entities) for g in graphs)
-    stages = {stage: u for stage, u in sorted(store.usage().items()) if stage.startswith("kg4vd.")}
-    total = Usage()
-    for u in stages.values():
-        total = total.add(u)
+    stages, total = stage_usage(store, "kg4vd.")
     return {
         "pages": len(graphs),
         "entities": len(entities),
@@ -49,18 +47,11 @@ def graph_stats(store: Store) -> dict[str, Any]:
         "stop_reasons": dict(Counter(g.stop_reason for g in graphs).most_common()),
         "pages_by_strategy": dict(Counter(g.strategy or "unknown" for g in graphs).most_common()),
         "offline_fallback_pages": sorted(f"{g.doc_id} page {g.page}" for g in graphs
-                                         if g.strategy == "offline-fallback"),
+                                         if g.strategy == OFFLINE_FALLBACK),
         "rejected_by_rule": dict(Counter(r.get("rule", "?") for g in graphs for r in g.rejected).most_common()),
         "usage": {stage: u.model_dump() for stage, u in stages.items()},
         "usage_total": total.model_dump(),
     }
-
-
-def _table(title: str, counts: dict[str, Any]) -> list[str]:
-    if not counts:
-        return [f"{title}: none"]
-    width = max(len(str(k)) for k in counts)
-    return [f"{title}:"] + [f"  {str(k):<{width}}  {v:>7}" for k, v in counts.items()]
 
 
 def format_stats(stats: dict[str, Any]) -> str:
@@ -69,23 +60,17 @@ def format_stats(stats: dict[str, Any]) -> str:
              f"({stats['multi_page_entities']} on several pages; {stats['merged']} page-level entities merged "
              f"of {stats['page_entities']})   relations {stats['relations']} "
              f"({stats['cross_page_relations']} cross-page)"]
-    lines += _table("entities by type", stats["entities_by_type"])
-    lines += _table("entities by modality", stats["entities_by_modality"])
-    lines += _table(f"relations by label (top {TOP_LABELS})", stats["relations_by_label"])
-    lines += _table("rounds per page", stats["rounds_per_page"])
-    lines += _table("stop reasons", stats["stop_reasons"])
-    lines += _table("pages by strategy", stats["pages_by_strategy"])
+    lines += table("entities by type", stats["entities_by_type"])
+    lines += table("entities by modality", stats["entities_by_modality"])
+    lines += table(f"relations by label (top {TOP_LABELS})", stats["relations_by_label"])
+    lines += table("rounds per page", stats["rounds_per_page"])
+    lines += table("stop reasons", stats["stop_reasons"])
+    lines += table("pages by strategy", stats["pages_by_strategy"])
     if stats["offline_fallback_pages"]:
         lines.append(f"built offline after the model's replies failed (kg4vd.on_model_error = \"offline\"): "
                      f"{', '.join(stats['offline_fallback_pages'])}")
-    lines += _table("rejected operations by rule", stats["rejected_by_rule"])
-    if stats["usage"]:
-        lines.append("model usage:")
-        for stage, u in stats["usage"].items():
-            lines.append(f"  {stage:<16} calls {u['calls']:>6}  cached {u['cache_hits']:>6}  "
-                         f"in {u['input_tokens']:>9}  out {u['output_tokens']:>8}  images {u['images']:>5}")
-    else:
-        lines.append("model usage: none (offline build)")
+    lines += table("rejected operations by rule", stats["rejected_by_rule"])
+    lines += usage_lines(stats["usage"])
     return "\n".join(lines)
 
 
