@@ -291,6 +291,7 @@ class Usage(BaseModel):
     failures: int = 0  # calls that gave up (after retries and re-asks); the caller fell back or logged it
     retries: int = 0   # requests sent again after an endpoint fault (timeout, reset, 429, 5xx, unreadable body)
     repairs: int = 0   # replies repaired: broken JSON fixed locally, or re-asked (truncated, invalid, empty)
+    fallbacks: int = 0  # answers given offline (extractive) because this stage's model call failed
 
     def add(self, other: "Usage") -> "Usage":
         return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
@@ -318,3 +319,5 @@ class Answer(BaseModel):
     timings: dict[str, float] = Field(default_factory=dict)
     usage: dict[str, Usage] = Field(default_factory=dict)
     model_used: bool = False
+    warnings: list[str] = Field(default_factory=list, description="what went wrong while answering, e.g. the "
+                                "answer model failed and the answer is the offline one over the same evidence")

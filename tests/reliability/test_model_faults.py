@@ -98,7 +98,7 @@ def test_a_call_that_keeps_failing_is_one_failure_with_its_retries_in_docgraph_u
     hub.store.close()
     assert main(["--workspace", str(tmp_path / "ws"), "usage"]) == 0
     header, row = capsys.readouterr().out.splitlines()[:2]
-    assert header.split()[-3:] == ["fail", "retry", "repair"] and row.split()[-3:] == ["1", "3", "0"]
+    assert header.split()[-4:] == ["fail", "retry", "repair", "fallbk"] and row.split()[-4:] == ["1", "3", "0", "0"]
 
 
 def test_the_stub_draws_a_seeded_share_of_faults_and_json_faults_only_for_json(tmp_path):

@@ -65,8 +65,10 @@ def format_answer(answer: Answer) -> str:
     meta = f"method {answer.method}"
     if answer.mode:
         meta += f" · mode {answer.mode}"
-    meta += " · model " + ("used" if answer.model_used else "none (offline)")
+    meta += " · model " + ("used" if answer.model_used else "failed, offline fallback" if answer.warnings
+                           else "none (offline)")
     lines.append(meta)
+    lines.extend(f"warning: {w}" for w in answer.warnings)
     if answer.usage:
         calls = sum(u.calls for u in answer.usage.values())
         tokens = sum(u.input_tokens + u.output_tokens for u in answer.usage.values())

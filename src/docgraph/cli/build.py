@@ -58,13 +58,14 @@ def format_usage(usage: dict[str, Usage]) -> str:
     """A table of usage per stage with a total row of the model stages (embedding stages,
     ``embed.*``, count texts embedded and cache hits; they are listed, not totalled).
     ``fail``: calls that gave up; ``retry``: requests resent after an endpoint fault;
-    ``repair``: re-asks after an unusable reply."""
+    ``repair``: re-asks after an unusable reply; ``fallbk``: answers given offline because
+    the stage's model call failed (``methods.answer_fallback``)."""
     header = (f"{'stage':<28} {'calls':>6} {'cached':>6} {'in tok':>9} {'out tok':>8} {'images':>6} {'secs':>8} "
-              f"{'fail':>5} {'retry':>5} {'repair':>6}")
+              f"{'fail':>5} {'retry':>5} {'repair':>6} {'fallbk':>6}")
 
     def row(name: str, u: Usage) -> str:
         return (f"{name:<28} {u.calls:>6} {u.cache_hits:>6} {u.input_tokens:>9} {u.output_tokens:>8} "
-                f"{u.images:>6} {u.seconds:>8.1f} {u.failures:>5} {u.retries:>5} {u.repairs:>6}")
+                f"{u.images:>6} {u.seconds:>8.1f} {u.failures:>5} {u.retries:>5} {u.repairs:>6} {u.fallbacks:>6}")
 
     lines = [header]
     total = Usage()

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from ..methods.extractive import NOTHING_FOUND, OFFLINE_NOTICE
+from ..methods.extractive import FALLBACK_NOTHING_FOUND, FALLBACK_NOTICE, NOTHING_FOUND, OFFLINE_NOTICE
 from ..text import sentences
 from .metrics import is_refusal
 from .metrics_mmlongbench import NOT_ANSWERABLE
@@ -46,7 +46,11 @@ _YES_NO_ANSWER = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 
 def response_body(response: str) -> str:
     """The answer text itself: offline notice, bullets, curly quotes and citation markers removed."""
-    text = (response or "").replace(NOTHING_FOUND, NOT_ANSWERABLE).replace(OFFLINE_NOTICE, "")
+    text = response or ""
+    for nothing in (NOTHING_FOUND, FALLBACK_NOTHING_FOUND):
+        text = text.replace(nothing, NOT_ANSWERABLE)
+    for notice in (OFFLINE_NOTICE, FALLBACK_NOTICE):  # the fallback answer's notice (the model failed)
+        text = text.replace(notice, "")
     text = _CITATION.sub("", text.translate(_QUOTES))
     text = _BULLET.sub("", text)
     return "\n".join(line.strip() for line in text.splitlines() if line.strip())
@@ -121,7 +125,7 @@ def extract_in_format(response: str, answer_format: str, question: str = "") -> 
     """The short answer of ``response`` in ``answer_format`` (see module doc); an unknown
     format is treated as ``Str``. Never raises on odd text."""
     body = response_body(response)
-    quoted = OFFLINE_NOTICE in (response or "")  # offline quotes of evidence never decline
+    quoted = any(n in (response or "") for n in (OFFLINE_NOTICE, FALLBACK_NOTICE))  # quotes never decline
     if not body or body == NOT_ANSWERABLE or (not quoted and is_refusal(body)):
         return NOT_ANSWERABLE
     return _EXTRACTORS.get(answer_format, _as_string)(body, question)

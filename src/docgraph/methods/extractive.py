@@ -4,7 +4,8 @@ Used by every method when no answer model is configured. Sentences are scored by
 IDF-weighted overlap with the question's terms (IDF over the candidate sentences, so
 rare question words count most) plus a small prior from the passage's retrieval rank;
 the best few distinct sentences are quoted with their citation numbers. The answer
-says plainly that no model was used.
+says plainly that no model was used, and why: none is configured (``NO_MODEL``), or the
+answer model failed and this is the fallback (``MODEL_FAILED``, see ``answer_fallback``).
 """
 
 from __future__ import annotations
@@ -15,9 +16,22 @@ from dataclasses import dataclass
 from ..text import sentences, tokenize
 from .citations import CitationBook
 
-OFFLINE_NOTICE = ("No answer model is configured (offline mode), so this answer quotes the evidence "
-                  "that best matches the question:")
-NOTHING_FOUND = "No answer model is configured (offline mode), and no evidence matching the question was found."
+NO_MODEL = "No answer model is configured (offline mode)"
+MODEL_FAILED = "The answer model failed (see the answer's warnings), so no model was used"
+
+
+def offline_notice(reason: str = NO_MODEL) -> str:
+    return f"{reason}, so this answer quotes the evidence that best matches the question:"
+
+
+def nothing_found(reason: str = NO_MODEL) -> str:
+    return f"{reason}, and no evidence matching the question was found."
+
+
+OFFLINE_NOTICE = offline_notice()
+NOTHING_FOUND = nothing_found()
+FALLBACK_NOTICE = offline_notice(MODEL_FAILED)
+FALLBACK_NOTHING_FOUND = nothing_found(MODEL_FAILED)
 
 
 @dataclass(frozen=True)
@@ -71,8 +85,9 @@ def rank_sentences(question: str, passages: list[EvidencePassage]) -> list[tuple
 
 
 def extractive_answer(question: str, passages: list[EvidencePassage], book: CitationBook,
-                      max_sentences: int = 3) -> str:
-    """Quote up to ``max_sentences`` best sentences with citations registered in ``book``."""
+                      max_sentences: int = 3, reason: str = NO_MODEL) -> str:
+    """Quote up to ``max_sentences`` best sentences with citations registered in ``book``;
+    the first line says why no model answered (``reason``)."""
     ranked = rank_sentences(question, passages)
     chosen: list[tuple[str, EvidencePassage]] = []
     seen: set[str] = set()
@@ -85,8 +100,8 @@ def extractive_answer(question: str, passages: list[EvidencePassage], book: Cita
         if len(chosen) >= max_sentences:
             break
     if not chosen:
-        return NOTHING_FOUND
-    lines = [OFFLINE_NOTICE]
+        return nothing_found(reason)
+    lines = [offline_notice(reason)]
     for sentence, passage in chosen:
         number = book.cite(passage.doc_id, passage.page, list(passage.component_ids), quote=sentence)
         suffix = f" [{number}]" if number is not None else ""

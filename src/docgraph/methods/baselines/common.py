@@ -15,7 +15,8 @@ on, best first) and an ``Answer``.
 
 ``answer_from_passages`` is the answer step of every baseline: with an answer model, a
 prompt with numbered evidence (numbers are CitationBook numbers, so the model's ``[n]``
-markers are the answer's citations); offline, the extractive answer.
+markers are the answer's citations); offline, and when the answer model fails, the
+extractive answer (``methods.answer_fallback``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from ...models.usage import embedding_stage
 from ...progress import Progress
 from ...prompts import render_prompt
 from ...scoring import ranked
-from ...types import Answer, Chunk, Document, Evidence, Page, ScoredChunk, ScoredPage, Usage
+from ...types import Answer, Chunk, Document, Evidence, Page, ScoredChunk, ScoredPage
+from ..answer_fallback import AnswerCalls, answer_with_fallback
 from ..base import BuildReport, MethodContext, not_built
 from ..chunking import document_chunks
 from ..embed_blocks import blocks
@@ -266,21 +268,26 @@ def passage_of(chunk: Chunk, score: float = 0.0) -> EvidencePassage:
 # --------------------------------------------------------------------- answering
 def answer_from_passages(ctx: MethodContext, method: str, query: str, evidence: Evidence,
                          passages: list[EvidencePassage], *, images: Sequence[ImagePart] = (),
-                         prompt: str = "answer.md") -> Answer:
-    """The baselines' answer: a model answer over numbered evidence, or the extractive one.
+                         prompt: str = "answer.md", offline_passages: list[EvidencePassage] | None = None
+                         ) -> Answer:
+    """The baselines' answer: a model answer over numbered evidence, or the extractive one
+    (over ``offline_passages`` when given, else ``passages``) offline and when the answer
+    model fails (``answer_fallback``).
 
     Every passage is registered in a ``CitationBook`` before the prompt is written, so
     the numbers the model sees are the citation numbers; the answer keeps the citations
     it refers to (all of them when it refers to none).
     """
     started = time.perf_counter()
-    book = CitationBook(ctx.store)
-    chat = ctx.models.chat("answer")
-    usage: dict[str, Usage] = {}
-    if chat is None:
-        text = extractive_answer(query, passages, book)
-        citations, model_used = book.citations, False
-    else:
+
+    def offline(reason: str) -> Answer:
+        book = CitationBook(ctx.store)
+        text = extractive_answer(query, passages if offline_passages is None else offline_passages, book,
+                                 reason=reason)
+        return Answer(question=query, text=text, method=method, citations=book.citations, evidence=evidence)
+
+    def model(chat: AnswerCalls) -> Answer:
+        book = CitationBook(ctx.store)
         blocks = []
         for passage in passages:
             number = book.cite(passage.doc_id, passage.page, list(passage.component_ids), quote=passage.text)
@@ -288,14 +295,12 @@ def answer_from_passages(ctx: MethodContext, method: str, query: str, evidence: 
             blocks.append(f"[{number}] ({title}, page {passage.page})\n{passage.text.strip()}")
         body = render_prompt(__package__, prompt, question=query,
                              evidence="\n\n".join(blocks) if blocks else "(no evidence was retrieved)")
-        stage = f"{method}.answer"
-        result = chat.complete([user(body, list(images))], stage=stage)
-        text = result.text.strip()
-        usage[stage] = result.usage
+        text = chat.complete([user(body, list(images))], stage=f"{method}.answer").text.strip()
         cited = {int(n) for n in _CITE.findall(text)}
         citations = [c for c in book.citations if c.number in cited] or book.citations
-        model_used = True
-    timings = dict(evidence.timings)
-    timings["answer"] = time.perf_counter() - started
-    return Answer(question=query, text=text, method=method, citations=citations, evidence=evidence,
-                  timings=timings, usage=usage, model_used=model_used)
+        return Answer(question=query, text=text, method=method, citations=citations, evidence=evidence,
+                      usage=dict(chat.usage), model_used=True)
+
+    answer = answer_with_fallback(ctx, ctx.models.chat("answer"), model, offline)
+    answer.timings = {**evidence.timings, "answer": time.perf_counter() - started}
+    return answer

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ...errors import ModelOutputError
+from ...errors import ModelError, ModelOutputError
 from ...graph.ppr import personalized_pagerank
 from ...models.base import user
 from ...models.usage import embedding_stage
@@ -177,7 +177,7 @@ class HippoRAGBaseline(ChunkBaseline):
         prompt = render_prompt(__package__, "fact_filter.md", question=query, facts=listing, limit=str(limit))
         try:
             parsed = chat.complete([user(prompt)], stage="hipporag.fact_filter", schema=FactSelection).parsed
-        except ModelOutputError:  # an unusable filter reply: keep the similarity ranking
+        except ModelError:  # an unusable filter reply or the endpoint down: keep the similarity ranking
             return candidates[:limit]
         keep = parsed.keep if isinstance(parsed, FactSelection) else []
         return [candidates[i - 1] for i in dict.fromkeys(keep) if 1 <= i <= len(candidates)][:limit]

@@ -1,7 +1,8 @@
 """``nodocs``: the answer model alone, without any document — the floor every method must beat.
 
 It builds nothing and retrieves nothing. Offline (no answer model) it cannot answer and
-says so plainly instead of guessing.
+says so plainly instead of guessing, as it does when the answer model fails
+(``answer_fallback``).
 """
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ from typing import Any
 from ...models.base import user
 from ...prompts import render_prompt
 from ...types import Answer, Evidence
+from ..answer_fallback import AnswerCalls, answer_with_fallback
 from ..base import BuildReport, MethodContext, check_options, register
+from ..extractive import NO_MODEL
 from .settings import query_options
 
 OFFLINE_TEXT = ("The no-documents baseline answers from the answer model alone, and no answer model is "
                 "configured (offline mode), so it cannot answer.")
+FAILED_TEXT = ("The no-documents baseline answers from the answer model alone, and the answer model failed "
+               "(see the answer's warnings), so it cannot answer.")
 
 
 @register("nodocs")
@@ -33,15 +38,20 @@ class NoDocsBaseline:
     def answer(self, ctx: MethodContext, query: str, **options: Any) -> Answer:
         started = time.perf_counter()
         evidence = self.retrieve(ctx, query, **options)
-        chat = ctx.models.chat("answer")
-        if chat is None:
-            return Answer(question=query, text=OFFLINE_TEXT, method=self.name, evidence=evidence,
-                          timings={"answer": time.perf_counter() - started}, model_used=False)
-        stage = f"{self.name}.answer"
-        result = chat.complete([user(render_prompt(__package__, "nodocs.md", question=query))], stage=stage)
-        return Answer(question=query, text=result.text.strip(), method=self.name, evidence=evidence,
-                      timings={"answer": time.perf_counter() - started}, usage={stage: result.usage},
-                      model_used=True)
+
+        def offline(reason: str) -> Answer:
+            text = OFFLINE_TEXT if reason == NO_MODEL else FAILED_TEXT
+            return Answer(question=query, text=text, method=self.name, evidence=evidence)
+
+        def model(chat: AnswerCalls) -> Answer:
+            prompt = render_prompt(__package__, "nodocs.md", question=query)
+            text = chat.complete([user(prompt)], stage=f"{self.name}.answer").text.strip()
+            return Answer(question=query, text=text, method=self.name, evidence=evidence,
+                          usage=dict(chat.usage), model_used=True)
+
+        answer = answer_with_fallback(ctx, ctx.models.chat("answer"), model, offline)
+        answer.timings = {"answer": time.perf_counter() - started}
+        return answer
 
     def remove_document(self, ctx: MethodContext, doc_id: str) -> None:
         """Nothing is derived from documents."""

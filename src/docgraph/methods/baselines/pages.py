@@ -79,9 +79,9 @@ class PagesBaseline(IndexedBaseline):
     def answer(self, ctx: MethodContext, query: str, **options: Any) -> Answer:
         evidence = self.retrieve(ctx, query, **options)
         chat = ctx.models.chat("answer")
+        chunk_passages = [passage_of(sc.chunk, sc.score) for sc in evidence.chunks]
         if chat is None:
-            return answer_from_passages(ctx, self.name, query, evidence,
-                                        [passage_of(sc.chunk, sc.score) for sc in evidence.chunks])
+            return answer_from_passages(ctx, self.name, query, evidence, chunk_passages)
         passages, images = [], []
         vision = bool(getattr(chat, "supports_vision", True))
         limit = ctx.settings.models.answer.max_images  # None: every page's image
@@ -93,7 +93,7 @@ class PagesBaseline(IndexedBaseline):
             if vision and page.image_path and (limit is None or len(images) < limit):
                 images.append(ImagePart(path=ctx.path(page.image_path)))
         return answer_from_passages(ctx, self.name, query, evidence, passages, images=images,
-                                    prompt="pages_answer.md")
+                                    prompt="pages_answer.md", offline_passages=chunk_passages)
 
 
 def page_passage(query: str, page: Page, score: float) -> EvidencePassage:

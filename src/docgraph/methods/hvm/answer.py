@@ -7,7 +7,8 @@ model has vision (at most ``MAX_IMAGES``, and at most the answer endpoint's
 ``models.answer.max_images``). The reply's ``[n]`` markers (also ``[1, 3]``)
 select the answer's citations; when it cites none, the evidence's citations are listed
 as sources considered, and the text says so. Offline: the extractive answer over the same
-chunks in the same order (table rows as sentences), citing the regions it quotes.
+chunks in the same order (table rows as sentences), citing the regions it quotes; also
+when the answer model fails after its retries (``answer_fallback``: then with a warning).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from ...models.base import ImagePart, user
 from ...prompts import render_prompt
 from ...types import Answer, Evidence
+from ..answer_fallback import AnswerCalls, answer_with_fallback
 from ..base import MethodContext
 from ..citations import CitationBook, marker
 from ..extractive import EvidencePassage, extractive_answer
@@ -70,33 +72,37 @@ def evidence_prompt(ctx: MethodContext, query: str, evidence: Evidence, book: Ci
 
 
 def answer(ctx: MethodContext, query: str, **options: Any) -> Answer:
-    """Retrieve, then answer with the answer model, or extractively offline."""
+    """Retrieve, then answer with the answer model, or extractively offline (also when the
+    model fails: ``answer_fallback``)."""
     started = time.perf_counter()
     evidence = retrieve(ctx, query, **options)
-    book = CitationBook(ctx.store)
-    chat = ctx.models.chat("answer")
     t = time.perf_counter()
-    if chat is None:
+
+    def offline(reason: str) -> Answer:
+        book = CitationBook(ctx.store)
         passages = [EvidencePassage(doc_id=s.chunk.doc_id, page=s.chunk.page,
                                     component_ids=tuple(s.chunk.component_ids),
                                     text=rows_as_sentences(s.chunk.text) if s.chunk.modality == "table"
                                     else s.chunk.text, score=s.score) for s in evidence.chunks]
-        text = extractive_answer(query, passages, book)
-        citations, usage, model_used = book.citations, {}, False
-    else:
+        text = extractive_answer(query, passages, book, reason=reason)
+        return Answer(question=query, text=text, method=METHOD, citations=book.citations, evidence=evidence)
+
+    def model(chat: AnswerCalls) -> Answer:
+        book = CitationBook(ctx.store)
         vision = bool(getattr(chat, "supports_vision", ctx.settings.models.answer.supports_vision))
         prompt, images = evidence_prompt(ctx, query, evidence, book, vision)
-        with ctx.models.meter.track() as usage:
-            result = chat.complete([user(prompt, images)], stage=STAGE_ANSWER)
-        text = result.text.strip()
+        text = chat.complete([user(prompt, images)], stage=STAGE_ANSWER).text.strip()
         known = {c.number: c for c in book.citations}
         citations = [known[n] for n in cited_numbers(text) if n in known]
         if not citations and book.citations and text != NOT_ANSWERABLE:
             citations = list(book.citations)
             text += f"\n\nSources considered (the model cited none): {marker([c.number for c in citations])}"
-        model_used = True
+        return Answer(question=query, text=text, method=METHOD, citations=citations, evidence=evidence,
+                      usage=dict(chat.usage), model_used=True)
+
+    result = answer_with_fallback(ctx, ctx.models.chat("answer"), model, offline)
     timings = dict(evidence.timings)
     timings["answer"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - started
-    return Answer(question=query, text=text, method=METHOD, citations=citations, evidence=evidence,
-                  timings=timings, usage=usage, model_used=model_used)
+    result.timings = timings
+    return result

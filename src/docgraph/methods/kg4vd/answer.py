@@ -18,9 +18,10 @@ The reply's ``[n]`` markers (also ``[3, 5]``) are mapped back to page regions th
 kept entities and relations are grounded on (else every non-furniture component with
 text). Unknown numbers are dropped. Citations are numbered in order of first use.
 
-Offline (no answer model): :func:`extractive_answer` over passages made of the text of
-grounded components — every component of the kept pages, then the components of each
-kept entity's and relation's mentions — which says plainly that no model was used.
+Offline (no answer model; also the fallback when it fails, ``methods.answer_fallback``):
+:func:`extractive_answer` over passages made of the text of grounded components — every
+component of the kept pages, then the components of each kept entity's and relation's
+mentions — which says plainly that no model was used, and why.
 Furniture is not quoted, except page headers that carry a running title (:func:`quotable`).
 """
 
@@ -35,7 +36,7 @@ from ...prompts import render_prompt
 from ...store.base import Store
 from ...types import Component, ComponentKind, Evidence, Mention, Page, Usage
 from ..citations import CitationBook, marker
-from ..extractive import EvidencePassage, extractive_answer
+from ..extractive import NO_MODEL, EvidencePassage, extractive_answer
 from ..timing import Timer
 
 if TYPE_CHECKING:
@@ -236,6 +237,6 @@ def offline_passages(evidence: Evidence, book: CitationBook) -> list[EvidencePas
     return passages
 
 
-def offline_answer(query: str, evidence: Evidence, book: CitationBook) -> str:
-    """The extractive answer (no model), citing the components it quotes."""
-    return extractive_answer(query, offline_passages(evidence, book), book)
+def offline_answer(query: str, evidence: Evidence, book: CitationBook, reason: str = NO_MODEL) -> str:
+    """The extractive answer (no model, for ``reason``), citing the components it quotes."""
+    return extractive_answer(query, offline_passages(evidence, book), book, reason=reason)

@@ -2,7 +2,8 @@
 
 ``retrieve(ctx, query, **options) -> Evidence`` runs the analyzer and the retrieval of
 ``retrieval.py``; ``answer(ctx, query, **options) -> Answer`` adds the two-stage model
-answer (or the offline extractive one) of ``answer.py``.
+answer (or the offline extractive one, also the fallback when the answer model fails:
+``methods.answer_fallback``) of ``answer.py``.
 
 Options (all optional):
 
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
 from ...types import Answer, Evidence, Usage
+from ..answer_fallback import AnswerCalls, answer_with_fallback
 from ..base import check_options
 from ..citations import CitationBook
 from .analyzer import STAGE as STAGE_ANALYZE
@@ -94,27 +96,32 @@ def retrieve(ctx: "MethodContext", query: str, **options: Any) -> Evidence:
 
 
 def answer(ctx: "MethodContext", query: str, **options: Any) -> Answer:
-    """Retrieve, then answer with the two-stage model answer or, offline, extractively."""
+    """Retrieve, then answer with the two-stage model answer or, offline (also when the
+    answer model fails: ``answer_fallback``), extractively."""
     opts = _check_options(options, ctx.settings.models.answer.max_images)
     evidence, _, decision = _run(ctx, _clean_query(query), opts)
     timings = dict(evidence.timings)
     usage: dict[str, Usage] = {}
     if decision.usage != Usage():
         usage[STAGE_ANALYZE] = decision.usage
-    book = CitationBook(ctx.store)
-    chat = ctx.models.chat("answer")
     start = time.perf_counter()
-    if chat is None:
-        text = offline_answer(evidence.query, evidence, book)
-    else:
+
+    def offline(reason: str) -> Answer:
+        book = CitationBook(ctx.store)
+        return Answer(question=evidence.query, text=offline_answer(evidence.query, evidence, book, reason),
+                      method=METHOD, mode=decision.mode, citations=book.citations, evidence=evidence,
+                      timings=dict(timings), usage=dict(usage), model_used=decision.source == "model")
+
+    def model(chat: AnswerCalls) -> Answer:
+        book = CitationBook(ctx.store)
         result = two_stage_answer(ctx, chat, evidence.query, evidence, book, max_images=opts["max_images"])
-        text = result.text
-        usage.update(result.usage)
-        timings.update(result.timings)
         if result.unknown_markers:
             evidence.notes.append("the model cited unknown evidence numbers "
                                   + ", ".join(str(n) for n in sorted(set(result.unknown_markers))) + "; dropped")
-    timings["answer"] = time.perf_counter() - start
-    return Answer(question=evidence.query, text=text, method=METHOD, mode=decision.mode,
-                  citations=book.citations, evidence=evidence, timings=timings, usage=usage,
-                  model_used=chat is not None or decision.source == "model")
+        return Answer(question=evidence.query, text=result.text, method=METHOD, mode=decision.mode,
+                      citations=book.citations, evidence=evidence, timings={**timings, **result.timings},
+                      usage={**usage, **result.usage}, model_used=True)
+
+    out = answer_with_fallback(ctx, ctx.models.chat("answer"), model, offline)
+    out.timings["answer"] = time.perf_counter() - start
+    return out

@@ -82,8 +82,11 @@ export function renderAnswer(answer) {
   fill($("answer-meta"),
     el("span", {}, methods.find((m) => m.name === answer.method)?.label || answer.method),
     answer.mode ? el("span", { dataset: { test: "answer-mode" } }, `mode ${answer.mode}`) : null,
-    el("span", {}, answer.model_used ? "model answer" : "extractive answer (no answer model configured)"),
-    total ? el("span", {}, duration(total) === "0s" ? `${total.toFixed(2)}s` : duration(total)) : null);
+    el("span", {}, answer.model_used ? "model answer" : (answer.warnings || []).length
+      ? "extractive fallback (the answer model failed)" : "extractive answer (no answer model configured)"),
+    total ? el("span", {}, duration(total) === "0s" ? `${total.toFixed(2)}s` : duration(total)) : null,
+    ...(answer.warnings || []).map((w) => el("span", { class: "answer-warning", dataset: { test: "answer-warning" } },
+      `warning: ${w}`)));
   renderEvidence(answer.evidence);
 }
 
