@@ -2,7 +2,7 @@
 
     nice -n 10 .venv/bin/python benchmarks/faults.py [--kills 20] [--per-trial 4] [--cases add,dense,...]
         [--model-methods kg4vd,hvm,hipporag] [--model-runs 2] [--rate 0.3] [--seed 15] [--by time|rows]
-        [--work DIR] [--no-bad-inputs]
+        [--work DIR] [--no-bad-inputs] [--long-pages 5000] [--only bad-inputs,answer-fallback --out FILE]
 
 Kills: for each case (``add``; the offline builds of dense, hipporag, hvm and kg4vd; the
 scripted-model builds ``hvm-scripted`` and ``kg4vd-scripted``, whose workspace's
@@ -23,8 +23,15 @@ Concurrency (``docgraph.testing.concurrency``), web app attacks
 (``docgraph.testing.server_attacks``) and disk full (``docgraph.testing.disk_full``: a tmpfs,
 so root; skipped with the reason otherwise) on real processes; see those modules.
 
-Bad inputs: one ``docgraph add`` of every bad file and two good ones; each bad file must get
-one line naming it, the good ones must be added, and nothing else in the workspace may change.
+Bad inputs: one ``docgraph add`` of every bad file, three good ones and two with broken fonts;
+each bad file must get one line naming it, the good ones must be added, the broken-font ones
+added with one note naming the file and its pages, and nothing else in the workspace may
+change. The very long input (``docgraph.testing.long_input``): a ``--long-pages`` PDF added,
+SIGKILLed part-way and added again.
+
+Answer model down (``docgraph.testing.answer_fallback``): every method asked while its answer
+endpoint fails for good must give the marked offline answer and count it.
+``--only bad-inputs,answer-fallback`` runs just those sections.
 """
 
 from __future__ import annotations
@@ -44,9 +51,11 @@ from PIL import Image
 from docgraph.testing.faults import (add_complete, build_complete, canonical_dump, compare_dumps,
                                      docgraph_command, eval_check, eval_dump, kill_case, run_to_completion,
                                      subprocess_env)
+from docgraph.testing.answer_fallback import answer_fallback_cases
 from docgraph.testing.concurrency import TOKEN, cli_writers_case, mixed_clients_case, web_app_case
 from docgraph.testing.disk_full import disk_full_case, tmpfs_unavailable
-from docgraph.testing.files import zero_page_pdf
+from docgraph.testing.files import damaged_fonts_pdf, zero_page_pdf
+from docgraph.testing.long_input import long_input_case
 from docgraph.testing.model_faults import model_fault_case, point_at_stub
 from docgraph.testing.openai_stub import OpenAIStub
 from docgraph.testing.scripted_model import scripted_reply
@@ -71,6 +80,16 @@ def text_pdf(out: Path, text: str, **save) -> Path:
         doc.new_page().insert_textbox(pymupdf.Rect(72, 72, 520, 770), text, fontsize=11)
         doc.save(out, **save)
     return out
+
+
+def noted_inputs(folder: Path) -> dict[str, Path]:
+    """kind → a file that must be added with one note naming it and its pages: the OpenStax
+    excerpt with its fonts damaged (``testing.files.damaged_fonts_pdf``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return {"broken fonts (embedded font programs corrupted)":
+            damaged_fonts_pdf(shared_documents() / DOC, folder / "badfont.pdf", "corrupt-program"),
+            "broken fonts (font objects missing)":
+            damaged_fonts_pdf(shared_documents() / DOC, folder / "nofont.pdf", "missing-font")}
 
 
 def bad_inputs(folder: Path) -> tuple[dict[str, Path], list[Path]]:
@@ -119,12 +138,13 @@ def bad_inputs(folder: Path) -> tuple[dict[str, Path], list[Path]]:
 
 def run_bad_inputs(base: Path, work: Path) -> list[dict]:
     bad, good = bad_inputs(work / "inputs")
+    noted = noted_inputs(work / "inputs")
     root = Path(shutil.copytree(base, work / "ws"))
     before = canonical_dump(root)
     env = subprocess_env()
     env["PATH"] = str(Path(sys.executable).parent)  # no soffice: the Office case
-    done = subprocess.run(docgraph_command("--workspace", str(root), "add", *map(str, bad.values()), *map(str, good)),
-                          cwd=work, env=env, capture_output=True)
+    done = subprocess.run(docgraph_command("--workspace", str(root), "add", *map(str, bad.values()), *map(str, good),
+                                           *map(str, noted.values())), cwd=work, env=env, capture_output=True)
     err = done.stderr.decode("utf-8", "backslashreplace")
     lines = [ln for ln in err.splitlines() if ln.startswith("failed ")]
     after = canonical_dump(root)
@@ -134,25 +154,42 @@ def run_bad_inputs(base: Path, work: Path) -> list[dict]:
                         if not any(d in repr(k) or d in repr(v)[:200] for d in added)}
     after["files"] = {k: v for k, v in after["files"].items() if not any(f"/{d}/" in k for d in added)}
     diff = compare_dumps(before, after)
+    expected = len(good) + len(noted)  # files to be added
     rows = []
     for kind, path in bad.items():
         mine = [ln for ln in lines if ln.startswith(f"failed   {path}")]
         rows.append({"case": kind, "file": path.name, "lines": len(mine),
                      "message": mine[0][len("failed   "):].replace(str(path.parent) + "/", "") if mine else "(no line)",
-                     "ok": len(mine) == 1 and diff.equal and len(added) == len(good)})
+                     "ok": len(mine) == 1 and diff.equal and len(added) == expected})
+    for kind, path in noted.items():  # added, with one note naming the file and its pages
+        mine = [ln for ln in err.splitlines() if ln.startswith(f"{path.name} (page")]
+        rows.append({"case": kind, "file": path.name, "lines": len(mine),
+                     "message": (mine[0] if mine else "(no line)") + " [added]",
+                     "ok": len(mine) == 1 and diff.equal and len(added) == expected})
     rows.append({"case": "good files of the batch (non-UTF-8 name, symlink loop folder, image with no text)",
                  "file": ", ".join(os.fsencode(p.name).decode("utf-8", "backslashreplace") for p in good),
                  "lines": 0,
-                 "message": f"{len(added)} of {len(good)} added; rest of workspace "
+                 "message": f"{len(added)} of {expected} added (these and the broken-font files); rest of workspace "
                             f"{'unchanged' if diff.equal else 'CHANGED: ' + '; '.join(diff.examples)}",
-                 "ok": len(added) == len(good) and diff.equal})
+                 "ok": len(added) == expected and diff.equal})
     return rows
+
+
+def run_long_input(base: Path, work: Path, pages: int) -> list[dict]:
+    """The very long input (``docgraph.testing.long_input``) as a bad-input row."""
+    r = long_input_case(base, work, pages=pages)
+    message = (f"added with progress naming the file; SIGKILLed at {r.killed_at_pages:,} pages stored, the same "
+               f"add resumed the other {r.resumed_pages:,} in {r.resume_s:.0f} s ({r.parser} parser); "
+               f"{r.stored_pages:,} pages stored once, {r.lost} lost, {r.duplicated} duplicated, status {r.status}, "
+               f"{r.check_findings} check findings, rest of workspace "
+               f"{'unchanged' if not r.rest_changed else 'CHANGED: ' + '; '.join(r.messages)}")
+    print(r.to_dict())
+    return [{"case": r.case, "file": r.file, "lines": r.progress_lines, "message": message, "ok": r.ok}]
 
 
 KILL_CASES = ("add", "dense", "hipporag", "hvm", "kg4vd", "hvm-scripted", "kg4vd-scripted", "eval")
 EVAL_ARGS = ["eval", "kg4vd_test", "{benchmark}", "--methods", "dense,bm25", "--limit", "4",
              "--out", "{ws}/results", "--workspace-root", "{ws}/corpora"]
-NOT_COVERED = ["Not covered yet: bad inputs with broken fonts and a 5,000-page file (issue 15 item 3)."]
 
 
 def run_kills(cases: list[str], source: Path, base: Path, work: Path, args: argparse.Namespace,
@@ -265,6 +302,33 @@ def run_attacks(dense: Path, work: Path) -> list:
     return results
 
 
+def all_bad_inputs(base: Path, work: Path, args: argparse.Namespace) -> list[dict]:
+    bad = run_bad_inputs(base, work / "bad")
+    if args.long_pages:
+        bad += run_long_input(base, work / "long", args.long_pages)
+    for row in bad:
+        print(f"{'ok ' if row['ok'] else 'BAD'} {row['case']}: {row['message']}")
+    return bad
+
+
+def run_answer_fallback(base: Path, work: Path) -> list:
+    results = answer_fallback_cases(base, work)
+    for r in results:
+        print(f"{'ok ' if r.survived else 'BAD'} answer model down: {r.to_dict()}")
+    return results
+
+
+def only(sections: list[str], base: Path, work: Path, args: argparse.Namespace) -> int:
+    unknown = set(sections) - {"bad-inputs", "answer-fallback"}
+    if unknown:
+        raise SystemExit(f"unknown --only section(s): {', '.join(sorted(unknown))}")
+    bad = all_bad_inputs(base, work, args) if "bad-inputs" in sections else []
+    answers = run_answer_fallback(base, work / "answers") if "answer-fallback" in sections else []
+    write_report(args.out, " ".join(["python benchmarks/faults.py", *sys.argv[1:]]), bad=bad, answers=answers)
+    print(f"wrote {args.out}")
+    return 0 if all(b["ok"] for b in bad) and all(r.survived for r in answers) else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=20)
@@ -277,6 +341,9 @@ def main() -> int:
     parser.add_argument("--by", choices=["time", "rows"], default="time")
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--no-bad-inputs", action="store_true")
+    parser.add_argument("--long-pages", type=int, default=5000, help="pages of the very long input (0: none)")
+    parser.add_argument("--only", default="", help="run only these sections (bad-inputs, answer-fallback; "
+                                                    "comma-separated) and write them to --out")
     parser.add_argument("--no-concurrency", action="store_true")
     parser.add_argument("--no-attacks", action="store_true")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "reliability.md")
@@ -286,23 +353,26 @@ def main() -> int:
     source = shared_documents() / DOC
     base = work / "base"
     run_to_completion(docgraph_command("--workspace", str(base), "add", str(source)), work)
+    if args.only:
+        return only(args.only.split(","), base, work, args)
     with OpenAIStub(default_reply=scripted_reply) as stub:
         kills = run_kills([c for c in args.cases.split(",") if c], source, base, work / "kills", args, stub)
     models = run_model_faults([m for m in args.model_methods.split(",") if m], base, work / "models", args)
+    answers = run_answer_fallback(base, work / "answers")
     dense = dense_reference(base, work)
     concurrency = [] if args.no_concurrency else run_concurrency(base, dense, work / "concurrency", source)
     attacks = [] if args.no_attacks else run_attacks(dense, work / "attacks")
     disk_unavailable = tmpfs_unavailable()
     disk = [] if disk_unavailable else run_disk_full(source, base, dense, work / "disk-full")
-    bad = [] if args.no_bad_inputs else run_bad_inputs(base, work / "bad")
-    for row in bad:
-        print(f"{'ok ' if row['ok'] else 'BAD'} {row['case']}: {row['message']}")
+    bad = [] if args.no_bad_inputs else all_bad_inputs(base, work, args)
     command = " ".join(["python benchmarks/faults.py", *sys.argv[1:]])
-    write_report(args.out, command, kills=kills, models=models, rate=args.rate, concurrency=concurrency,
-                 attacks=attacks, disk_full=disk, disk_unavailable=disk_unavailable, bad=bad, extra=NOT_COVERED)
+    write_report(args.out, command, kills=kills, models=models, rate=args.rate, answers=answers,
+                 concurrency=concurrency,
+                 attacks=attacks, disk_full=disk, disk_unavailable=disk_unavailable, bad=bad)
     print(f"wrote {args.out}")
     ok = (all(r.survived == r.trials for r in kills) and all(r.survived for _, r in models)
-          and all(r.survived for r in [*concurrency, *attacks]) and all(r.survived == r.runs for r, _ in disk)
+          and all(r.survived for r in [*answers, *concurrency, *attacks])
+          and all(r.survived == r.runs for r, _ in disk)
           and all(b["ok"] for b in bad))
     return 0 if ok else 1
 

@@ -67,6 +67,23 @@ def model_section(results: Sequence[Any], rate: float) -> list[str]:
             + _listed("Differences and errors:", problems, limit=50))
 
 
+def answer_fallback_section(results: Sequence[Any]) -> list[str]:
+    header = ["case", "methods", "questions asked", "answered", "marked as fallback", "with citations",
+              "fallbacks in `docgraph usage`", "failures", "retries", "slowest answer", "changed rows", "survived"]
+    rows = [[r.case, len(r.methods), r.asked, r.answered, r.marked, r.cited, r.counted, r.failures, r.retries,
+             f"{r.slowest_s:.1f} s", r.changed_rows, _yes(r.survived)] for r in results]
+    methods = ", ".join(results[0].methods) if results else ""
+    return (["## Answer model down (`docgraph.testing.answer_fallback`)", "",
+             f"Every method ({methods}; built offline) asked while only its answer endpoint fails for good, "
+             "with the shipped 4 retries: `ask` must return the offline (extractive) answer over the same "
+             "evidence, marked — `model_used` false, one warning naming the failed stage and the error, "
+             "`fallbacks` 1 in that stage's usage — and `docgraph usage` must count it (`fallbk`). `nodocs` "
+             "has no evidence to cite, by design. `failures` counts the answer calls and the other query-time "
+             "calls of the answer role, which fall back too: KG4VD's query analyzer (to its rules) and "
+             "HippoRAG's fact filter (to the similarity ranking).", ""]
+            + _table(header, rows) + _listed("Errors:", [e for r in results for e in r.errors]))
+
+
 def concurrency_section(results: Sequence[Any]) -> list[str]:
     intro = ("A second writer must be refused with \"workspace busy\" naming the build that holds the lock; "
              "readers go on; the store must end as the uninterrupted build leaves it (for the web clients: as "
@@ -108,21 +125,40 @@ def attacks_section(results: Sequence[Any]) -> list[str]:
             + _listed("Notes:", notes, width=300))
 
 
+BAD_INPUT_NOTES = [
+    "- Broken fonts (`docgraph.testing.files.damaged_fonts_pdf` on the OpenStax excerpt): a file whose fonts are "
+    "damaged still renders, so it is added as it renders, with one note per document and problem naming the file "
+    "and its pages (`docgraph.documents.fonts`). A damaged embedded font program is drawn with a substitute font "
+    "and its text still reads; a font whose objects are missing leaves most of a page's characters mapping to no "
+    "letter (the page image shows the wrong glyphs too, so OCR cannot recover it either), and the note says "
+    "search and answers over those pages will be poor.",
+    "- The very long PDF (`docgraph.testing.long_input`: 5,000 pages generated in about 10 s, 2 MB, one heading "
+    "and paragraph per page) is added with the `pymupdf-fast` parser: the scale is what is tested. It is killed "
+    "once 40 % of its pages are stored (each page row is written in its own transaction); the same `docgraph add` "
+    "resumes at the first missing page, prints progress naming the file every 30 s, and must leave one row and "
+    "one image per page. With the default parser a page of this file costs about 0.2 s on two cores (200 pages: "
+    "38 s), about 17 minutes for 5,000.",
+]
+
+
 def bad_inputs_section(bad: Sequence[dict]) -> list[str]:
     rows = [[r["case"], r["file"], r["lines"], _cell(r["message"]), _yes(r["ok"])] for r in bad]
-    return (["## Bad inputs (one `docgraph add` of all of them plus good files)", ""]
-            + _table(["case", "file", "lines", "message", "ok"], rows))
+    return (["## Bad inputs (one `docgraph add` of all of them plus good files; the long input on its own)", ""]
+            + _table(["case", "file", "lines", "message", "ok"], rows) + ["", "Notes:", ""] + BAD_INPUT_NOTES)
 
 
 def write_report(path: Path, command: str, *, kills: Sequence[Any] = (), models: Sequence[Any] = (),
-                 rate: float = 0.3, concurrency: Sequence[Any] = (), attacks: Sequence[Any] = (),
+                 rate: float = 0.3, answers: Sequence[Any] = (), concurrency: Sequence[Any] = (),
+                 attacks: Sequence[Any] = (),
                  disk_full: Sequence[Any] = (), disk_unavailable: str | None = None,
                  bad: Sequence[dict] = (), extra: Sequence[str] = ()) -> None:
     out = ["# Reliability: the fault matrix (issue 15)", "",
            f"Reproduce: `{command}` (fast subset: `.venv/bin/pytest -q tests/reliability "
-           "tests/documents/test_bad_inputs.py tests/server/test_server_security.py`, part of `make test` "
+           "tests/documents/test_bad_inputs.py tests/documents/test_fonts_and_long_inputs.py "
+           "tests/server/test_server_security.py`, part of `make test` "
            "and so of `.ci/run`).", "", WORKSPACE, ""]
     sections = [(kills, lambda: kills_section(kills)), (models, lambda: model_section(models, rate)),
+                (answers, lambda: answer_fallback_section(answers)),
                 (concurrency, lambda: concurrency_section(concurrency)),
                 (disk_full or disk_unavailable, lambda: disk_full_section(disk_full, disk_unavailable)),
                 (attacks, lambda: attacks_section(attacks)), (bad, lambda: bad_inputs_section(bad))]

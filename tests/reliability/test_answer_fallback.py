@@ -23,6 +23,7 @@ from docgraph.config import CONFIG_FILE
 from docgraph.methods.baselines.nodocs import FAILED_TEXT
 from docgraph.methods.extractive import FALLBACK_NOTICE, OFFLINE_NOTICE
 from docgraph.server import create_app
+from docgraph.testing.answer_fallback import answer_fallback_cases
 from docgraph.testing.files import checkpointed
 from docgraph.testing.fixtures import stub_settings
 from docgraph.testing.openai_stub import OpenAIStub
@@ -134,3 +135,10 @@ def test_the_web_api_returns_the_fallback_answer_with_its_warning(built):
     [warning] = body["warnings"]
     assert "hvm.answer" in warning and "HTTP 500" in warning
     assert body["usage"]["hvm.answer"]["fallbacks"] == 1
+
+
+def test_the_matrix_cases_answer_mark_and_count_every_fallback(_built, tmp_path):
+    """``benchmarks/faults.py``'s section, for two methods: 500s, a refused connection, empty replies."""
+    results = answer_fallback_cases(_built, tmp_path, methods=("dense", "nodocs"), questions=(QUESTION,))
+    assert len(results) == 3 and all(r.survived for r in results), [r.to_dict() for r in results]
+    assert [(r.asked, r.counted, r.cited) for r in results] == [(2, 2, 1)] * 3

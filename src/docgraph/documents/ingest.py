@@ -14,6 +14,8 @@ Contract:
 - A page that fails while processing: a document this run created is removed entirely
   (rows in one transaction, then its files), so the workspace is as before; a document
   this run was resuming is left as it was, still resumable.
+- A page whose fonts are damaged or missing is stored as it renders; one note per document
+  and problem names the file and its pages (``fonts.font_notes``).
 - The disk fills up: ``DiskFullError`` stops the whole add; the pages stored so far stay
   (the document ``ingesting``, resumable like an interrupted add once space is freed) and
   the images of pages without a row are removed.
@@ -35,6 +37,7 @@ from ..progress import NullProgress, Progress
 from ..store.base import Store
 from ..store.diskspace import disk_full_error, is_disk_full
 from ..types import Document
+from .fonts import FontProblem, font_notes
 from .formats import Kind, check_pdf, classify, collect_inputs, sha256_file, to_pdf
 from .pages import PageJob
 from .parser import parser_target
@@ -136,6 +139,7 @@ def _ingest_one(store: Store, root: Path, settings: IngestSettings, item: _Prepa
     jobs = [PageJob(item.doc_id, n, str(item.pdf_path), password if item.kind == "pdf" else None, str(root),
                     settings, parser_target(settings.parser)) for n in item.todo]
     results = runner.run(jobs)
+    fonts: dict[int, list[FontProblem]] = {}
     try:
         try:
             for job, result in results:
@@ -155,6 +159,8 @@ def _ingest_one(store: Store, root: Path, settings: IngestSettings, item: _Prepa
                                      doc_id=item.doc_id)
                 report.pages += 1
                 report.ocr_pages += result.page.source == "ocr"
+                if result.font_problems:
+                    fonts[job.number] = result.font_problems
                 progress.advance(1, doc=display_text(item.path.name)[:30], ocr=report.ocr_pages)
         finally:
             results.close()  # waits for the pages still being written; replaces a broken worker pool
@@ -166,6 +172,9 @@ def _ingest_one(store: Store, root: Path, settings: IngestSettings, item: _Prepa
     except DiskFullError:  # the pages stored so far stay (the same add resumes); files of the others go
         remove_unstored_page_files(root, item.doc_id, store.page_numbers(item.doc_id))
         raise
+    for line in font_notes(display_text(item.path.name), fonts):
+        report.notes.append(line)
+        progress.note(line)
     return _finalize(store, item)
 
 

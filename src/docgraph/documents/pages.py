@@ -1,5 +1,7 @@
 """Processing one page: render, choose the text-layer or OCR path, assign ids, write crops.
 
+Damaged or missing fonts are found here (``fonts``) and returned with the page.
+
 Runs in page-worker processes (or in-process for small jobs). Each process keeps the last
 opened PDF, one parser and one OCR engine, so a document is reopened once per worker, not
 once per page. Section paths and heading levels need the whole document and are assigned
@@ -9,13 +11,14 @@ later (``sections``); this module returns each heading's size for that.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ..config import IngestSettings
 from ..types import BBox, Component, ComponentKind, Page
+from .fonts import FontProblem, page_font_problems, reset_warnings
 from .ocr import OcrEngine
 from .parser import LayoutBlock, ParsedPdf, load_parser
 from .pdf import open_pdf
@@ -40,6 +43,7 @@ class PageJob:
 class PageResult:
     page: Page
     heading_sizes: dict[str, float]  # heading component id → size, for document-wide levels
+    font_problems: list[FontProblem] = field(default_factory=list)  # damaged or missing fonts (``fonts``)
 
 
 class _WorkerState:
@@ -139,6 +143,7 @@ def process_page(job: PageJob) -> PageResult:
     parsed, pdf = _STATE.open(job)
     info = parsed.page_info(job.number)
     page = pdf[job.number - 1]
+    reset_warnings()
     image_rel = page_image_path(job.doc_id, job.number)
     image = render_page(page, settings.dpi)
     save_png(image, root, image_rel)
@@ -150,6 +155,7 @@ def process_page(job: PageJob) -> PageResult:
     else:
         blocks = parsed.layout(job.number)
     components, headings = _components(blocks, info.width, info.height)
+    fonts = page_font_problems(" ".join(c.text for c in components))
     for comp in components:
         region = crop(page, image, settings.dpi, comp.bbox, settings.crop_dpi) if comp.kind.is_visual else None
         if region is not None:
@@ -158,4 +164,4 @@ def process_page(job: PageJob) -> PageResult:
     result = Page(doc_id=job.doc_id, number=job.number, width=info.width, height=info.height,
                   image_path=image_rel, dpi=settings.dpi, source="ocr" if scanned else "pdf",
                   components=components)
-    return PageResult(result, headings)
+    return PageResult(result, headings, fonts)

@@ -21,6 +21,56 @@ def zero_page_pdf() -> bytes:
     return out
 
 
+FONT_DAMAGE = ("corrupt-program", "missing-font")
+
+
+def damaged_fonts_pdf(source: Path, out: Path, how: str) -> Path:
+    """A copy of ``source`` with every font damaged: ``corrupt-program`` overwrites each
+    embedded font program with garbage (MuPDF falls back to a substitute font);
+    ``missing-font`` empties each font dictionary (no type, encoding, widths, ToUnicode or
+    program, as when the font objects were lost), so its character codes map to no text."""
+    import pymupdf
+
+    if how not in FONT_DAMAGE:
+        raise ValueError(f"how must be one of {FONT_DAMAGE}")
+    with pymupdf.open(source) as doc:
+        fonts = list(dict.fromkeys(f[0] for page in doc for f in page.get_fonts(full=True)))
+        for xref in fonts:
+            if how == "missing-font":
+                doc.update_object(xref, "<<>>")
+                continue
+            kind, value = doc.xref_get_key(xref, "FontDescriptor")
+            if kind != "xref":  # a Type0 font: the descriptor is on its descendant
+                kind, value = doc.xref_get_key(xref, "DescendantFonts")
+                inner = value.strip("[] ").split(" ")[0] if kind in ("array", "xref") else ""
+                kind, value = doc.xref_get_key(int(inner), "FontDescriptor") if inner.isdigit() else ("null", "")
+            if kind != "xref":
+                continue
+            descriptor = int(value.split()[0])
+            for key in ("FontFile", "FontFile2", "FontFile3"):
+                kind, value = doc.xref_get_key(descriptor, key)
+                if kind == "xref":
+                    doc.update_stream(int(value.split()[0]), b"\0not a font program\0" * 64)
+        doc.save(out, garbage=1)
+    return out
+
+
+def long_pdf(out: Path, pages: int, *, size: tuple[float, float] = (420, 595)) -> Path:
+    """A born-digital PDF of ``pages`` small pages, each with a heading and a paragraph
+    naming its page number (5,000 pages in about 7 s, 2 MB)."""
+    import pymupdf
+
+    with pymupdf.open() as doc:
+        for number in range(1, pages + 1):
+            page = doc.new_page(width=size[0], height=size[1])
+            page.insert_text((50, 80), f"Section {number} of a long generated document", fontsize=14)
+            page.insert_textbox(pymupdf.Rect(50, 100, size[0] - 50, 300),
+                                f"Paragraph on page {number}: grounded answers cite the page and the region "
+                                "they come from.", fontsize=10)
+        doc.save(out, garbage=1, deflate=True)
+    return out
+
+
 def checkpointed(root: Path) -> Path:
     """``root`` after folding its SQLite write-ahead log into the database file, so that a
     copy of the folder (a test's private workspace) is complete."""
