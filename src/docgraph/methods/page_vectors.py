@@ -3,7 +3,7 @@
 Keys are ``"<doc_id>:<page>"`` (``page_key`` / ``parse_page_key``). ``page_matrix``
 represents each page whole: with a real image embedder, the rendered page with its
 text; with the offline text fallback, the normalised mean of the page's chunk vectors
-(chunks of ``CHUNK_WORDS`` words, embedded as ``evidence_layer.indexed_text``), so a
+(chunks of ``CHUNK_WORDS`` words, embedded as ``chunk_vectors``: body plus context elements), so a
 page is not its first 512 tokens, and the chunk rows come back for callers that index
 them (KG4VD's structural layer) at no extra cost. A page without chunks is embedded
 as its page item either way.
@@ -20,9 +20,9 @@ from ..models.usage import embedding_stage
 from ..progress import Progress
 from ..types import Chunk, Page
 from .base import MethodContext
+from .chunk_vectors import ContextualChunks
 from .chunking import document_chunks
 from .embed_blocks import blocks
-from .evidence_layer import indexed_text
 
 MAX_PAGE_TEXT_CHARS = 4000
 CHUNK_WORDS = 160  # the chunk baselines' default
@@ -70,8 +70,9 @@ def page_matrix(ctx: MethodContext, pages: Sequence[Page], progress: Progress | 
                 label: str = "page") -> tuple[list[Chunk], np.ndarray, np.ndarray]:
     """(chunks of ``pages``, their rows, one row per page in ``pages`` order); see module doc."""
     chunks = document_chunks(pages, CHUNK_WORDS)
-    chunk_rows = embed_items(ctx, [ImageItem(image_path=None, text=indexed_text(c)) for c in chunks], progress,
-                             f"{label} chunk vectors") if chunks else np.zeros((0, 0), np.float32)
+    parts = ContextualChunks.of(chunks, ctx.settings.models.embedding)
+    chunk_rows = parts.combine(embed_items(ctx, [ImageItem(image_path=None, text=t) for t in parts.texts()],
+                                           progress, f"{label} chunk vectors")) if chunks else np.zeros((0, 0), np.float32)
     fallback = bool(getattr(ctx.models.image_embedder, "is_text_fallback", False))
     by_page: dict[tuple[str, int], list[int]] = {}
     for row, chunk in enumerate(chunks):

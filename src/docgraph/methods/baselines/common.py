@@ -40,7 +40,8 @@ from ..answer_fallback import AnswerCalls, answer_with_fallback
 from ..base import BuildReport, MethodContext, not_built
 from ..chunking import document_chunks
 from ..embed_blocks import blocks
-from ..evidence_layer import indexed_text
+from ..chunk_vectors import ContextualChunks
+from ..evidence_layer import indexed_text  # noqa: F401  (re-exported for bm25 and hybrid)
 from ..memo import bump_version, cached  # noqa: F401  (re-exported for the baselines)
 from ..citations import CitationBook
 from ..extractive import EvidencePassage, extractive_answer
@@ -242,22 +243,25 @@ class CountingProgress:
 
 
 def embed_chunks(ctx: MethodContext, chunks: Sequence[Chunk]) -> np.ndarray:
-    """EvidencePassage rows of ``indexed_text`` for ``chunks``, embedded one ``embed_blocks`` block at a time;
+    """One vector per chunk (``chunk_vectors``: the body plus its weighted context elements,
+    each embedded and cached on its own), embedded one ``embed_blocks`` block at a time;
     after each block the progress advances by the pages none of whose chunks is left, so
     indexing one 2,000-page document shows progress (the caller advances the rest)."""
     embedder = ctx.models.text_embedder
-    texts = [indexed_text(c) for c in chunks]
-    if not texts:
+    if not chunks:
         return np.zeros((0, embedder.dim), dtype=np.float32)
-    parts, reported = [], 0
+    parts = ContextualChunks.of(chunks, ctx.settings.models.embedding)
+    texts = parts.texts()
+    rows, reported = [], 0
     for start, end in blocks([len(t) for t in texts]):
         with embedding_stage("chunks"):
-            parts.append(np.asarray(embedder.embed_passages(texts[start:end]), dtype=np.float32))
-        finished = len({c.page for c in chunks[:end]} - {c.page for c in chunks[end:]})
+            rows.append(np.asarray(embedder.embed_passages(texts[start:end]), dtype=np.float32))
+        done = min(end, len(chunks))
+        finished = len({c.page for c in chunks[:done]} - {c.page for c in chunks[done:]})
         if finished > reported:
             ctx.progress.advance(finished - reported)
             reported = finished
-    return np.vstack(parts)
+    return parts.combine(np.vstack(rows))
 
 
 def passage_of(chunk: Chunk, score: float = 0.0) -> EvidencePassage:

@@ -1,8 +1,9 @@
 """``dense``: NaiveRAG — text chunks embedded with the text embedder, ranked by cosine to the query.
 
 Vectors live in the store namespace ``dense.chunk`` (one row per chunk, owned by its
-document); the text embedded is ``common.indexed_text`` — the chunk's section context
-line followed by its text, so a chunk keeps the heading it sits under.
+document); a row is ``methods.chunk_vectors``' chunk vector — the chunk's text plus its
+weighted section-path elements (title, headings), so a chunk keeps the heading it sits
+under while its text alone keys the embedding cache.
 """
 
 from __future__ import annotations

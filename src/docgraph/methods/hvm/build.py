@@ -3,7 +3,7 @@ concept graph, resumable and incremental.
 
 Per document (METHODS.md, HVM build):
 1. Chunks in reading order with their structural context h_i (``methods.chunking``),
-   stored with their vectors (text embedded with its context).
+   stored with their vectors (``methods.chunk_vectors``: text plus its context elements).
 2. In windows of chunks: the missing extractions run (by modality, concurrently with a
    model) and are stored per chunk; then each chunk is folded into the holistic view in
    order — new facts, exact duplicates merged, candidate conflict groups, detector,
@@ -45,6 +45,7 @@ from ...models.usage import embedding_stage
 from ...types import Chunk, Document, Page
 from ..base import BuildReport, MethodContext
 from ..build_stats import OFFLINE_FALLBACK
+from ..chunk_vectors import ContextualChunks
 from ..chunking import DEFAULT_MAX_WORDS, chunk_context, document_chunks
 from ..embed_blocks import blocks
 from ..vector_index import load_index, write_vectors
@@ -204,22 +205,23 @@ def fold_chunk(view: HolisticView, chunk: Chunk, extraction: Extraction, kit: To
 
 
 def _embed_chunks(ctx: MethodContext, doc_id: str, chunks: list[tuple[Chunk, str]], have: set[str]) -> int:
-    """Vectors for the (chunk, context) pairs not in ``have`` (text embedded with its context),
-    one ``embed_blocks`` block per call, each block's vectors written before the next; the
-    progress line shows ``embedded=done/total`` between blocks (a long document's chunks)."""
-    missing = [(chunk, context) for chunk, context in chunks if chunk.id not in have]
+    """Vectors for the chunks not in ``have`` (``chunk_vectors``: the body plus its weighted
+    context elements, each embedded and cached on its own), one ``embed_blocks`` block of
+    chunks per call, each block's vectors written before the next; the progress line shows
+    ``embedded=done/total`` between blocks (a long document's chunks)."""
+    missing = [chunk for chunk, _ in chunks if chunk.id not in have]
     if not missing:
         return 0
     embedder = ctx.models.text_embedder
-    texts = [(f"{context}\n{chunk.text}" if context else chunk.text)[:EMBED_CHARS] for chunk, context in missing]
     with embedding_stage("hvm chunks"):
-        for start, end in blocks([len(t) for t in texts]):
+        for start, end in blocks([min(len(c.text), EMBED_CHARS) for c in missing]):
             block = missing[start:end]
-            write_vectors(ctx.store, VEC_CHUNK, [chunk.id for chunk, _ in block],
-                          np.asarray(embedder.embed_passages(texts[start:end]), dtype=np.float32), embedder.model,
+            parts = ContextualChunks.of(block, ctx.settings.models.embedding, EMBED_CHARS)
+            write_vectors(ctx.store, VEC_CHUNK, [chunk.id for chunk in block],
+                          parts.combine(embedder.embed_passages(parts.texts())), embedder.model,
                           doc_ids=[doc_id] * len(block))
-            have.update(chunk.id for chunk, _ in block)
-            ctx.progress.advance(0, embedded=f"{end}/{len(texts)} chunks")
+            have.update(chunk.id for chunk in block)
+            ctx.progress.advance(0, embedded=f"{end}/{len(missing)} chunks")
     return len(missing)
 
 
