@@ -28,6 +28,7 @@ from pydantic import BaseModel
 
 from ..errors import ModelError
 from ..models.base import ChatModel, ChatResult, Message
+from ..models.usage import failed_call_usage
 from ..models.wrapper import ChatWrapper
 from ..types import Answer, Usage
 from .extractive import MODEL_FAILED, NO_MODEL
@@ -56,11 +57,7 @@ class AnswerCalls(ChatWrapper):
         try:
             result = self.inner.complete(messages, stage=stage, schema=schema, **params)
         except ModelError as exc:
-            carried = getattr(exc, "usage", None)
-            spent = carried if isinstance(carried, Usage) else Usage()
-            if not spent.seconds:
-                spent = spent.add(Usage(seconds=time.perf_counter() - start))
-            self._add(stage, spent.add(Usage(failures=1)))
+            self._add(stage, failed_call_usage(exc, start))
             self.failed_stage = stage
             raise
         self._add(stage, result.usage)

@@ -88,6 +88,16 @@ def total(usages: dict[str, Usage]) -> Usage:
     return out
 
 
+def failed_call_usage(exc: BaseException, started: float) -> Usage:
+    """What a failed call spent: the usage the error carries (retries, tokens), with the
+    seconds since ``started`` (``time.perf_counter``) when it carries none, plus one failure."""
+    carried = getattr(exc, "usage", None)
+    spent = carried if isinstance(carried, Usage) else Usage()
+    if not spent.seconds:
+        spent = spent.add(Usage(seconds=time.perf_counter() - started))
+    return spent.add(Usage(failures=1))
+
+
 class UsageMeter:
     """Thread-safe per-stage totals, persisted to ``store`` (when given) as they happen."""
 
@@ -141,11 +151,7 @@ class MeteredChat(ChatWrapper):
         try:
             result = self.inner.complete(messages, stage=stage, schema=schema, **params)
         except Exception as exc:
-            carried = getattr(exc, "usage", None)
-            spent = carried if isinstance(carried, Usage) else Usage()
-            if not spent.seconds:
-                spent = spent.add(Usage(seconds=time.perf_counter() - start))
-            self.meter.record(stage, spent.add(Usage(failures=1)))
+            self.meter.record(stage, failed_call_usage(exc, start))
             raise
         finally:
             CALLS.end(token)
