@@ -7,7 +7,7 @@ same chunk in another corpus (a packed corpus, a renamed document, another metho
 therefore costs no new embedding; only a new title or heading does, once per corpus.
 ``w`` is ``models.embedding.context_weight`` (0 = the body alone). This is the
 ``models.embedding.chunk_context = "separate"`` recipe; the default ``"joint"`` embeds
-"context line + text" as one text (``chunking.chunk_context``), as before.
+"context line + text" as one text (``evidence_layer.indexed_text``), as before.
 
 Callers embed ``ContextualChunks.texts()`` in their own blocks (progress, metering) and
 turn the rows back into one vector per chunk with ``combine``.
@@ -20,8 +20,9 @@ from typing import Sequence
 
 import numpy as np
 
+from ..models.embed_cache import normalize_rows
 from ..types import Chunk
-from .chunking import chunk_context
+from .evidence_layer import indexed_text
 
 
 def context_elements(chunk: Chunk) -> list[str]:
@@ -57,7 +58,7 @@ class ContextualChunks:
         """Joint: "context line\ntext" per chunk. Separate: bodies in chunk order, then the
         distinct context elements."""
         if self.joint:
-            return [self._cut(f"{chunk_context(c)}\n{c.text}" if chunk_context(c) else c.text) for c in self.chunks]
+            return [self._cut(indexed_text(c)) for c in self.chunks]
         return [self._cut(c.text) for c in self.chunks] + self._elements
 
     def combine(self, rows: np.ndarray) -> np.ndarray:
@@ -73,6 +74,5 @@ class ContextualChunks:
                 elements = context_elements(chunk)
                 if elements:
                     out[i] += self.weight * rows[[position[e] for e in elements]].mean(axis=0)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
+        return normalize_rows(out)
 
