@@ -26,3 +26,63 @@ def test_drop_vectors_clears_the_mismatch_and_names_other_stale_methods(tmp_path
     assert ws.store.vector_models() == {}
     ws.models.check_embedding_model()  # the workspace now records the configured model
     assert ws.store.get_meta("embedding_model") == ws.models.text_embedder.model
+
+
+def _settings(root, **embedding):
+    from docgraph.config import load_settings
+
+    return load_settings(root, environ={}, overrides={"models": {"embedding": embedding}} if embedding else None)
+
+
+def test_rebuild_vectors_reindexes_the_baselines_that_keep_vectors(openstax_ws):
+    """``build --rebuild-vectors`` must re-embed a baseline, not find it built and leave it empty."""
+    with Workspace(openstax_ws, settings=_settings(openstax_ws)) as ws:
+        for method in ("dense", "pages"):
+            ws.build(method)
+        before = {ns: n for ns, n in _counts(ws).items() if ns in ("dense.chunk", "pages.page")}
+        assert before["dense.chunk"] > 0 and before["pages.page"] == 5
+        for method in ("dense", "pages"):
+            report = ws.build(method, rebuild_vectors=True)
+            assert report.pages_built == 5, method
+        assert {ns: n for ns, n in _counts(ws).items() if ns in before} == before
+        assert ws.retrieve("cell membrane", method="dense").pages
+
+
+def test_a_new_chunk_recipe_reindexes_baselines_and_stops_graph_builds_from_mixing(openstax_ws):
+    with Workspace(openstax_ws, settings=_settings(openstax_ws)) as ws:
+        ws.build("dense")
+        ws.build("kg4vd")
+        assert ws.store.vector_models()["dense.chunk"] == ws.models.text_embedder.model  # joint: as always
+    separate = _settings(openstax_ws, chunk_context="separate", context_weight=0.5)
+    with Workspace(openstax_ws, settings=separate) as ws:
+        assert ws.build("dense").pages_built == 5  # the recipe is part of the baseline's index version
+        assert ws.store.vector_models()["dense.chunk"] == ws.models.text_embedder.model + "+context0.5"
+        with pytest.raises(EmbeddingMismatchError, match="chunk_context = 'separate'.*--rebuild-vectors"):
+            ws.build("kg4vd")  # its page and chunk vectors are of the joint recipe
+        ws.build("kg4vd", rebuild_vectors=True)
+        models = ws.store.vector_models()
+        assert models["kg4vd.page"].endswith("+context0.5") and models["kg4vd.chunk"].endswith("+context0.5")
+        assert not models["kg4vd.entity"].endswith("+context0.5")  # entity vectors do not use the recipe
+        assert models["kg4vd.relation"] == models["kg4vd.entity"]
+        assert ws.retrieve("cell membrane", method="kg4vd").pages
+
+
+def test_rebuild_vectors_restores_every_graph_vector_without_re_extracting(openstax_ws):
+    """Entity and relation vectors come back too (they were lost before), equal to the first build's."""
+    with Workspace(openstax_ws, settings=_settings(openstax_ws)) as ws:
+        for method in ("kg4vd", "hvm"):
+            ws.build(method)
+            before = {ns: dict(zip(*ws.store.load_vectors(ns))) for ns in ws.store.vector_models()
+                      if ns.startswith(method + ".")}
+            report = ws.build(method, rebuild_vectors=True)
+            assert report.pages_built == 0  # nothing re-extracted
+            after = {ns: dict(zip(*ws.store.load_vectors(ns))) for ns in ws.store.vector_models()
+                     if ns.startswith(method + ".")}
+            assert sorted(after) == sorted(before) and len(before) >= 3, method
+            for ns, rows in before.items():
+                assert sorted(after[ns]) == sorted(rows), ns
+                assert all(np.allclose(after[ns][k], v, atol=1e-5) for k, v in rows.items()), ns
+
+
+def _counts(ws) -> dict[str, int]:
+    return {ns: len(ws.store.load_vectors(ns)[0]) for ns in ws.store.vector_models()}

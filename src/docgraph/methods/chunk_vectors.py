@@ -21,6 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from ..models.embed_cache import normalize_rows
+from ..models.vector_recipe import recipe_tag, vector_model  # noqa: F401  (re-exported for the methods)
 from ..types import Chunk
 from .evidence_layer import indexed_text
 

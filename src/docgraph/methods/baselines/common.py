@@ -40,8 +40,7 @@ from ..answer_fallback import AnswerCalls, answer_with_fallback
 from ..base import BuildReport, MethodContext, not_built
 from ..chunking import document_chunks
 from ..embed_blocks import blocks
-from ..chunk_vectors import ContextualChunks
-from ..evidence_layer import indexed_text  # noqa: F401  (re-exported for bm25 and hybrid)
+from ..chunk_vectors import ContextualChunks, recipe_tag
 from ..memo import bump_version, cached  # noqa: F401  (re-exported for the baselines)
 from ..citations import CitationBook
 from ..extractive import EvidencePassage, extractive_answer
@@ -60,6 +59,28 @@ class IndexedBaseline(ABC):
         """A string that changes when a setting that shapes the index changes."""
         return "1"
 
+    def chunk_vector_namespaces(self) -> tuple[str, ...]:
+        """The namespaces of the chunk-derived vectors ``index_document`` writes (none: the
+        index has no vectors). Their recipe is part of the index version, and a build
+        re-indexes every document when one of them was emptied (``build --rebuild-vectors``)."""
+        return ()
+
+    def _version(self, ctx: MethodContext, settings: BaselineSettings) -> str:
+        version = self.index_version(settings)
+        tag = recipe_tag(ctx.settings.models.embedding) if self.chunk_vector_namespaces() else ""
+        return f"{version}|{tag}" if tag else version
+
+    def _states(self, ctx: MethodContext) -> dict[str, Any]:
+        """The per-document build states; none when a vector namespace of the index is gone
+        while documents are recorded as built (their vectors were dropped)."""
+        states = dict(ctx.store.iter_records(self.state_namespace))
+        if states and self.chunk_vector_namespaces():
+            stored = ctx.store.vector_models()
+            if any(ns not in stored for ns in self.chunk_vector_namespaces()) \
+                    and any(int(s.get("pages", 0)) for s in states.values()):
+                return {doc_id: {**state, "version": None} for doc_id, state in states.items()}
+        return states
+
     @abstractmethod
     def index_document(self, ctx: MethodContext, doc: Document, pages: list[Page],
                        settings: BaselineSettings) -> dict[str, Any]:
@@ -77,10 +98,10 @@ class IndexedBaseline(ABC):
     def build(self, ctx: MethodContext) -> BuildReport:
         started = time.perf_counter()
         settings = baseline_settings(ctx)
-        version = self.index_version(settings)
+        version = self._version(ctx, settings)
         docs = [d for d in ctx.store.list_documents() if d.status == "ready"]
         present = {d.id for d in docs}
-        states = dict(ctx.store.iter_records(self.state_namespace))
+        states = self._states(ctx)
         for doc_id in [k for k in states if k not in present]:
             with ctx.store.transaction():
                 self.remove_document(ctx, doc_id)
@@ -124,9 +145,9 @@ class IndexedBaseline(ABC):
 
     def status(self, ctx: MethodContext) -> dict[str, Any]:
         settings = baseline_settings(ctx)
-        version = self.index_version(settings)
+        version = self._version(ctx, settings)
         docs = [d for d in ctx.store.list_documents() if d.status == "ready"]
-        states = dict(ctx.store.iter_records(self.state_namespace))
+        states = self._states(ctx)
         built = [d for d in docs if (states.get(d.id) or {}).get("version") == version]
         return {"built_pages": sum(int(states[d.id].get("pages", 0)) for d in built),
                 "total_pages": sum(d.page_count for d in docs),

@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 from ...types import Chunk, Document
 from ..base import MethodContext, register
+from ..chunk_vectors import vector_model
 from ..vector_index import delete_vectors, load_index, write_vectors
 from .common import ChunkBaseline, cached, chunk_positions, embed_chunks, ranked_chunks
 from .settings import BaselineSettings
@@ -26,13 +27,17 @@ class DenseBaseline(ChunkBaseline):
     name = "dense"
     vector_namespace = VECTOR_NAMESPACE
 
+    def chunk_vector_namespaces(self) -> tuple[str, ...]:
+        return (self.vector_namespace,)
+
     def index_chunks(self, ctx: MethodContext, doc: Document, chunks: list[Chunk],
                      settings: BaselineSettings) -> dict[str, Any]:
         if not chunks:
             return {"vectors": 0}
         embedder = ctx.models.text_embedder
         matrix = embed_chunks(ctx, chunks)
-        write_vectors(ctx.store, self.vector_namespace, [c.id for c in chunks], matrix, embedder.model,
+        write_vectors(ctx.store, self.vector_namespace, [c.id for c in chunks], matrix,
+                      vector_model(embedder.model, ctx.settings.models.embedding),
                       [doc.id] * len(chunks))
         return {"vectors": len(chunks)}
 

@@ -33,6 +33,7 @@ from ...prompts import render_prompt
 from ...scoring import ranked
 from ...types import Chunk, Document, Entity, Evidence, Mention, Relation, ScoredEntity, ScoredRelation
 from ..base import MethodContext, not_built, register
+from ..chunk_vectors import vector_model
 from ..chunking import chunk_context
 from ..embed_blocks import embed_in_blocks
 from ..vector_index import delete_vectors, load_index, write_vectors
@@ -74,6 +75,9 @@ class HippoRAGBaseline(ChunkBaseline):
 
     def index_version(self, settings: BaselineSettings) -> str:
         return f"chunks{settings.chunk_words}-phrase{settings.hipporag.max_phrase_words}"
+
+    def chunk_vector_namespaces(self) -> tuple[str, ...]:
+        return (PASSAGE_NS,)
 
     # ------------------------------------------------------------------ build
     def _extract(self, ctx: MethodContext, chunks: list[Chunk]) -> tuple[list[tuple[list, list[str]]], int]:
@@ -126,7 +130,8 @@ class HippoRAGBaseline(ChunkBaseline):
         passage_matrix = embed_chunks(ctx, chunks)
         ctx.store.put_records(OPENIE_NS, [(ex.chunk_id, {"triples": [list(t) for t in ex.triples],
                                                           "phrases": ex.phrases}, doc.id) for ex in extractions])
-        write_vectors(ctx.store, PASSAGE_NS, [c.id for c in chunks], passage_matrix, embedder.model,
+        write_vectors(ctx.store, PASSAGE_NS, [c.id for c in chunks], passage_matrix,
+                      vector_model(embedder.model, ctx.settings.models.embedding),
                       [doc.id] * len(chunks))
         def shown(kind: str) -> Callable[[int, int], None]:
             return lambda done, total: ctx.progress.advance(0, embedded=f"{done}/{total} {kind}")

@@ -17,7 +17,8 @@ from ..base import MethodContext, register
 from ..evidence_layer import retrieval_settings
 from ..hybrid import HybridIndex
 from ..vector_index import load_index
-from .common import cached, indexed_text
+from ..evidence_layer import indexed_text
+from .common import cached
 from .dense import DenseBaseline
 from .settings import BaselineSettings
 

@@ -22,6 +22,7 @@ import numpy as np
 from ...models.base import ImagePart
 from ...types import Answer, Document, Evidence, Page, ScoredChunk, ScoredPage
 from ..base import MethodContext, not_built, register
+from ..chunk_vectors import vector_model
 from ..chunking import page_chunks
 from ..extractive import EvidencePassage, rank_sentences
 from ..page_vectors import page_key, page_matrix, parse_page_key
@@ -40,6 +41,9 @@ class PagesBaseline(IndexedBaseline):
     def index_version(self, settings: BaselineSettings) -> str:
         return "page-vectors-2"  # pages whole (chunk means offline); "kg4vd-page-item" embedded page text
 
+    def chunk_vector_namespaces(self) -> tuple[str, ...]:
+        return (VECTOR_NAMESPACE,)
+
     def index_document(self, ctx: MethodContext, doc: Document, pages: list[Page],
                        settings: BaselineSettings) -> dict[str, Any]:
         if not pages:
@@ -52,7 +56,7 @@ class PagesBaseline(IndexedBaseline):
             ctx.progress.advance(len(block))
         matrix = np.vstack(blocks)
         write_vectors(ctx.store, VECTOR_NAMESPACE, [page_key(doc.id, p.number) for p in pages], matrix,
-                      embedder.model, [doc.id] * len(pages))
+                      vector_model(embedder.model, ctx.settings.models.embedding), [doc.id] * len(pages))
         return {"vectors": len(pages), "text_fallback": int(bool(getattr(embedder, "is_text_fallback", False)))}
 
     def drop_document(self, ctx: MethodContext, doc_id: str) -> None:

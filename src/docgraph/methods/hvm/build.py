@@ -45,7 +45,7 @@ from ...models.usage import embedding_stage
 from ...types import Chunk, Document, Page
 from ..base import BuildReport, MethodContext
 from ..build_stats import OFFLINE_FALLBACK
-from ..chunk_vectors import ContextualChunks
+from ..chunk_vectors import ContextualChunks, vector_model
 from ..chunking import DEFAULT_MAX_WORDS, chunk_context, document_chunks
 from ..embed_blocks import blocks
 from ..vector_index import load_index, write_vectors
@@ -218,7 +218,8 @@ def _embed_chunks(ctx: MethodContext, doc_id: str, chunks: list[tuple[Chunk, str
             block = missing[start:end]
             parts = ContextualChunks.of(block, ctx.settings.models.embedding, EMBED_CHARS)
             write_vectors(ctx.store, VEC_CHUNK, [chunk.id for chunk in block],
-                          parts.combine(embedder.embed_passages(parts.texts())), embedder.model,
+                          parts.combine(embedder.embed_passages(parts.texts())),
+                          vector_model(embedder.model, ctx.settings.models.embedding),
                           doc_ids=[doc_id] * len(block))
             have.update(chunk.id for chunk in block)
             ctx.progress.advance(0, embedded=f"{end}/{len(missing)} chunks")
@@ -410,7 +411,7 @@ def build(ctx: MethodContext) -> BuildReport:
         ctx.progress.note(f"hvm: settings changed since the last build ({changes}): rebuilding "
                           f"{len(titles)} document(s): {'; '.join(titles)}")
     counters = Counters()
-    ctx.models.check_embedding_model(METHOD)
+    ctx.models.check_embedding_model(METHOD, chunk_namespaces=(VEC_CHUNK,))
     have = set(load_index(ctx.store, VEC_CHUNK).keys)
     ctx.progress.start(sum(d.page_count for d in todo), "hvm: building")
     built, embedded = 0, 0

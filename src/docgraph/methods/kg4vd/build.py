@@ -43,7 +43,7 @@ from ..vector_index import delete_vectors, load_index
 from .build_config import CONFIG_META, apply_settings_changes
 from .crosspage import ConnectResult, connect
 from .index import (CropFinder, GroundingContext, check_models, embed_entities, index_pages, indexed_relation,
-                    missing_page_vectors, relation_matrix, write_graph_vectors)
+                    missing_page_vectors, relation_matrix, restore_graph_vectors, write_graph_vectors)
 from .judge import Judge, ModelJudge, OfflineJudge
 from .loop import MarksFn, PageStrategy, RoundLog, run_page
 from .model import ModelStrategy
@@ -289,6 +289,8 @@ def build_graph(ctx: MethodContext) -> BuildReport:
         result, connect_failure = None, f"cross-page connection: {exc}"
         ctx.progress.note(f"kg4vd: model calls failed while connecting entities across pages; the extracted pages "
                           f"are kept and the next build connects them: {exc}")
+    if restore_graph_vectors(ctx):
+        ctx.models.record_embedding_model()
     stats: dict[str, Any] = {"failed_pages": len(failures), "offline_fallback_pages": tally.offline_fallback,
                              "rounds": tally.rounds,
                              "rounds_per_page": dict(sorted(tally.rounds_per_page.items())),

@@ -23,11 +23,12 @@ from ...progress import Progress
 from ...types import Entity, Mention, Page, Relation
 from ..base import MethodContext
 from ..memo import bump_version
+from ..chunk_vectors import vector_model
 from ..page_vectors import embed_items, page_item, page_matrix  # noqa: F401  (page_item: re-exported)
 from ..vector_index import delete_vectors, load_index, write_vectors
 from .crosspage import CROSS_PAGE_LABEL
-from .storage import (LAYER, NS_CHUNK, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, entity_text, page_key,
-                      parse_page_key, relation_text)
+from .storage import (LAYER, NS_CHUNK, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, entity_text, load_entities,
+                      load_relations, page_key, parse_page_key, relation_text)
 
 CROP_DIR = "crops"  # removed with the document (Workspace.remove)
 
@@ -141,12 +142,18 @@ def embed_entities(ctx: MethodContext, entities: Sequence[Entity], crops: CropFi
 def _write(ctx: MethodContext, namespace: str, keys: list[str], matrix: np.ndarray,
            owners: list[str | None] | None = None) -> None:
     if keys:
-        write_vectors(ctx.store, namespace, keys, matrix, ctx.models.image_embedder.model, owners)
+        model = ctx.models.image_embedder.model
+        if namespace in CHUNK_DERIVED:
+            model = vector_model(model, ctx.settings.models.embedding)
+        write_vectors(ctx.store, namespace, keys, matrix, model, owners)
+
+
+CHUNK_DERIVED = (VEC_CHUNK, VEC_PAGE)  # rows made by chunk_vectors: their recipe is recorded with the model
 
 
 def check_models(ctx: MethodContext) -> None:
     """Fail before any work when stored KG4VD vectors come from another embedding model."""
-    ctx.models.check_embedding_model("kg4vd")
+    ctx.models.check_embedding_model("kg4vd", chunk_namespaces=CHUNK_DERIVED)
 
 
 def index_pages(ctx: MethodContext, pages: Sequence[Page], progress: Progress | None = None) -> int:
@@ -206,3 +213,24 @@ def write_graph_vectors(ctx: MethodContext, entities: dict[str, Entity], entity_
         delete_vectors(ctx.store, VEC_ENTITY, keys=list(deleted_entities))
     if deleted_relations:
         delete_vectors(ctx.store, VEC_RELATION, keys=list(deleted_relations))
+
+
+def restore_graph_vectors(ctx: MethodContext) -> int:
+    """Embed the stored entities and indexed relations that have no vector (after
+    ``build --rebuild-vectors`` dropped them) and write them in one transaction; returns
+    how many rows were written. Connected graphs are kept: nothing is re-extracted."""
+    entities, relations = load_entities(ctx.store), load_relations(ctx.store)
+    have_entities = set(load_index(ctx.store, VEC_ENTITY).keys)
+    have_relations = set(load_index(ctx.store, VEC_RELATION).keys)
+    lost_entities = {k: e for k, e in entities.items() if k not in have_entities}
+    lost_relations = {k: r for k, r in relations.items() if k not in have_relations and indexed_relation(r)}
+    if not lost_entities and not lost_relations:
+        return 0
+    grounding = GroundingContext(ctx)
+    names = {eid: e.name for eid, e in entities.items()}
+    entity_rows = embed_entities(ctx, list(lost_entities.values()), CropFinder(ctx), ctx.progress, grounding)
+    relation_rows = relation_matrix(ctx, list(lost_relations.values()), names, ctx.progress, grounding)
+    with ctx.store.transaction():
+        write_graph_vectors(ctx, lost_entities, entity_rows, lost_relations, relation_rows)
+        bump_version(ctx.store, LAYER)
+    return len(lost_entities) + len(lost_relations)
