@@ -175,6 +175,7 @@ class Workspace:
         When no other method keeps vectors of another embedding model, the workspace then
         records the configured model; otherwise an ``InputError`` names the methods to rebuild."""
         from .methods.vector_index import delete_vectors
+        from .models.vector_recipe import base_model
 
         with write_lock(self.root, f"build --method {method} --rebuild-vectors"):
             dropped = [ns for ns in self.store.vector_models() if ns == method or ns.startswith(method + ".")]
@@ -182,7 +183,7 @@ class Workspace:
                 delete_vectors(self.store, namespace)
             configured = self.models.configured_embedding_models()
             stale = sorted({ns.split(".")[0] for ns, model in self.store.vector_models().items()
-                            if model not in configured})
+                            if base_model(model) not in configured})
             if stale:
                 raise InputError(f"vectors of {', '.join(stale)} were also built with another embedding model; "
                                  + "; ".join(f"rebuild them with: docgraph build --method {m} --rebuild-vectors"

@@ -79,11 +79,12 @@ class EmbeddingSettings(Section):
     shared_cache: str | None = Field(None, description="SQLite file caching embeddings across workspaces "
                                                        "(eval runs use <workspace root>/embeddings.sqlite)")
     chunk_context: Literal["joint", "separate"] = Field(
-        "joint", description="how a chunk's context (title, headings) enters its vector: 'joint' embeds "
-                             "'context line + text' as one text; 'separate' embeds the text and each "
-                             "context element on their own (cached apart) and adds context_weight x their "
-                             "mean, so combining or renaming documents re-embeds almost nothing "
-                             "(methods.chunk_vectors; a change needs --rebuild-vectors)")
+        "separate", description="how a chunk's context (title, headings) enters its vector: 'separate' "
+                                "(default) embeds the text and each context element on their own (cached "
+                                "apart) and adds context_weight x their mean, so combining or renaming "
+                                "documents re-embeds almost nothing; 'joint' embeds 'context line + text' as "
+                                "one text (the earlier default). Builds re-embed a method's vectors when this "
+                                "changes (methods.chunk_vectors)")
     context_weight: float = Field(0.5, ge=0.0, le=2.0, description="weight of the context elements "
                                                                    "with chunk_context = 'separate'")
 

@@ -42,12 +42,16 @@ def _chunks(title: str) -> list[Chunk]:
 
 
 def test_joint_recipe_embeds_the_indexed_text_as_before():
-    settings = load_settings(None).models.embedding
-    assert settings.chunk_context == "joint"  # the default keeps existing vectors and cache keys
+    settings = load_settings(None, overrides={"models": {"embedding": {"chunk_context": "joint"}}}).models.embedding
     chunks = _chunks("Annual report")
     parts = ContextualChunks.of(chunks, settings)
     assert parts.texts() == [indexed_text(c) for c in chunks]
     assert ContextualChunks.of(chunks, settings, max_chars=12).texts() == [indexed_text(c)[:12] for c in chunks]
+
+
+def test_separate_is_the_default_recipe():
+    settings = load_settings(None, environ={}).models.embedding
+    assert (settings.chunk_context, settings.context_weight) == ("separate", 0.5)
 
 
 def test_separate_recipe_adds_the_weighted_mean_of_the_context_elements():
@@ -78,7 +82,8 @@ def test_same_chunks_under_another_title_embed_only_the_new_title(tmp_path):
     packed_vectors = packed.combine(embedder.embed_passages(packed.texts()))
     assert inner.embedded == ["Packed corpus of 24 documents"]  # bodies and headings came from the cache
     assert not np.allclose(first_vectors, packed_vectors)  # the title still shapes the vector
-    joint = ContextualChunks.of(_chunks("Packed corpus of 24 documents"), load_settings(None).models.embedding)
+    joint_settings = load_settings(None, overrides={"models": {"embedding": {"chunk_context": "joint"}}})
+    joint = ContextualChunks.of(_chunks("Packed corpus of 24 documents"), joint_settings.models.embedding)
     inner.embedded.clear()
     embedder.embed_passages(joint.texts())
     assert len(inner.embedded) == 6  # the joint recipe re-embeds every chunk under a new title

@@ -48,22 +48,26 @@ def test_rebuild_vectors_reindexes_the_baselines_that_keep_vectors(openstax_ws):
         assert ws.retrieve("cell membrane", method="dense").pages
 
 
-def test_a_new_chunk_recipe_reindexes_baselines_and_stops_graph_builds_from_mixing(openstax_ws):
-    with Workspace(openstax_ws, settings=_settings(openstax_ws)) as ws:
+def test_a_new_chunk_recipe_re_embeds_every_method_instead_of_mixing(openstax_ws):
+    from docgraph.progress import RecordingProgress
+
+    with Workspace(openstax_ws, settings=_settings(openstax_ws, chunk_context="joint")) as ws:
         ws.build("dense")
         ws.build("kg4vd")
         assert ws.store.vector_models()["dense.chunk"] == ws.models.text_embedder.model  # joint: as always
+        joint_entities = dict(zip(*ws.store.load_vectors("kg4vd.entity")))
     separate = _settings(openstax_ws, chunk_context="separate", context_weight=0.5)
     with Workspace(openstax_ws, settings=separate) as ws:
         assert ws.build("dense").pages_built == 5  # the recipe is part of the baseline's index version
         assert ws.store.vector_models()["dense.chunk"] == ws.models.text_embedder.model + "+context0.5"
-        with pytest.raises(EmbeddingMismatchError, match="chunk_context = 'separate'.*--rebuild-vectors"):
-            ws.build("kg4vd")  # its page and chunk vectors are of the joint recipe
-        ws.build("kg4vd", rebuild_vectors=True)
-        models = ws.store.vector_models()
+        progress = RecordingProgress()
+        assert ws.build("kg4vd", progress=progress).pages_built == 0  # nothing re-extracted ...
+        assert any("chunk_context = 'separate'" in n and "re-embedding" in n for n in progress.notes)
+        models = ws.store.vector_models()  # ... but every vector made anew
         assert models["kg4vd.page"].endswith("+context0.5") and models["kg4vd.chunk"].endswith("+context0.5")
         assert not models["kg4vd.entity"].endswith("+context0.5")  # entity vectors do not use the recipe
         assert models["kg4vd.relation"] == models["kg4vd.entity"]
+        assert sorted(dict(zip(*ws.store.load_vectors("kg4vd.entity")))) == sorted(joint_entities)
         assert ws.retrieve("cell membrane", method="kg4vd").pages
 
 

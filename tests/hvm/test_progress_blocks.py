@@ -14,7 +14,14 @@ def test_chunk_embedding_reports_blocks(openstax_ws, monkeypatch):
     with Workspace(openstax_ws, settings=load_settings(openstax_ws, environ={})) as ws:
         ws.build("hvm", progress=progress)
     embedded = [s["embedded"] for s in progress.history if "embedded" in s]
-    assert len(embedded) >= 3, embedded
-    done, total = embedded[-1].split()[0].split("/")
+    chunks = [e for e in embedded if e.endswith(" chunks")]
+    assert len(chunks) >= 3, embedded
+    done, total = chunks[-1].split()[0].split("/")
     assert done == total and int(total) > 8
     assert progress.done == 5  # pages still count as before
+    # the concept graph's names and relation labels, embedded after the documents, show blocks too
+    for kind in ("concepts", "relations"):
+        lines = [e for e in embedded if e.endswith(" " + kind)]
+        assert len(lines) >= 3, (kind, embedded)
+        done, total = lines[-1].split()[0].split("/")
+        assert done == total

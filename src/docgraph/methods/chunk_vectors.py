@@ -21,9 +21,11 @@ from typing import Sequence
 import numpy as np
 
 from ..models.embed_cache import normalize_rows
-from ..models.vector_recipe import recipe_tag, vector_model  # noqa: F401  (re-exported for the methods)
+from ..models.vector_recipe import recipe_tag, vector_model  # noqa: F401  (recipe_tag: re-exported)
 from ..types import Chunk
+from .base import MethodContext
 from .evidence_layer import indexed_text
+from .vector_index import delete_vectors
 
 
 def context_elements(chunk: Chunk) -> list[str]:
@@ -77,3 +79,23 @@ class ContextualChunks:
                     out[i] += self.weight * rows[[position[e] for e in elements]].mean(axis=0)
         return normalize_rows(out)
 
+
+
+def renew_stale_recipe(ctx: MethodContext, method: str, chunk_namespaces: Sequence[str]) -> bool:
+    """When ``method``'s chunk-derived vectors were made with another recipe than the
+    configured one (``chunk_context`` or ``context_weight`` changed), drop every vector of
+    the method, say so, and return True: the build then re-embeds them (texts already
+    embedded come from the cache), so an index never mixes recipes. Call inside the build."""
+    recorded = ctx.store.vector_models()
+    embedding = ctx.settings.models.embedding
+    wanted = {vector_model(m, embedding) for m in (ctx.models.text_embedder.model, ctx.models.image_embedder.model)}
+    stale = [ns for ns in chunk_namespaces if ns in recorded and recorded[ns] not in wanted]
+    if not stale:
+        return False
+    ctx.progress.note(f"{method}: its chunk vectors were made as {recorded[stale[0]]!r}, and models.embedding now "
+                      f"says chunk_context = {embedding.chunk_context!r}, context_weight = "
+                      f"{embedding.context_weight:g}: re-embedding every {method} vector (texts embedded before "
+                      f"come from the cache)")
+    for namespace in [ns for ns in recorded if ns == method or ns.startswith(method + ".")]:
+        delete_vectors(ctx.store, namespace)
+    return True

@@ -34,7 +34,7 @@ from .capabilities import CapabilityBook, probe_props
 from .embed_shared import SharedEmbeddingFile
 from .structured import ERRORS_DIR, StructuredChat
 from .usage import MeteredChat, UsageMeter
-from .vector_recipe import base_model, vector_model
+from .vector_recipe import base_model
 
 ROLES = ("build", "answer", "judge")
 META_TEXT_MODEL = "embedding_model"
@@ -211,44 +211,32 @@ class ModelHub:
 
     # ------------------------------------------------------------------ embedding model bookkeeping
     def configured_embedding_models(self) -> set[str]:
-        """The model names vectors made now would record: each embedder's, and for
-        chunk-derived vectors the same with the chunk-vector recipe (``vector_recipe``)."""
-        models = {self.text_embedder.model, self.image_embedder.model}
-        return models | {vector_model(m, self.settings.embedding) for m in models}
+        """The configured text and image embedding models (recorded vector models may add a
+        chunk-vector recipe tag: compare ``vector_recipe.base_model`` of them)."""
+        return {self.text_embedder.model, self.image_embedder.model}
 
-    def check_embedding_model(self, method: str | None = None, chunk_namespaces: tuple[str, ...] = ()) -> None:
+    def check_embedding_model(self, method: str | None = None) -> None:
         """Raise ``EmbeddingMismatchError`` if stored vectors (of ``method``'s namespaces, or all)
-        were built with an embedding model other than the configured text/image models, or
-        (for ``chunk_namespaces``, chunk-derived vectors) with another chunk-vector recipe."""
+        were built with an embedding model other than the configured text/image models. (A
+        chunk-vector recipe of its own is not a mismatch: see ``methods.chunk_vectors.renew_stale_recipe``.)"""
         vector_models = {ns: m for ns, m in self.store.vector_models().items()
                          if method is None or ns == method or ns.startswith(method + ".")}
         if not vector_models:
             return
-        configured = self.configured_embedding_models()
+        models = self.configured_embedding_models()
         recorded = self.store.get_meta(META_TEXT_MODEL)
         if recorded and recorded != self.text_embedder.model:
             raise self._mismatch(recorded, "workspace metadata", method or next(iter(vector_models)).split(".")[0])
-        recipe = {vector_model(m, self.settings.embedding) for m in configured}
         for ns, model in sorted(vector_models.items()):
-            owner = method or ns.split(".")[0]
-            if base_model(model) not in configured:
-                raise self._mismatch(model, f"vectors {ns!r}", owner)
-            if model not in configured or (ns in chunk_namespaces and model not in recipe):
-                raise self._mismatch(model, f"vectors {ns!r}", owner, recipe=True)
+            if base_model(model) not in models:
+                raise self._mismatch(model, f"vectors {ns!r}", method or ns.split(".")[0])
 
-    def _mismatch(self, old: str, where: str, method: str, *, recipe: bool = False) -> EmbeddingMismatchError:
-        fix = (f"Rebuild the vectors with: docgraph build --method {method} --rebuild-vectors "
-               f"(or set models.embedding / models.image_embedding back to the model that built them)")
-        if recipe:
-            now = self.settings.embedding
-            return EmbeddingMismatchError(
-                f"workspace {self.root}: {where} were made as {old!r}, another chunk-vector recipe than "
-                f"the configured one (models.embedding.chunk_context = {now.chunk_context!r}, context_weight = "
-                f"{now.context_weight:g}); new vectors would mix both. Rebuild the vectors with: docgraph build "
-                f"--method {method} --rebuild-vectors (or set chunk_context / context_weight back)")
+    def _mismatch(self, old: str, where: str, method: str) -> EmbeddingMismatchError:
         return EmbeddingMismatchError(
             f"workspace {self.root}: {where} were built with embedding model {old!r}, but the configured "
-            f"models are {self.text_embedder.model!r} (text) and {self.image_embedder.model!r} (image). " + fix)
+            f"models are {self.text_embedder.model!r} (text) and {self.image_embedder.model!r} (image). "
+            f"Rebuild the vectors with: docgraph build --method {method} --rebuild-vectors "
+            f"(or set models.embedding / models.image_embedding back to the model that built them)")
 
     def record_embedding_model(self) -> None:
         """Record the configured embedding models (and text dimension) in the workspace metadata;

@@ -45,7 +45,7 @@ from ...models.usage import embedding_stage
 from ...types import Chunk, Document, Page
 from ..base import BuildReport, MethodContext
 from ..build_stats import OFFLINE_FALLBACK
-from ..chunk_vectors import ContextualChunks, vector_model
+from ..chunk_vectors import ContextualChunks, renew_stale_recipe, vector_model
 from ..chunking import DEFAULT_MAX_WORDS, chunk_context, document_chunks
 from ..embed_blocks import blocks
 from ..vector_index import load_index, write_vectors
@@ -411,7 +411,8 @@ def build(ctx: MethodContext) -> BuildReport:
         ctx.progress.note(f"hvm: settings changed since the last build ({changes}): rebuilding "
                           f"{len(titles)} document(s): {'; '.join(titles)}")
     counters = Counters()
-    ctx.models.check_embedding_model(METHOD, chunk_namespaces=(VEC_CHUNK,))
+    ctx.models.check_embedding_model(METHOD)
+    renew_stale_recipe(ctx, METHOD, (VEC_CHUNK,))
     have = set(load_index(ctx.store, VEC_CHUNK).keys)
     ctx.progress.start(sum(d.page_count for d in todo), "hvm: building")
     built, embedded = 0, 0
@@ -421,7 +422,8 @@ def build(ctx: MethodContext) -> BuildReport:
                 embedded += _ensure_chunk_vectors(ctx, doc.id, have)
         for doc in todo:
             built += build_document(ctx, doc, kit, signature, counters, have)
-        embedded += sum(embed_missing(ctx.store, ctx.models.text_embedder))
+        embedded += sum(embed_missing(ctx.store, ctx.models.text_embedder, on_block=lambda kind, done, total:
+                                      ctx.progress.advance(0, embedded=f"{done}/{total} {kind}")))
         entity_vectors = 0
         if not settings.concept_graph:  # the ablation retrieves entities directly: they need vectors
             with_vectors = {key.split("|", 1)[0] for key in load_index(ctx.store, VEC_ENTITY).keys}

@@ -13,13 +13,12 @@ change introduced.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
-
-import numpy as np
+from typing import Callable, Mapping
 
 from ...models.base import TextEmbedder
 from ...models.usage import embedding_stage
 from ...store.base import Store
+from ..embed_blocks import embed_in_blocks
 from ..vector_index import delete_vectors, load_index, write_vectors
 from .holistic import HolisticView
 from .state import NS_CONCEPT, NS_EDGE, VEC_CONCEPT, VEC_RELATION, edge_key
@@ -104,8 +103,11 @@ def graph_documents(store: Store) -> set[str]:
     return {doc for _, row in store.iter_records(NS_CONCEPT) for doc in row["docs"]}
 
 
-def embed_missing(store: Store, embedder: TextEmbedder) -> tuple[int, int]:
-    """Embed concepts and relation labels that have no vector yet; returns (concepts, relations) embedded."""
+def embed_missing(store: Store, embedder: TextEmbedder,
+                  on_block: Callable[[str, int, int], None] | None = None) -> tuple[int, int]:
+    """Embed concepts and relation labels that have no vector yet, one ``embed_blocks``
+    block per call (``on_block(kind, done, total)`` after each, for a progress line);
+    returns (concepts, relations) embedded."""
     counts = []
     for vec_ns, keys, text_of in (
             (VEC_CONCEPT, store.record_keys(NS_CONCEPT), lambda k: k),
@@ -114,8 +116,10 @@ def embed_missing(store: Store, embedder: TextEmbedder) -> tuple[int, int]:
         have = set(load_index(store, vec_ns).keys)
         missing = [k for k in keys if k not in have]
         if missing:
-            with embedding_stage(f"hvm {vec_ns.rsplit('.', 1)[-1]}s"):
-                matrix = np.asarray(embedder.embed_passages([text_of(k) for k in missing]), dtype=np.float32)
+            kind = f"{vec_ns.rsplit('.', 1)[-1]}s"
+            shown = (lambda done, total, kind=kind: on_block(kind, done, total)) if on_block else None
+            with embedding_stage(f"hvm {kind}"):
+                matrix = embed_in_blocks(embedder.embed_passages, [text_of(k) for k in missing], shown)
             write_vectors(store, vec_ns, missing, matrix, embedder.model)
         counts.append(len(missing))
     return counts[0], counts[1]

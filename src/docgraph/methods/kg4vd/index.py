@@ -23,7 +23,7 @@ from ...progress import Progress
 from ...types import Entity, Mention, Page, Relation
 from ..base import MethodContext
 from ..memo import bump_version
-from ..chunk_vectors import vector_model
+from ..chunk_vectors import renew_stale_recipe, vector_model
 from ..page_vectors import embed_items, page_item, page_matrix  # noqa: F401  (page_item: re-exported)
 from ..vector_index import delete_vectors, load_index, write_vectors
 from .crosspage import CROSS_PAGE_LABEL
@@ -152,8 +152,10 @@ CHUNK_DERIVED = (VEC_CHUNK, VEC_PAGE)  # rows made by chunk_vectors: their recip
 
 
 def check_models(ctx: MethodContext) -> None:
-    """Fail before any work when stored KG4VD vectors come from another embedding model."""
-    ctx.models.check_embedding_model("kg4vd", chunk_namespaces=CHUNK_DERIVED)
+    """Fail before any work when stored KG4VD vectors come from another embedding model;
+    drop them all when they come from another chunk-vector recipe (the build re-embeds)."""
+    ctx.models.check_embedding_model("kg4vd")
+    renew_stale_recipe(ctx, "kg4vd", CHUNK_DERIVED)
 
 
 def index_pages(ctx: MethodContext, pages: Sequence[Page], progress: Progress | None = None) -> int:
