@@ -298,3 +298,33 @@ def test_long_answers_get_finesure_and_pairwise(mini_mmlongbench, corpora, stub,
     assert "### pairwise: bm25 vs nodocs" in result.markdown and "finesure_overall" in result.markdown
     pairs = [r for r in read_records(result.records_path) if r["kind"] == "pairwise"]
     assert len(pairs) == 1 and pairs[0]["first_order"]["overall"] == "1" and pairs[0]["second_order"]["overall"] == "2"
+
+
+def test_answers_that_fell_back_are_recorded_with_their_warning(retrieval_run, mini_mmlongbench, corpora, stub,
+                                                                 tmp_path):
+    """The answer endpoint down (a closed port): every answer is the offline one, each record
+    keeps the warning, and the table says the answers are extractive and how many fell back."""
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    settings = stub_settings(stub, roles=(), embeddings=True, overrides={"models": {"answer": {
+        "base_url": f"http://127.0.0.1:{closed}/v1", "model": "gone", "max_retries": 0, "timeout_s": 1.0}}})
+    result = run_eval(options(mini_mmlongbench, tmp_path, corpora, stub, methods=["bm25"], settings=settings))
+    records = [r for r in read_records(result.records_path) if r["kind"] == "question"]
+    assert records and all(r["model_used"] is False and r["answer"] for r in records)
+    assert all(r["warnings"] and "answer" in r["warnings"][0] for r in records), records[0].get("warnings")
+    row = result.summary["methods"]["bm25"]
+    assert row["answers"] == "offline extractive" and row["answer_fallbacks"] == len(records)
+
+
+def test_a_model_run_with_some_fallbacks_names_the_model_and_counts_them():
+    from docgraph.eval.report import summarize
+
+    base = {"kind": "question", "method": "kg4vd", "run": "answer", "answer_model": "qwen", "gold": [],
+            "retrieved": [], "answer": "x"}
+    records = [{**base, "model_used": True}, {**base, "model_used": True},
+               {**base, "model_used": False, "warnings": ["the answer model failed: HTTP 500"]}]
+    row = summarize(records)["methods"]["kg4vd"]
+    assert row["answers"] == "qwen (1 offline fallbacks)" and row["answer_fallbacks"] == 1

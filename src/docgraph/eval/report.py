@@ -123,8 +123,13 @@ def summarize(records: Sequence[dict[str, Any]], methods: Sequence[str] | None =
         row.update({m: _mean([s.get(m, math.nan) for s in scored]) for m in metric_names})
         answered = [r for r in rows if r.get("run") == "answer"]
         if answered:
-            offline = any(not r.get("model_used") for r in answered)
-            row["answers"] = "offline extractive" if offline else str(answered[0].get("answer_model") or "model")
+            model = answered[0].get("answer_model")
+            fell_back = sum(1 for r in answered if r.get("warnings"))
+            if model and any(r.get("model_used") for r in answered):
+                row["answers"] = str(model) + (f" ({fell_back} offline fallbacks)" if fell_back else "")
+            else:
+                row["answers"] = "offline extractive"
+            row["answer_fallbacks"] = fell_back
         row.update(mmlongbench_summary(rows))
         row.update(_finesure(rows) or {})
         row.update(_cost(rows, [b for b in builds if b.get("method") == method]))

@@ -309,6 +309,8 @@ class Runner:
         if answer is not None:
             record.update(answer=answer.text, model_used=answer.model_used,
                           citations=[f"{doc_names.get(c.doc_id, c.doc_id)}|{c.page}" for c in answer.citations])
+            if answer.warnings:  # the answer model failed and the offline answer stands in (answer_fallback)
+                record["warnings"] = list(answer.warnings)
             try:
                 self.judge(ws, record, item, answer.text, answer.model_used, judges)
             except Exception as exc:  # noqa: BLE001
