@@ -33,6 +33,16 @@ class IngestSettings(Section):
     max_file_mb: int = Field(1024, description="refuse input files larger than this")
     workers: int = Field(0, description="parallel page workers; 0 = one per CPU core")
     ocr_min_chars: int = Field(20, description="a page with fewer text-layer characters is OCRed")
+    ocr_det_dpi: int = Field(72, ge=0, le=600, description="resolution at which OCR finds text lines (they are "
+                                                          "read at the OCR render's); 0 = the full render, 144 "
+                                                          "dpi (~4x slower detection, no better word recovery "
+                                                          "on body text; may help very small print)")
+    ocr_rec_width_scale: float = Field(0.8, gt=0.4, le=1.0, description="OCR narrows each text line to this "
+                                                                        "fraction of its width before recognising "
+                                                                        "it (recognition time is proportional "
+                                                                        "to width); 1.0 = unchanged, most "
+                                                                        "accurate, ~25% slower")
+    ocr_rec_batch: int = Field(6, ge=1, le=64, description="text lines recognised per OCR model call")
     parser: str = Field("pymupdf", description="Parser backend name: pymupdf (layout from text geometry and "
                                                "the page image) or pymupdf-fast (geometry only: ~2x faster "
                                                "born-digital ingest, coarser region types)")

