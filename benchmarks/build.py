@@ -128,35 +128,56 @@ def _stage_name(description: str) -> str:
 
 
 class TimedProgress:
-    """Per stage (progress description): wall and CPU seconds between start and close, and
-    the items announced."""
+    """Per stage (progress description): wall and CPU seconds between start and close, the
+    items announced, and the longest silence — the most seconds between two progress events
+    (start, advance, note, close) of the stage. Seconds between one stage's close and the
+    next one's start count as the silence of "(before <next stage>)": work no bar shows."""
+
+    SILENCE_LIMIT_S = 10.0  # issue 20: no stage silent for longer on the shared corpora
 
     def __init__(self) -> None:
         self.stages: dict[str, dict[str, float]] = {}
         self._current: tuple[str, float, float] | None = None
+        self._last = time.perf_counter()
 
     def _row(self, name: str) -> dict[str, float]:
-        return self.stages.setdefault(name, {"wall_s": 0.0, "cpu_s": 0.0, "items": 0})
+        return self.stages.setdefault(name, {"wall_s": 0.0, "cpu_s": 0.0, "items": 0, "silence_s": 0.0})
+
+    def _event(self, name: str | None = None) -> None:
+        now = time.perf_counter()
+        gap, self._last = now - self._last, now
+        row = self._row(name or (self._current[0] if self._current else "(no stage)"))
+        row["silence_s"] = max(row["silence_s"], gap)
 
     def start(self, total: int, description: str) -> None:
         self.close()
         name = _stage_name(description)
+        self._event(f"(before {name})")
         self._current = (name, time.perf_counter(), time.process_time())
         self._row(name)["items"] += total
 
     def advance(self, n: int = 1, **stats: Any) -> None:
-        pass
+        self._event()
 
     def note(self, message: str) -> None:
+        self._event()
         print(message, file=sys.stderr)
 
     def close(self) -> None:
         if self._current is not None:
+            self._event()
             name, wall, cpu = self._current
             row = self._row(name)
             row["wall_s"] += time.perf_counter() - wall
             row["cpu_s"] += time.process_time() - cpu
             self._current = None
+
+    def longest_silence(self) -> tuple[str, float]:
+        """(stage, seconds) of the longest silence seen."""
+        if not self.stages:
+            return "(no stage)", 0.0
+        name = max(self.stages, key=lambda n: self.stages[n]["silence_s"])
+        return name, self.stages[name]["silence_s"]
 
 
 def timed_build(root: Path, method: str, overrides: dict | None = None) -> dict[str, Any]:
@@ -169,6 +190,8 @@ def timed_build(root: Path, method: str, overrides: dict | None = None) -> dict[
         wall, cpu = time.perf_counter(), time.process_time()
         report = ws.build(method, progress=progress)
         progress.close()
+        progress.start(0, "end of build")  # the seconds after the last stage closed
+        progress.close()
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         pages = sum(d.page_count for d in ws.documents())
         counts = graph_counts(ws) if method == "kg4vd" else {}
@@ -176,7 +199,8 @@ def timed_build(root: Path, method: str, overrides: dict | None = None) -> dict[
                      if is_embedding_stage(stage)}
     return {"method": method, "overrides": overrides or {}, "pages": pages, "total_s": wall, "cpu_s": cpu,
             "pages_per_min": 60 * pages / wall, "cpu_s_per_page": cpu / max(1, pages), "load_1min": load,
-            "stages": progress.stages, "embedding": embedding, "stats": report.stats, **counts}
+            "stages": progress.stages, "embedding": embedding, "stats": report.stats,
+            "longest_silence": progress.longest_silence(), **counts}
 
 
 def run_offline(base: Path, methods: list[str], compare: dict | None,
@@ -320,9 +344,14 @@ def print_offline(results: list[dict[str, Any]]) -> None:
               f"{r['cpu_s_per_page']:>11.2f} {texts:>11} {tokens:>12} {r['load_1min']:>5.1f}  {settings}")
     for r in results:
         print(f"\n  profile of {r['label']}: progress stages")
-        print(f"    {'stage':<28} {'wall s':>8} {'CPU s':>8} {'items':>7}")
+        print(f"    {'stage':<34} {'wall s':>8} {'CPU s':>8} {'items':>7} {'silent s':>9}")
         for name, st in sorted(r["stages"].items(), key=lambda kv: -kv[1]["wall_s"]):
-            print(f"    {name[:28]:<28} {st['wall_s']:>8.1f} {st['cpu_s']:>8.1f} {int(st['items']):>7}")
+            print(f"    {name[:34]:<34} {st['wall_s']:>8.1f} {st['cpu_s']:>8.1f} {int(st['items']):>7} "
+                  f"{st['silence_s']:>9.1f}")
+        where, silence = r["longest_silence"]
+        verdict = "within" if silence <= TimedProgress.SILENCE_LIMIT_S else "OVER"
+        print(f"    longest silence: {silence:.1f} s in {where} ({verdict} the {TimedProgress.SILENCE_LIMIT_S:.0f} s "
+              f"limit; silent s = the most seconds between two progress events)")
         print("  embedding by kind of text (docgraph usage, embed.*)")
         print(f"    {'texts of':<28} {'embed s':>8} {'embedded':>9} {'cache hits':>11} {'tokens':>9}")
         for name, u in sorted(r["embedding"].items(), key=lambda kv: -kv[1]["seconds"]):

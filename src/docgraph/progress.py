@@ -64,6 +64,26 @@ class RecordingProgress(NullProgress):
         self.notes.append(message)
 
 
+class StatsProgress(NullProgress):
+    """Shows a nested stage as a stat of the enclosing one: ``start``/``advance`` of the inner
+    work become ``outer.advance(0, <stat>="done/total")``, so a long inner step (embedding a
+    document's chunks) moves the enclosing bar without replacing it; notes pass through."""
+
+    def __init__(self, outer: Progress, stat: str = "embedded") -> None:
+        self.outer, self.stat = outer, stat
+        self.total = self.done = 0
+
+    def start(self, total: int, description: str) -> None:
+        self.total, self.done = total, 0
+
+    def advance(self, n: int = 1, **stats: Any) -> None:
+        self.done += n
+        self.outer.advance(0, **{self.stat: f"{self.done}/{self.total}"})
+
+    def note(self, message: str) -> None:
+        self.outer.note(message)
+
+
 class TerminalProgress:
     """A tqdm bar on stderr with stats as postfix (pages, rounds, calls, tokens) and an ETA.
 

@@ -107,13 +107,14 @@ class StepsProgress:
     """Records every advance of one build."""
 
     def __init__(self):
-        self.total, self.steps = 0, []
+        self.total, self.steps, self.stats = 0, [], []
 
     def start(self, total, description):
         self.total = total
 
     def advance(self, n=1, **stats):
         self.steps.append(n)
+        self.stats.append(stats)
 
     def note(self, message):
         pass
@@ -136,3 +137,19 @@ def test_indexing_one_long_document_advances_progress_between_blocks(tmp_path, o
         assert progress.total == 8 and sum(progress.steps) == 8
         assert len([n for n in progress.steps if n]) >= 3, progress.steps  # not one jump at the end
         assert ws.retrieve("passage number 5 about topic 5", method=method).pages[0].page == 6
+
+
+def test_pages_shows_its_chunk_embedding_inside_a_block_of_pages(tmp_path, offline, monkeypatch):
+    """A block of pages embeds many chunks: the bar's ``embedded`` stat moves between them."""
+    monkeypatch.setattr("docgraph.methods.embed_blocks.BLOCK_ITEMS", 3)
+    passages = [Passage(id=str(i), title=f"Passage {i}", text=f"Short passage number {i} about topic {i}.")
+                for i in range(8)]
+    render_passages(passages, tmp_path / "eight.pdf", title="eight passages")
+    with Workspace(tmp_path / "ws", settings=offline) as ws:
+        ws.add(tmp_path / "eight.pdf")
+        progress = StepsProgress()
+        ws.build("pages", progress=progress)  # the 8 pages are one EMBED_BLOCK
+    shown = [s["embedded"] for s in progress.stats if "embedded" in s]
+    assert len(shown) >= 3, progress.stats
+    done, total = shown[-1].split("/")
+    assert done == total and int(total) >= 8

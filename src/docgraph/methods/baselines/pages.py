@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ...models.base import ImagePart
+from ...progress import StatsProgress
 from ...types import Answer, Document, Evidence, Page, ScoredChunk, ScoredPage
 from ..base import MethodContext, not_built, register
 from ..chunk_vectors import vector_model
@@ -52,7 +53,7 @@ class PagesBaseline(IndexedBaseline):
         blocks = []
         for start in range(0, len(pages), EMBED_BLOCK):  # progress moves between blocks
             block = pages[start:start + EMBED_BLOCK]
-            blocks.append(page_matrix(ctx, block)[2])
+            blocks.append(page_matrix(ctx, block, StatsProgress(ctx.progress))[2])
             ctx.progress.advance(len(block))
         matrix = np.vstack(blocks)
         write_vectors(ctx.store, VECTOR_NAMESPACE, [page_key(doc.id, p.number) for p in pages], matrix,
