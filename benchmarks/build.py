@@ -53,10 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 DOCS = ROOT.parent / "shared" / "data" / "documents"
 DEFAULT_WORKSPACE = ROOT / "benchmarks" / ".work" / "build"
-SCRIPTED = {"world": "openstax_world_history_v1_excerpt.pdf", "jstor": "jstor_open_access_latin_america_report.pdf",
-            "slides": "dl_comp_mech_slides_ch3_1.pdf", "books": "bookdash_picture_books.pdf",
-            "audit": "st_mary_witney_social_audit.pdf", "grammar": "grammar_matters_textbook.pdf",
-            "esg": "acciona_sustainability_report_2020_p1.pdf"}
+from docgraph.testing.data import SHARED_DOCUMENTS as SCRIPTED  # noqa: E402  (after the sys.path line)
 PREVIOUS = "kg4vd.vector_descriptions=always"  # the approach before this one: descriptions in every vector
 PAPER_TOKENS_PER_PAGE = 42.5e6 / 788  # KG4VD Table 10, World History: page graphs + cross-page connection
 VL_PATCH = 28  # pixels per visual token side (Qwen2-VL style)

@@ -32,10 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 DOCS = ROOT.parent / "shared" / "data" / "documents"
 DEFAULT_WORKSPACE = ROOT / "benchmarks" / ".work" / "packed"
-SHORT = {"world": "openstax_world_history_v1_excerpt.pdf", "jstor": "jstor_open_access_latin_america_report.pdf",
-         "slides": "dl_comp_mech_slides_ch3_1.pdf", "books": "bookdash_picture_books.pdf",
-         "audit": "st_mary_witney_social_audit.pdf", "grammar": "grammar_matters_textbook.pdf",
-         "esg": "acciona_sustainability_report_2020_p1.pdf"}
+from docgraph.testing.data import SHARED_DOCUMENTS as SHORT  # noqa: E402  (after the sys.path line)
 RECIPES = ("joint", "separate")
 
 

@@ -123,15 +123,20 @@ class StepsProgress:
         pass
 
 
+def eight_passages(folder):
+    """A PDF of 8 one-sentence passages, one per page."""
+    passages = [Passage(id=str(i), title=f"Passage {i}", text=f"Short passage number {i} about topic {i}.")
+                for i in range(8)]
+    render_passages(passages, folder / "eight.pdf", title="eight passages")
+    return folder / "eight.pdf"
+
+
 @pytest.mark.parametrize("method", ["dense", "pages"])
 def test_indexing_one_long_document_advances_progress_between_blocks(tmp_path, offline, monkeypatch, method):
     monkeypatch.setattr("docgraph.methods.embed_blocks.BLOCK_ITEMS", 3)
     monkeypatch.setattr("docgraph.methods.baselines.pages.EMBED_BLOCK", 3)
-    passages = [Passage(id=str(i), title=f"Passage {i}", text=f"Short passage number {i} about topic {i}.")
-                for i in range(8)]
-    render_passages(passages, tmp_path / "eight.pdf", title="eight passages")
     with Workspace(tmp_path / "ws", settings=offline) as ws:
-        ws.add(tmp_path / "eight.pdf")
+        ws.add(eight_passages(tmp_path))
         progress = StepsProgress()
         ws.build(method, progress=progress)
         assert progress.total == 8 and sum(progress.steps) == 8
@@ -142,11 +147,8 @@ def test_indexing_one_long_document_advances_progress_between_blocks(tmp_path, o
 def test_pages_shows_its_chunk_embedding_inside_a_block_of_pages(tmp_path, offline, monkeypatch):
     """A block of pages embeds many chunks: the bar's ``embedded`` stat moves between them."""
     monkeypatch.setattr("docgraph.methods.embed_blocks.BLOCK_ITEMS", 3)
-    passages = [Passage(id=str(i), title=f"Passage {i}", text=f"Short passage number {i} about topic {i}.")
-                for i in range(8)]
-    render_passages(passages, tmp_path / "eight.pdf", title="eight passages")
     with Workspace(tmp_path / "ws", settings=offline) as ws:
-        ws.add(tmp_path / "eight.pdf")
+        ws.add(eight_passages(tmp_path))
         progress = StepsProgress()
         ws.build("pages", progress=progress)  # the 8 pages are one EMBED_BLOCK
     shown = [s["embedded"] for s in progress.stats if "embedded" in s]
