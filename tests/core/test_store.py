@@ -190,10 +190,12 @@ def test_vectors_delete_by_owner_and_key_and_models(make_store, tmp_path):
     assert keys == ["k0", "k1", "k2", "k3"] and loaded.dtype == np.float32
     assert np.array_equal(loaded, matrix[[3, 1, 2, 3]])  # bit-exact
     assert store.vector_models() == {"v1": "e5", "v2": "clip"}
+    assert store.has_vectors("v1") and store.has_vectors("v2") and not store.has_vectors("v3")
     assert store.delete_vectors("v1", doc_id="d1") == 1  # k0 lost its owner when replaced
     assert store.delete_vectors("v1", keys=["k2", "nope"]) == 1
     assert store.load_vectors("v1")[0] == ["k0", "k3"]
     assert store.delete_vectors("v2") == 1 and store.vector_models() == {"v1": "e5"}
+    assert not store.has_vectors("v2")
     empty_keys, empty = store.load_vectors("v2")
     assert empty_keys == [] and empty.shape == (0, 0)
 

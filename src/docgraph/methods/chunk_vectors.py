@@ -5,9 +5,9 @@ the body (the chunk's text) and every element of its section path (document titl
 headings) are embedded on their own, so each is cached under its own content key. The
 same chunk in another corpus (a packed corpus, a renamed document, another method)
 therefore costs no new embedding; only a new title or heading does, once per corpus.
-``w`` is ``models.embedding.context_weight`` (0 = the body alone). This is the
-``models.embedding.chunk_context = "separate"`` recipe; the default ``"joint"`` embeds
-"context line + text" as one text (``evidence_layer.indexed_text``), as before.
+``w`` is ``models.embedding.context_weight`` (0 = the body alone). This is the default
+``models.embedding.chunk_context = "separate"`` recipe; ``"joint"`` embeds "context line
++ text" as one text (``evidence_layer.indexed_text``), as docgraph did before.
 
 Callers embed ``ContextualChunks.texts()`` in their own blocks (progress, metering) and
 turn the rows back into one vector per chunk with ``combine``.
@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from ..models.embed_cache import normalize_rows
-from ..models.vector_recipe import recipe_tag, vector_model  # noqa: F401  (recipe_tag: re-exported)
+from ..models.vector_recipe import vector_model
 from ..types import Chunk
 from .base import MethodContext
 from .evidence_layer import indexed_text
@@ -78,7 +78,6 @@ class ContextualChunks:
                 if elements:
                     out[i] += self.weight * rows[[position[e] for e in elements]].mean(axis=0)
         return normalize_rows(out)
-
 
 
 def renew_stale_recipe(ctx: MethodContext, method: str, chunk_namespaces: Sequence[str]) -> bool:

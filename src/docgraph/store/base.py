@@ -66,7 +66,9 @@ class Store(Protocol):
     def delete_vectors(self, namespace: str, keys: Iterable[str] | None = None,
                        doc_id: str | None = None) -> int: ...
     def vector_models(self) -> dict[str, str]:
-        """namespace -> embedding model that built it."""
+        """namespace -> embedding model that built it (scans the vectors: not for polled calls)."""
+    def has_vectors(self, namespace: str) -> bool:
+        """Whether the namespace holds any vector; cheap enough for status polls."""
 
     # cache, usage, meta
     def cache_get(self, namespace: str, key: str) -> bytes | None: ...

@@ -133,6 +133,10 @@ class SQLReads:
                        doc_id: str | None = None) -> int:
         return self._delete_keyed("vectors", namespace, keys, doc_id)
 
+    def has_vectors(self, namespace: str) -> bool:
+        """Whether the namespace holds any vector (one primary-key probe, no scan)."""
+        return bool(self._rows("SELECT 1 FROM vectors WHERE namespace = ? LIMIT 1", [namespace]))
+
     # ------------------------------------------------------------------ cache, usage, meta
     def cache_get(self, namespace: str, key: str) -> bytes | None:
         rows = self._rows("SELECT value FROM cache WHERE namespace = ? AND key = ?", [namespace, key])

@@ -32,6 +32,7 @@ import numpy as np
 from ...errors import ModelError
 from ...models.base import ImagePart, user
 from ...models.usage import embedding_stage
+from ...models.vector_recipe import recipe_tag
 from ...progress import Progress
 from ...prompts import render_prompt
 from ...scoring import ranked
@@ -40,7 +41,7 @@ from ..answer_fallback import AnswerCalls, answer_with_fallback
 from ..base import BuildReport, MethodContext, not_built
 from ..chunking import document_chunks
 from ..embed_blocks import blocks
-from ..chunk_vectors import ContextualChunks, recipe_tag
+from ..chunk_vectors import ContextualChunks
 from ..memo import bump_version, cached  # noqa: F401  (re-exported for the baselines)
 from ..citations import CitationBook
 from ..extractive import EvidencePassage, extractive_answer
@@ -75,8 +76,7 @@ class IndexedBaseline(ABC):
         while documents are recorded as built (their vectors were dropped)."""
         states = dict(ctx.store.iter_records(self.state_namespace))
         if states and self.chunk_vector_namespaces():
-            stored = ctx.store.vector_models()
-            if any(ns not in stored for ns in self.chunk_vector_namespaces()) \
+            if not all(ctx.store.has_vectors(ns) for ns in self.chunk_vector_namespaces()) \
                     and any(int(s.get("pages", 0)) for s in states.values()):
                 return {doc_id: {**state, "version": None} for doc_id, state in states.items()}
         return states

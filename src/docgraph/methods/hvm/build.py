@@ -204,12 +204,12 @@ def fold_chunk(view: HolisticView, chunk: Chunk, extraction: Extraction, kit: To
     return log
 
 
-def _embed_chunks(ctx: MethodContext, doc_id: str, chunks: list[tuple[Chunk, str]], have: set[str]) -> int:
+def _embed_chunks(ctx: MethodContext, doc_id: str, chunks: list[Chunk], have: set[str]) -> int:
     """Vectors for the chunks not in ``have`` (``chunk_vectors``: the body plus its weighted
     context elements, each embedded and cached on its own), one ``embed_blocks`` block of
     chunks per call, each block's vectors written before the next; the progress line shows
     ``embedded=done/total`` between blocks (a long document's chunks)."""
-    missing = [chunk for chunk, _ in chunks if chunk.id not in have]
+    missing = [chunk for chunk in chunks if chunk.id not in have]
     if not missing:
         return 0
     embedder = ctx.models.text_embedder
@@ -228,8 +228,8 @@ def _embed_chunks(ctx: MethodContext, doc_id: str, chunks: list[tuple[Chunk, str
 
 def _ensure_chunk_vectors(ctx: MethodContext, doc_id: str, have: set[str]) -> int:
     """Re-embed a finished document's chunks whose vectors are gone (e.g. vectors rebuilt)."""
-    pairs = [(Chunk.model_validate(v["chunk"]), v["context"]) for _, v in ctx.store.iter_records(NS_CHUNK, doc_id=doc_id)]
-    return _embed_chunks(ctx, doc_id, pairs, have)
+    chunks = [Chunk.model_validate(v["chunk"]) for _, v in ctx.store.iter_records(NS_CHUNK, doc_id=doc_id)]
+    return _embed_chunks(ctx, doc_id, chunks, have)
 
 
 def _embed_entities(ctx: MethodContext, doc_id: str) -> int:
@@ -276,7 +276,7 @@ def build_document(ctx: MethodContext, doc: Document, kit: Toolkit, signature: d
                                                               "context": item.context, "index": i}, doc.id)
                                              for i, item in enumerate(items)])
             put_state(ctx.store, doc.id, state)
-    _embed_chunks(ctx, doc.id, [(item.chunk, item.context) for item in items], have)
+    _embed_chunks(ctx, doc.id, [item.chunk for item in items], have)
     page_last = {c.page: i for i, c in enumerate(chunks)}
     pages_now = 0
     chunkless = [p.number for p in pages if p.number not in page_last]
