@@ -280,7 +280,15 @@ class HippoRAGSettings(Section):
     fact_top_k: int = Field(5, ge=1, description="query-matched facts whose phrases seed PPR")
     restart: float = Field(0.5, gt=0.0, le=1.0, description="PPR restart probability α (damping 0.5)")
     passage_node_weight: float = Field(0.05, ge=0.0,
-                                       description="reset weight of passage nodes (× dense passage score)")
+                                       description="reset weight of passage nodes (× dense passage score) when "
+                                                   "the answer model filters the seed facts")
+    offline_passage_node_weight: float = Field(1.0, ge=0.0,
+                                               description="the same weight when the offline lexical filter picks "
+                                                           "the seed facts (parser triples: weaker seeds, so the "
+                                                           "dense prior weighs more)")
+    dense_prior_top: int = Field(10, ge=0, description="passages with a dense reset weight: the best N by dense "
+                                                       "score, min-max over them (0 = every passage, as "
+                                                       "HippoRAG 2's code)")
     max_phrase_words: int = Field(8, ge=1, description="longer subjects/objects are not phrase nodes (build)")
 
 

@@ -14,7 +14,8 @@ from docgraph.eval.corpus import render_passages
 from docgraph.eval.loaders import Passage, load_hotpotqa
 from docgraph.graph.ppr import personalized_pagerank
 from docgraph.methods.baselines.hipporag_graph import (assemble_graph, clean_extraction, lexical_recognition,
-                                                       normalize_phrase, seed_weights, synonym_pairs)
+                                                       dense_prior, normalize_phrase, seed_weights,
+                                                       synonym_pairs)
 from docgraph.scoring import calibrated_cut, median_cosine
 from docgraph.testing.fixtures import stub_settings
 from docgraph.testing.openai_stub import OpenAIStub
@@ -193,10 +194,24 @@ def test_openie_with_a_build_model_and_offline_fallback(tmp_path):
             assert evidence.mode == "ppr" and evidence.pages[0].page == 1
 
 
+def test_dense_prior_keeps_the_best_passages_only():
+    scores = np.array([0.80, 0.86, 0.84, 0.85, 0.81])  # e5-like: every cosine close to the best
+    everything = dense_prior(scores, 0)
+    assert everything[1] == 1.0 and everything[0] == 0.0 and everything[3] == pytest.approx(5 / 6)
+    top3 = dense_prior(scores, 3)
+    assert top3[[0, 4]].tolist() == [0.0, 0.0], "outside the best three: no reset weight"
+    assert top3[1] == 1.0 and top3[2] == 0.0 and top3[3] == pytest.approx(0.5), "min-max over the three"
+    assert dense_prior(scores, 1).tolist() == [0.0, 1.0, 0.0, 0.0, 0.0]
+    assert np.array_equal(dense_prior(scores, 10), everything), "a cut above the passage count is no cut"
+
+
 def test_hipporag_defaults_are_the_papers():
     from docgraph.methods.baselines.settings import BaselineSettings, HippoRAGSettings
 
     hp = HippoRAGSettings()
     assert (hp.synonym_threshold, hp.fact_top_k, hp.restart, hp.passage_node_weight) == (0.8, 5, 0.5, 0.05)
+    # the offline departures (docs/methods.md): a dense prior over the best 10 passages, weighted
+    # more behind the lexical fact filter
+    assert (hp.dense_prior_top, hp.offline_passage_node_weight) == (10, 1.0)
     base = BaselineSettings()
     assert (base.top_k, base.top_pages) == (10, 10), "the papers' top-10 budgets"

@@ -11,9 +11,10 @@ memory on first query and reused until the index changes.
 
 Query: distinct facts ranked by cosine to the query; the top ``fact_top_k`` (filtered by
 the answer model through ``prompts/fact_filter.md`` when one is configured — HippoRAG
-2's recognition memory) seed PPR through their phrases, passages get a small reset weight
-from their dense score, and passages are ranked by PPR. With no matched fact the
-ranking is the dense one (as HippoRAG 2 falls back).
+2's recognition memory; offline a lexical filter) seed PPR through their phrases, the best
+``dense_prior_top`` passages get a reset weight from their dense score (``passage_node_weight``,
+or ``offline_passage_node_weight`` behind the lexical filter), and passages are ranked by
+PPR. With no matched fact the ranking is the dense one (as HippoRAG 2 falls back).
 """
 
 from __future__ import annotations
@@ -220,7 +221,8 @@ class HippoRAGBaseline(ChunkBaseline):
         seeds = [(t, s, c) for t, s, c in candidates if t in kept_set][:hp.fact_top_k]
         if not seeds or graph.adjacency.shape[0] == 0:
             return ranked_chunks(dense, table.row_chunk), seeds, graph, None
-        reset = seed_weights(graph, [(t, s) for t, s, _ in seeds], passage_scores, hp.passage_node_weight)
+        weight = hp.passage_node_weight if ctx.models.chat("answer") is not None else hp.offline_passage_node_weight
+        reset = seed_weights(graph, [(t, s) for t, s, _ in seeds], passage_scores, weight, hp.dense_prior_top)
         scores = personalized_pagerank(graph.adjacency, reset, alpha=hp.restart)
         return ranked_chunks(scores[graph.n_phrases:], table.node_chunk), seeds, graph, scores
 

@@ -14,9 +14,13 @@ passages (chunk ids). Edges, undirected and summed when they coincide:
 
 Query (``seed_weights``): the phrases of the query-matched facts get the mean score of
 the facts they occur in, divided by the number of passages containing the phrase (rare
-phrases seed more); every passage gets ``passage_node_weight`` × its min-max normalised
-dense score. PPR over the whole graph (``graph.ppr.personalized_pagerank``) then ranks
-the passages.
+phrases seed more); the best ``prior_top`` passages by dense score get
+``passage_node_weight`` × that score min-max normalised over them (``prior_top`` 0: every
+passage, min-max over the corpus, as HippoRAG 2's code). PPR over the whole graph
+(``graph.ppr.personalized_pagerank``) then ranks the passages. Why the cut: min-max over
+the corpus suits embedders whose cosines spread out; e5-small puts most passages within a
+few hundredths of the best, so every passage would keep about half the best one's reset
+weight and the walk's hubs would outrank the passages the question is about.
 """
 
 from __future__ import annotations
@@ -162,8 +166,20 @@ def assemble_graph(extractions: list[PassageExtraction], phrase_vectors: dict[st
                       phrase_passages=np.maximum(counts, 1.0), facts=facts, fact_chunks=fact_chunks)
 
 
+def dense_prior(passage_scores: np.ndarray, top: int) -> np.ndarray:
+    """Passage reset weights in [0, 1]: min-max over the ``top`` best scores, 0 for the rest
+    (``top`` 0 or at least the passage count: min-max over all)."""
+    scores = np.asarray(passage_scores, dtype=np.float64)
+    if top <= 0 or top >= len(scores):
+        return minmax(scores)
+    best = np.argpartition(-scores, top - 1)[:top]
+    prior = np.zeros(len(scores), dtype=np.float64)
+    prior[best] = minmax(scores[best]) if top > 1 else 1.0
+    return prior
+
+
 def seed_weights(graph: HippoGraph, matched_facts: list[tuple[tuple[str, str, str], float]],
-                 passage_scores: np.ndarray, passage_node_weight: float) -> np.ndarray:
+                 passage_scores: np.ndarray, passage_node_weight: float, prior_top: int = 0) -> np.ndarray:
     """The PPR reset vector (unnormalised) over all nodes, as the module docstring says."""
     weights = np.zeros(len(graph.nodes), dtype=np.float64)
     occurrences = np.zeros(len(graph.nodes), dtype=np.float64)
@@ -177,7 +193,7 @@ def seed_weights(graph: HippoGraph, matched_facts: list[tuple[tuple[str, str, st
     weights[hit] /= occurrences[hit]
     weights[:graph.n_phrases] /= graph.phrase_passages
     if len(passage_scores):
-        weights[graph.n_phrases:] = minmax(passage_scores) * passage_node_weight
+        weights[graph.n_phrases:] = dense_prior(passage_scores, prior_top) * passage_node_weight
     return weights
 
 
