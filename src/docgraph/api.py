@@ -61,7 +61,7 @@ class Workspace:
             if self._models is None:
                 from .models.hub import ModelHub
 
-                self._models = ModelHub(self.settings.models, self.store, self.root)
+                self._models = ModelHub(self.settings.models, self.store, self.root, ray=self.settings.ray)
             return self._models
 
     def context(self, progress: Progress | None = None) -> MethodContext:
@@ -89,7 +89,7 @@ class Workspace:
 
         with write_lock(self.root, "add"):
             return ingest(self.store, self.root, self.settings.ingest, [Path(p) for p in paths],
-                          password=password, progress=progress or NullProgress())
+                          password=password, progress=progress or NullProgress(), ray=self.settings.ray)
 
     def add(self, paths: Iterable[str | Path] | str | Path, *, password: str | None = None,
             progress: Progress | None = None) -> list[Document]:

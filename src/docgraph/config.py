@@ -328,6 +328,18 @@ class StoreSettings(Section):
                            description="PostgreSQL schema holding this workspace's tables (one per workspace)")
 
 
+class RaySettings(Section):
+    """Distributed ingest and embedding on a Ray cluster (``docgraph add/build --ray``; needs
+    ``pip install 'docgraph[ray]'``). Workers read the input files and write page images
+    under the workspace folder: on several machines it must be on a shared filesystem."""
+
+    enabled: bool = Field(False, description="fan page work (add) and embedding batches (build) out to Ray tasks")
+    address: str | None = Field(None, description="cluster to join ('auto', 'ray://host:10001'); none = start "
+                                                  "a local cluster")
+    num_cpus: int | None = Field(None, ge=1, description="CPUs of a local cluster (none = all cores)")
+    max_retries: int = Field(3, ge=0, description="times a task is rerun after its worker process dies")
+
+
 class Settings(Section):
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     models: ModelsSettings = Field(default_factory=ModelsSettings)
@@ -337,6 +349,7 @@ class Settings(Section):
     baselines: BaselineSettings = Field(default_factory=BaselineSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     dlvqa: DLVQASettings = Field(default_factory=DLVQASettings)
+    ray: RaySettings = Field(default_factory=RaySettings)
 
 
 def _parse_env_value(raw: str) -> Any:

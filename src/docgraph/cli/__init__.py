@@ -16,6 +16,7 @@ import sys
 from typing import Sequence
 
 from ..errors import DocgraphError
+from .options import settings_overrides
 
 COMMAND_MODULES = ("documents", "build", "ask", "graph", "eval", "dataset", "serve", "check")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -67,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     use = getattr(args, "workspace_use", "read")  # commands that write set "create"; eval "none"
     try:
         if use != "none":
-            ws = Workspace(args.workspace, create=use == "create")
+            ws = Workspace(args.workspace, create=use == "create", overrides=settings_overrides(args) or None)
         return int(args.handler(args, ws) or EXIT_OK)
     except DocgraphError as exc:
         print(f"error: {exc}", file=sys.stderr)

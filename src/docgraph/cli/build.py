@@ -6,6 +6,7 @@ import argparse
 import json
 
 from ..methods.base import available_methods
+from .options import add_ray_option
 from ..models.usage import is_embedding_stage
 from ..progress import TerminalProgress
 from ..types import Usage
@@ -16,6 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--method", "-m", default="kg4vd", help=f"one of: {', '.join(available_methods())}")
     build.add_argument("--rebuild-vectors", action="store_true",
                        help="drop and re-embed this method's vectors (after changing the embedding model)")
+    add_ray_option(build, "the embedding batches")
     build.set_defaults(handler=cmd_build, workspace_use="create")
 
     status = subparsers.add_parser("status", help="build status per method")

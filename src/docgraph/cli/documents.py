@@ -8,6 +8,7 @@ import sys
 from collections import Counter
 
 from ..progress import TerminalProgress
+from .options import add_ray_option
 from ..types import Document
 
 
@@ -15,6 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add = subparsers.add_parser("add", help="add PDFs, page images, Office files or folders (resumable)")
     add.add_argument("paths", nargs="+", help="files or folders (folders are read recursively)")
     add.add_argument("--password", help="password for encrypted PDFs")
+    add_ray_option(add, "the pages (render, layout, OCR)")
     add.set_defaults(handler=cmd_add, workspace_use="create")
 
     ls = subparsers.add_parser("ls", help="list documents, pages and components by kind")

@@ -29,9 +29,9 @@ import time
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
-from ..config import IngestSettings
+from ..config import IngestSettings, RaySettings
 from ..errors import DiskFullError, InputError
 from ..progress import NullProgress, Progress
 from ..store.base import Store
@@ -178,9 +178,20 @@ def _ingest_one(store: Store, root: Path, settings: IngestSettings, item: _Prepa
     return _finalize(store, item)
 
 
+def page_runner(settings: IngestSettings, ray: RaySettings | None, note: Callable[[str], None]) -> PageRunner:
+    """Local worker processes, or Ray tasks when ``ray.enabled`` (same contract)."""
+    if ray is not None and ray.enabled:
+        from ..scale.ray_pages import RayPageRunner
+
+        return RayPageRunner(ray, note)  # type: ignore[return-value]
+    return PageRunner(settings.workers or os.cpu_count() or 1, note)
+
+
 def ingest(store: Store, root: Path, settings: IngestSettings, paths: Iterable[Path], *,
-           password: str | None = None, progress: Progress = NullProgress()) -> IngestReport:
-    """Ingest files and folders into the workspace at ``root`` (see the module docstring)."""
+           password: str | None = None, progress: Progress = NullProgress(),
+           ray: RaySettings | None = None) -> IngestReport:
+    """Ingest files and folders into the workspace at ``root`` (see the module docstring);
+    with ``ray.enabled`` the pages run as Ray tasks (``scale.ray_pages``)."""
     started = time.perf_counter()
     parser_target(settings.parser)  # an unknown backend is a ConfigError before any work
     report = IngestReport()
@@ -192,7 +203,7 @@ def ingest(store: Store, root: Path, settings: IngestSettings, paths: Iterable[P
     files, report.failures, skipped = collect_inputs(paths)
     for message in skipped:
         note(message)
-    runner = PageRunner(settings.workers or os.cpu_count() or 1, note)
+    runner = page_runner(settings, ray, note)
     with tempfile.TemporaryDirectory(prefix="docgraph-ingest-") as tmp:
         prepared: list[_Prepared] = []
         seen: set[str] = set()

