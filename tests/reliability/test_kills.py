@@ -63,8 +63,9 @@ def test_killed_scripted_model_build_resumes_to_the_uninterrupted_result(_openst
 def test_killed_eval_resumes_to_the_uninterrupted_records_and_corpus(tmp_path, shared_data):
     args = ["eval", "kg4vd_test", str(shared_data / "kg4vd_test"), "--methods", "dense,bm25", "--limit", "2",
             "--out", "{ws}/results", "--workspace-root", "{ws}/corpora"]
+    # kills by time: on a busy machine the run can end before a kill point, so trials go on until one lands
     result = kill_case("eval", tmp_path / "none", args, tmp_path / "work", trials=1, kills_per_trial=2, seed=15,
-                       dump=eval_dump, check=eval_check)
+                       dump=eval_dump, check=eval_check, min_kills=1)
     assert_survived(result)
     reference = eval_dump(tmp_path / "work" / "reference")
     assert len(reference["eval.records"]) == 2 + 2 * 2  # a build record per method, 2 questions each

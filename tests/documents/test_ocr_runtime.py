@@ -1,0 +1,102 @@
+"""OCR networks run by OpenVINO (``ingest.ocr_runtime``): same outputs as onnxruntime within
+float tolerance, the same words on a real scanned page, and a clear fallback/error path."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import numpy as np
+import pymupdf
+import pytest
+
+from docgraph.config import IngestSettings
+from docgraph.documents import ocr as ocr_module
+from docgraph.documents import pages
+from docgraph.documents.ocr import OcrEngine, OcrOptions
+from docgraph.documents.ocr_runtime import OpenVinoSession, use_openvino
+from docgraph.documents.render import render_page
+from docgraph.errors import ConfigError
+
+from docs_helpers import rasterise
+
+pytest.importorskip("openvino")
+
+WORLD_HISTORY = "openstax_world_history_v1_excerpt.pdf"
+
+
+def words(text: str) -> Counter:
+    return Counter(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def overlap(found: str, reference: str) -> float:
+    ref, got = words(reference), words(found)
+    return sum(min(n, got[w]) for w, n in ref.items()) / max(1, sum(ref.values()))
+
+
+@pytest.fixture(scope="module")
+def scanned_page(tmp_path_factory, documents_dir):
+    """World History page 3 as a 150-dpi scan rendered at 144 dpi, with the source's text layer."""
+    scan = rasterise(documents_dir / WORLD_HISTORY, [3], tmp_path_factory.mktemp("ocr-runtime") / "scan.pdf")
+    with pymupdf.open(scan) as doc, pymupdf.open(documents_dir / WORLD_HISTORY) as src:
+        page = doc[0]
+        yield np.asarray(render_page(page, 144)), page.rect.width, page.rect.height, src[2].get_text()
+
+
+def inner_sessions(engine: OcrEngine) -> list:
+    text = engine._text
+    return [holder.session.session for holder in (text._load_det_model(), text._load_rec_model(), engine._regions)]
+
+
+def test_the_default_runtime_is_openvino_and_every_network_moves_there(scanned_page):
+    assert pages.ocr_options(IngestSettings()).runtime == "openvino"
+    engine = OcrEngine(threads=1)
+    engine._load()
+    assert all(isinstance(session, OpenVinoSession) for session in inner_sessions(engine))
+    plain = OcrEngine(threads=1, options=OcrOptions(runtime="onnxruntime"))
+    plain._load()
+    assert not any(isinstance(session, OpenVinoSession) for session in inner_sessions(plain))
+
+
+def test_f32_openvino_gives_onnxruntimes_outputs(scanned_page):
+    rgb, *_ = scanned_page
+    engine = OcrEngine(threads=1, options=OcrOptions(runtime="onnxruntime"))
+    engine._load()
+    detector = engine._text._load_det_model()
+    ort_session = detector.session.session
+    image = detector.get_preprocess()(np.ascontiguousarray(rgb[:, :, ::-1]))  # the detector's own input
+    (expected,) = ort_session.run(None, {ort_session.get_inputs()[0].name: image})
+    (got,) = OpenVinoSession(ort_session, threads=1, precision="f32").run(None, {ort_session.get_inputs()[0].name: image})
+    assert got.shape == expected.shape and float(np.abs(got - expected).max()) < 1e-3
+    assert (got > 0.3).sum() > 1000  # the page has text: the map is not trivially empty
+
+
+def test_openvino_reads_the_page_as_onnxruntime_does(scanned_page):
+    rgb, width, height, reference = scanned_page
+    texts = {}
+    for runtime in ("onnxruntime", "openvino"):
+        engine = OcrEngine(threads=1, options=OcrOptions(runtime=runtime))
+        texts[runtime] = " ".join(block.text for block in engine.blocks(rgb, 2.0, width, height))
+    assert overlap(texts["openvino"], reference) >= 0.97
+    assert overlap(texts["openvino"], reference) >= overlap(texts["onnxruntime"], reference) - 0.02
+    assert overlap(texts["openvino"], texts["onnxruntime"]) >= 0.97
+
+
+def test_without_openvino_the_engine_falls_back_to_onnxruntime(monkeypatch):
+    monkeypatch.setattr(ocr_module, "openvino_available", lambda: False)
+    engine = OcrEngine(threads=1)
+    engine._load()
+    assert not any(isinstance(session, OpenVinoSession) for session in inner_sessions(engine))
+
+
+def test_unknown_runtime_and_unknown_wrappers_are_clear_errors():
+    with pytest.raises(ConfigError, match="ocr_runtime"):
+        OcrEngine(threads=1, options=OcrOptions(runtime="tensorrt"))._load()
+
+    class Holder:
+        session = object()  # no onnxruntime session inside
+
+    with pytest.raises(ConfigError, match="ocr_runtime"):
+        use_openvino([(Holder(), 0)], threads=1, precision="auto")
+    with pytest.raises(ValueError):
+        IngestSettings(ocr_runtime="tensorrt")
