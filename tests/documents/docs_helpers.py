@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
+from collections import Counter
 from pathlib import Path
 
 import pymupdf
 
 from docgraph.store import SQLiteStore
 from docgraph.testing.files import zero_page_pdf  # noqa: F401  (re-exported for the tests)
+
+
+def word_recall(found: str, reference: str) -> float:
+    """Share of ``reference``'s words (lower-cased, with multiplicity) that ``found`` has."""
+    ref = Counter(re.findall(r"[a-z0-9]+", reference.lower()))
+    got = Counter(re.findall(r"[a-z0-9]+", found.lower()))
+    return sum(min(n, got[w]) for w, n in ref.items()) / max(1, sum(ref.values()))
 
 
 def rasterise(src: Path, pages: list[int], out: Path, dpi: int = 150) -> Path:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 import pymupdf
@@ -15,18 +14,10 @@ from docgraph.documents.images import IMAGE_DPI, image_to_pdf
 from docgraph.store import SQLiteStore
 from docgraph.types import ComponentKind
 
-from docs_helpers import rasterise
+from docs_helpers import rasterise, word_recall
 
 WORLD_HISTORY = "openstax_world_history_v1_excerpt.pdf"
 
-
-def words(text: str) -> Counter:
-    return Counter(re.findall(r"[a-z0-9]+", text.lower()))
-
-
-def recall(found: str, reference: str) -> float:
-    ref, got = words(reference), words(found)
-    return sum(min(n, got[w]) for w, n in ref.items()) / max(1, sum(ref.values()))
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +49,7 @@ def test_ocr_recovers_the_words_of_the_text_layer(mixed, documents_dir):
     _, _, doc = mixed
     with pymupdf.open(documents_dir / WORLD_HISTORY) as src:
         for page, original in zip(doc.pages[1:], (2, 3)):
-            assert recall(page.text, src[original - 1].get_text()) >= 0.9
+            assert word_recall(page.text, src[original - 1].get_text()) >= 0.9
 
 
 def test_ocr_regions_are_typed_and_get_section_paths(mixed):
@@ -81,7 +72,7 @@ def test_png_page_image_is_ocred(tmp_path, documents_dir):
     assert (doc.kind, doc.page_count, doc.pages[0].source) == ("image", 1, "ocr")
     page = doc.pages[0]
     assert Image.open(tmp_path / "ws" / page.image_path).size == Image.open(tmp_path / "paragraph.png").size
-    assert recall(page.text, reference) >= 0.9
+    assert word_recall(page.text, reference) >= 0.9
     store.close()
 
 

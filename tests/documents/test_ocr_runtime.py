@@ -3,8 +3,6 @@ float tolerance, the same words on a real scanned page, and a clear fallback/err
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 
 import numpy as np
 import pymupdf
@@ -18,20 +16,12 @@ from docgraph.documents.ocr_runtime import OpenVinoSession, use_openvino
 from docgraph.documents.render import render_page
 from docgraph.errors import ConfigError
 
-from docs_helpers import rasterise
+from docs_helpers import rasterise, word_recall
 
 pytest.importorskip("openvino")
 
 WORLD_HISTORY = "openstax_world_history_v1_excerpt.pdf"
 
-
-def words(text: str) -> Counter:
-    return Counter(re.findall(r"[a-z0-9]+", text.lower()))
-
-
-def overlap(found: str, reference: str) -> float:
-    ref, got = words(reference), words(found)
-    return sum(min(n, got[w]) for w, n in ref.items()) / max(1, sum(ref.values()))
 
 
 @pytest.fixture(scope="module")
@@ -77,9 +67,9 @@ def test_openvino_reads_the_page_as_onnxruntime_does(scanned_page):
     for runtime in ("onnxruntime", "openvino"):
         engine = OcrEngine(threads=1, options=OcrOptions(runtime=runtime))
         texts[runtime] = " ".join(block.text for block in engine.blocks(rgb, 2.0, width, height))
-    assert overlap(texts["openvino"], reference) >= 0.97
-    assert overlap(texts["openvino"], reference) >= overlap(texts["onnxruntime"], reference) - 0.02
-    assert overlap(texts["openvino"], texts["onnxruntime"]) >= 0.97
+    assert word_recall(texts["openvino"], reference) >= 0.97
+    assert word_recall(texts["openvino"], reference) >= word_recall(texts["onnxruntime"], reference) - 0.02
+    assert word_recall(texts["openvino"], texts["onnxruntime"]) >= 0.97
 
 
 def test_without_openvino_the_engine_falls_back_to_onnxruntime(monkeypatch):
