@@ -156,6 +156,9 @@ def test_resume_skips_finished_questions(retrieval_run, mini_mmlongbench, corpor
     for method, row in resumed.summary["methods"].items():
         assert {k: row[k] for k in scores} == {k: retrieval_run.summary["methods"][method][k] for k in scores}
     assert len([r for r in read_records(records_file) if r["kind"] == "question"]) == 21
+    # the indexes were built: the resumed run keeps the build records it found, one per corpus and method
+    build_lines = [line for line in records_file.read_text().splitlines() if '"kind": "build"' in line]
+    assert len(build_lines) == len(others) == len(read_records(records_file)) - 21
 
 
 def test_packed_setting(retrieval_run, mini_mmlongbench, corpora, stub, tmp_path):

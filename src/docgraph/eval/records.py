@@ -62,6 +62,11 @@ class RecordLog:
         self.path = Path(path)
         self._latest: dict[tuple, dict[str, Any]] = {}
         self.skipped_lines = 0
+        self._cut_short = False  # the file ends inside a line (an interrupted write): append on a new line
+        if self.path.exists() and self.path.stat().st_size:
+            with open(self.path, "rb") as fh:
+                fh.seek(-1, 2)
+                self._cut_short = fh.read(1) != b"\n"
         if self.path.exists():
             with open(self.path, encoding="utf-8") as fh:
                 for line in fh:
@@ -85,7 +90,8 @@ class RecordLog:
     def append(self, record: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+            fh.write(("\n" if self._cut_short else "") + json.dumps(record, ensure_ascii=False, default=str) + "\n")
+            self._cut_short = False
             fh.flush()
         self._latest[record_key(record)] = record
 

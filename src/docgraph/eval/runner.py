@@ -250,7 +250,9 @@ class Runner:
 
         The cost kept in the corpus workspace is that of the build that made the index: a
         build that resumes an unfinished one adds to it, one from scratch replaces it, and
-        one with nothing to do leaves it (so a reused index still reports what it cost)."""
+        one with nothing to do leaves it (so a reused index still reports what it cost). A
+        build with nothing to do appends no record when the run's log already has one (a
+        resumed eval leaves one build record per corpus and method)."""
         record: dict[str, Any] = {"kind": "build", "benchmark": benchmark, "setting": self.setting,
                                   "corpus": spec.name, "method": method}
         started = time.perf_counter()
@@ -272,6 +274,8 @@ class Runner:
             for key, value in usage_dict(used).items():
                 cost["usage"][key] = cost["usage"].get(key, 0) + value
             ws.store.put_record(BUILD_COST_NAMESPACE, method, cost)
+        if not report.pages_built and self.log.done(build_key(record)):
+            return True  # a rerun that found the index built: the record of the build that made it stands
         record.update(seconds=cost["seconds"], usage=cost["usage"], pages=cost["pages"],
                       pages_built_now=report.pages_built, stats=report.stats)
         self.log.append(record)
