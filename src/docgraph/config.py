@@ -44,7 +44,7 @@ class IngestSettings(Section):
                                                                         "accurate, ~25% slower")
     ocr_rec_batch: int = Field(6, ge=1, le=64, description="text lines recognised per OCR model call")
     ocr_runtime: Literal["openvino", "onnxruntime"] = Field(
-        "openvino", description="what runs the OCR networks: openvino (~2.4x less CPU per scanned page on x86; "
+        "openvino", description="what runs the OCR networks: openvino (~2x less CPU per scanned page on x86; "
                                 "onnxruntime is used when openvino is not installed) or onnxruntime")
     ocr_precision: Literal["auto", "f32"] = Field(
         "auto", description="OpenVINO's arithmetic: auto = bf16 on CPUs that compute it natively (AMX, "
