@@ -30,9 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..accel import openvino_available
 from ..errors import ConfigError
 from .ocr_layout import CDLA_KINDS, OcrLine, Region, merge
-from .ocr_runtime import RUNTIMES, openvino_available, use_openvino
+from .ocr_runtime import RUNTIMES, use_openvino
 from .parser import LayoutBlock
 
 MIN_REGION_SCORE = 0.5

@@ -28,14 +28,6 @@ RUNTIMES = ("openvino", "onnxruntime")
 PRECISIONS = ("auto", "f32")
 
 
-def openvino_available() -> bool:
-    try:
-        import openvino  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 class OpenVinoSession:
     """The part of ``onnxruntime.InferenceSession`` the OCR wheels use, served by OpenVINO.
 

