@@ -22,10 +22,10 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ..accel import compile_on_cpu
 from ..errors import ConfigError
 
 RUNTIMES = ("openvino", "onnxruntime")
-PRECISIONS = ("auto", "f32")
 
 
 class OpenVinoSession:
@@ -38,19 +38,12 @@ class OpenVinoSession:
     """
 
     def __init__(self, ort_session: Any, threads: int = 0, precision: str = "auto", width_step: int = 0):
-        import openvino as ov
-
         path = getattr(ort_session, "_model_path", None)
         if not path or not Path(path).is_file():
             raise ConfigError("OCR cannot hand its model to OpenVINO (no model file behind the onnxruntime "
                               "session); set ingest.ocr_runtime = \"onnxruntime\"")
         self._ort = ort_session
-        config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY", "ENABLE_CPU_PINNING": False}
-        if threads > 0:
-            config["INFERENCE_NUM_THREADS"] = threads
-        if precision == "f32":
-            config["INFERENCE_PRECISION_HINT"] = "f32"
-        self._model = ov.Core().compile_model(str(path), "CPU", config)
+        self._model = compile_on_cpu(str(path), threads, precision)
         self._request = self._model.create_infer_request()
         self._outputs = {out.get_any_name(): index for index, out in enumerate(self._model.outputs)}
         self._order = [out.name for out in ort_session.get_outputs()]
@@ -72,7 +65,6 @@ class OpenVinoSession:
         wanted = list(output_names) if output_names else self._order
         # outputs by their onnx name where OpenVINO kept it, else by position (same order as the graph)
         return [values[self._outputs.get(name, self._order.index(name))] for name in wanted]
-
 
     def _padded(self, value: np.ndarray) -> np.ndarray:
         step, width = self._width_step, value.shape[-1]

