@@ -1,0 +1,524 @@
+"""Scale benchmark (issue 14): a >= 10,000-page corpus ingested and built offline on each store backend.
+
+    .venv/bin/python benchmarks/scale.py [--pages 10000] [--backends sqlite,postgres]
+        [--methods kg4vd,hvm,bm25,dense,hybrid,pages,hipporag] [--work benchmarks/.work/scale]
+        [--questions 50] [--ray ADDRESS] [--ray-cpus N] [--fresh | --report]
+
+**Corpus** (``<work>/corpus``): whole documents, in a fixed order, until ``--pages`` pages are
+reached: every PDF of ``documents/``, ``kg4vd_test/`` and ``mmlongbench_doc/documents/`` under
+the shared data folder (``DOCGRAPH_SHARED_DATA``, else ``../shared/data``), each folder
+sorted by name (a file with the same bytes as an earlier one left out), then the HotpotQA and MuSiQue passage corpora rendered one passage per
+page by ``docgraph.eval.corpus.passage_spec`` (only when the PDFs are not enough). Sources
+are hard-linked (copied across file systems). When every source is in and the pages are
+still short, the sources are repeated in the same order as ``<name>-copy2.pdf``,
+``-copy3`` … : re-saved with another title, so their sha256 differs and ingest does not
+skip them as already added (their page texts are the same, so their embeddings come from
+the embedding cache: copies build faster than new pages would).
+
+**Backends**: ``sqlite`` is a local workspace (``<work>/sqlite``) with the default local
+runner (page workers in processes, one per core); ``postgres`` keeps the workspace's rows in
+schema ``scale`` of a PostgreSQL 16 + pgvector server started from the ``pgserver`` wheel in
+``<work>/pgdata`` (as ``docgraph.testing.postgres`` does for tests) and fans ingest and
+embedding out to Ray (``ray.enabled``: a local cluster of ``--ray-cpus`` CPUs, default all
+cores, or the cluster at ``--ray``). Each ingests the corpus, then builds every method of
+``--methods`` with the default, offline settings (no chat model).
+
+**Measured**, one row per backend and phase (ingest, then each method's build):
+
+- ``wall s`` and ``pages/min`` (corpus pages over wall seconds); ``CPU s``: user + system
+  seconds of every process below (sampled, so a process that lives under 0.25 s is missed);
+- ``RSS MB``: the peak, sampled every 0.25 s with psutil, of the summed resident memory of
+  this process, its descendants (page workers; Ray's GCS, raylet and workers) and the
+  PostgreSQL server's processes (shared pages count once per process, so this overstates);
+  ``main MB``: the peak of this process alone. Without psutil both are
+  ``ru_maxrss`` of this process and of its largest reaped child;
+- ``db MB``: the SQLite file (with its WAL) or ``pg_total_relation_size`` (tables with their
+  indexes and TOAST) of the schema's tables; ``files MB``: the rest of the workspace folder
+  (page images, crops, vector files);
+- ``q p50``/``q p95`` ms: ``Workspace.retrieve`` over ``--questions`` questions (the first
+  ones of ``mmlongbench_doc/samples.json``; without it, one per document title) in a freshly
+  opened workspace whose text embedder remembers query vectors in memory: every question is
+  asked once (embedding it, loading the index), then the second round is timed, so the times
+  EXCLUDE query embedding (and the embedding cache lookup);
+- ``ls`` and ``status`` ms (p50/p95/max): what ``docgraph ls`` and ``docgraph status`` call
+  (``Workspace.documents()``, ``Workspace.status()``), timed every 0.5 s by a separate
+  process with its own workspace handle while the phase runs (its first, cold round is not
+  counted).
+
+**Resumable**: everything lives under ``--work``; ``state.json`` there records each finished
+phase with its measurements, so a rerun skips those phases and reprints their rows; an
+unfinished ingest or build resumes where it stopped (docgraph resumes per page; the row is
+then marked ``*``: it measured the rest only). ``--fresh`` wipes the work folder first;
+``--report`` runs nothing and prints the table of what ``state.json`` holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import resource
+import shutil
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+try:
+    import psutil
+except ImportError:  # RSS and CPU then come from getrusage (module doc)
+    psutil = None
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+from ingest import shared_documents  # noqa: E402  (benchmarks/ingest.py, beside this file)
+
+DEFAULT_WORK = ROOT / "benchmarks" / ".work" / "scale"
+METHODS = "kg4vd,hvm,bm25,dense,hybrid,pages,hipporag"
+SOURCES = ("documents", "kg4vd_test", "mmlongbench_doc/documents")
+PASSAGE_SETS = (("hotpotqa", "hotpotqa_train_corpus.json"), ("musique", "musique_train_corpus.json"))
+PG_SCHEMA = "scale"
+POLL_S, SAMPLE_S = 0.5, 0.25
+MB = 1024 * 1024
+
+
+# --------------------------------------------------------------------------- corpus
+def page_count(path: Path) -> int:
+    import pymupdf
+
+    with pymupdf.open(path) as doc:
+        return doc.page_count
+
+
+def sources(data: Path, work: Path) -> Iterator[tuple[str, Path]]:
+    """(corpus file name, source file) of every distinct document, in corpus order; a
+    passage set is rendered only when the iteration reaches it."""
+    for folder in SOURCES:
+        for pdf in sorted((data / folder).glob("*.pdf")):
+            yield f"{folder.split('/')[0]}__{pdf.name}", pdf
+    from docgraph.eval.corpus import passage_spec
+    from docgraph.eval.loaders.passages import load_corpus
+
+    for name, file in PASSAGE_SETS:
+        if (data / "multihop" / file).exists():
+            print(f"the {name} passages as a PDF, one passage per page (rendered once) …", flush=True)
+            spec = passage_spec(work / "passages", name, load_corpus(data / "multihop" / file, name).passages, [])
+            yield f"{name}__{spec.files[0].name}", spec.files[0]
+
+
+def link(src: Path, dest: Path) -> None:
+    if not dest.exists():
+        try:
+            os.link(src, dest)
+        except OSError:  # another file system
+            shutil.copyfile(src, dest)
+
+
+def distinct_copy(src: Path, dest: Path, copy: int) -> None:
+    """``src`` saved again with another title: other bytes, so another document id."""
+    import pymupdf
+
+    if dest.exists():
+        return
+    with pymupdf.open(src) as doc:
+        doc.set_metadata({"title": f"{doc.metadata.get('title') or src.stem} (copy {copy})"})
+        doc.save(dest.with_suffix(".tmp"), garbage=1, deflate=True)
+    dest.with_suffix(".tmp").replace(dest)
+
+
+def assemble(data: Path, work: Path, target: int) -> dict[str, Any]:
+    """Fill ``<work>/corpus`` with whole documents until ``target`` pages (module doc)."""
+    from docgraph.documents.formats import sha256_file
+
+    out = work / "corpus"
+    out.mkdir(parents=True, exist_ok=True)
+    taken: list[tuple[str, Path, int]] = []
+    total, seen, todo = 0, set(), sources(data, work)
+    while total < target and (source := next(todo, None)):  # a passage set is rendered only when needed
+        name, path = source
+        if (digest := sha256_file(path)) in seen:
+            continue  # the same bytes as an earlier source: ingest would add it once
+        seen.add(digest)
+        taken.append((name, path, page_count(path)))
+        link(path, out / name)
+        total += taken[-1][2]
+    files = [name for name, _, _ in taken]
+    copy = 2
+    while taken and total < target:
+        for name, path, pages in taken:
+            if total >= target:
+                break
+            files.append(f"{Path(name).stem}-copy{copy}.pdf")
+            distinct_copy(path, out / files[-1], copy)
+            total += pages
+        copy += 1
+    return {"target": target, "pages": total, "files": files, "distinct": len(taken)}
+
+
+def questions(data: Path, n: int) -> list[str]:
+    samples = data / "mmlongbench_doc" / "samples.json"
+    if not samples.exists():
+        return []
+    return list(dict.fromkeys(str(s["question"]) for s in json.loads(samples.read_text(encoding="utf-8"))))[:n]
+
+
+# --------------------------------------------------------------------------- backends
+@contextmanager
+def backend(name: str, work: Path, args: argparse.Namespace) -> Iterator[tuple[dict, Callable[[], int], list[int]]]:
+    """(workspace overrides, bytes of the rows, pids of server processes) of backend ``name``."""
+    root = work / name
+    if name == "sqlite":
+        yield {}, lambda: sum(f.stat().st_size for f in root.glob("docgraph.sqlite*")), []
+        return
+    import warnings
+
+    import pgserver
+    import psycopg
+
+    from docgraph.testing.postgres import postgres_settings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs: XDG_RUNTIME_DIR not set
+        server = pgserver.get_server(work / "pgdata", cleanup_mode="stop")
+    url = server.get_uri()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+
+    def size() -> int:
+        with psycopg.connect(url) as conn:
+            return int(conn.execute(
+                "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n "
+                "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r'", (PG_SCHEMA,)).fetchone()[0])
+
+    ray = {"enabled": True, "address": args.ray, "num_cpus": args.ray_cpus or None}
+    try:
+        yield {**postgres_settings(url, PG_SCHEMA), "ray": ray}, size, [server.get_postmaster_info().pid]
+    finally:
+        if "ray" in sys.modules and sys.modules["ray"].is_initialized():
+            sys.modules["ray"].shutdown()
+        server.cleanup()
+
+
+def files_bytes(root: Path) -> int:
+    return sum(f.stat().st_size for f in root.rglob("*") if f.is_file() and not f.name.startswith("docgraph.sqlite"))
+
+
+# --------------------------------------------------------------------------- measuring
+class Sampler(threading.Thread):
+    """Peak summed RSS and CPU seconds of this process tree and the ``servers`` (module doc)."""
+
+    def __init__(self, servers: list[int], exclude: set[int]) -> None:
+        super().__init__(daemon=True)
+        self.servers, self.exclude = servers, exclude
+        self.halt = threading.Event()
+        self.rss = self.main = 0
+        self.base: dict[int, float] | None = None
+        self.last: dict[int, float] = {}
+
+    def processes(self) -> list:
+        procs = [psutil.Process()]
+        for pid in self.servers:
+            try:
+                procs.append(psutil.Process(pid))
+            except psutil.Error:
+                pass
+        tree = procs + [child for p in procs for child in p.children(recursive=True)]
+        return [p for p in tree if p.pid not in self.exclude]
+
+    def sample(self) -> None:
+        rss, cpu = 0, {}
+        for proc in self.processes():
+            try:
+                with proc.oneshot():
+                    mem, times = proc.memory_info().rss, proc.cpu_times()
+            except psutil.Error:
+                continue
+            rss += mem
+            cpu[proc.pid] = times.user + times.system
+            if proc.pid == os.getpid():
+                self.main = max(self.main, mem)
+        self.rss = max(self.rss, rss)
+        if self.base is None:
+            self.base = dict(cpu)
+        self.last.update(cpu)
+
+    def run(self) -> None:
+        while not self.halt.is_set():
+            self.sample()
+            self.halt.wait(SAMPLE_S)
+
+    def finish(self) -> dict[str, float]:
+        self.halt.set()
+        self.join()
+        self.sample()
+        cpu = sum(t - (self.base or {}).get(pid, 0.0) for pid, t in self.last.items())
+        return {"cpu_s": cpu, "rss_mb": self.rss / MB, "main_mb": self.main / MB}
+
+
+def rusage_memory() -> dict[str, float]:
+    own, children = (resource.getrusage(who).ru_maxrss / 1024 for who in
+                     (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return {"cpu_s": float("nan"), "rss_mb": own + children, "main_mb": own}
+
+
+def poll(root: str, overrides: dict, conn) -> None:
+    """In its own process: between "start" and "stop", time ``documents()`` and ``status()``
+    every POLL_S seconds and send the times back."""
+    from docgraph import Workspace
+
+    with Workspace(root, overrides=overrides) as ws:
+        ws.documents(), ws.status()  # cold: imports, connections
+        conn.send("ready")
+        while conn.recv() == "start":
+            times: dict[str, list[float]] = {"ls": [], "status": []}
+            while True:
+                for key, call in (("ls", ws.documents), ("status", ws.status)):
+                    started = time.perf_counter()
+                    call()
+                    times[key].append(time.perf_counter() - started)
+                if conn.poll(POLL_S):
+                    break
+            conn.recv()  # "stop"
+            conn.send(times)
+
+
+class Poller:
+    """One polling process per backend (module doc), like a long-running web app's."""
+
+    def __init__(self, root: Path, overrides: dict) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        readonly = {k: v for k, v in overrides.items() if k != "ray"}
+        self.process = ctx.Process(target=poll, args=(str(root), readonly, child), daemon=True)
+        self.process.start()
+        if not (self.conn.poll(300) and self.conn.recv() == "ready"):
+            raise RuntimeError("the ls/status poller did not start; its error is above")
+
+    def window(self, work: Callable[[], Any]) -> dict[str, list[float]]:
+        """Run ``work`` while polling; [p50, p95, max] ms of ``ls`` and ``status``."""
+        self.conn.send("start")
+        try:
+            work()
+        finally:
+            self.conn.send("stop")
+        times = self.conn.recv() if self.conn.poll(300) else {}
+        return {f"{key}_ms": quantiles(values) for key, values in times.items()}
+
+    def close(self) -> None:
+        self.conn.send("quit")
+        self.process.join(30)
+
+
+def quantiles(seconds: list[float]) -> list[float]:
+    """[p50, p95, max] in ms ([] without samples)."""
+    if not seconds:
+        return []
+    ms = np.asarray(seconds) * 1000
+    return [float(np.percentile(ms, 50)), float(np.percentile(ms, 95)), float(ms.max())]
+
+
+def measured(poller: Poller, servers: list[int], work: Callable[[], Any]) -> dict[str, Any]:
+    """Run ``work`` while sampling memory/CPU and polling ls/status; its measurements."""
+    sampler = Sampler(servers, {poller.process.pid}) if psutil else None
+    if sampler:
+        sampler.start()
+    wall: list[float] = []
+
+    def timed() -> None:
+        started = time.perf_counter()
+        work()
+        wall.append(time.perf_counter() - started)
+
+    latencies = poller.window(timed)
+    return {"wall_s": wall[0], **(sampler.finish() if sampler else rusage_memory()), **latencies}
+
+
+class QueryMemo:
+    """The workspace's text embedder, with query vectors remembered in memory."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.memo = inner, {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def embed_queries(self, texts):
+        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        if missing:
+            self.memo.update(zip(missing, self.inner.embed_queries(missing)))
+        return np.stack([self.memo[t] for t in texts]) if texts else self.inner.embed_queries(texts)
+
+
+def query_latency(root: Path, overrides: dict, method: str, qs: list[str]) -> dict[str, Any]:
+    """Second-round latency of ``retrieve`` (module doc): ``q_ms`` = [p50, p95, max]."""
+    from docgraph import Workspace
+
+    with Workspace(root, overrides=overrides) as ws:
+        ws.models._objects["text_embedder"] = QueryMemo(ws.models.text_embedder)  # before any image embedder
+        qs = qs or [f"What does {d.title} say?" for d in ws.documents()][:50]
+        for q in qs:
+            ws.retrieve(q, method=method)
+        times = []
+        for q in qs:
+            started = time.perf_counter()
+            ws.retrieve(q, method=method)
+            times.append(time.perf_counter() - started)
+    return {"q_ms": quantiles(times), "questions": len(qs)}
+
+
+# --------------------------------------------------------------------------- phases
+def load_state(work: Path) -> dict[str, Any]:
+    path = work / "state.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def save_state(work: Path, state: dict[str, Any]) -> None:
+    tmp = work / "state.json.tmp"
+    tmp.write_text(json.dumps(state, indent=1), encoding="utf-8")
+    tmp.replace(work / "state.json")
+
+
+def run_backend(name: str, work: Path, args: argparse.Namespace, state: dict, paths: list[Path],
+                methods: list[str], qs: list[str]) -> None:
+    from docgraph import Workspace
+    from docgraph.progress import TerminalProgress
+
+    runs = state.setdefault("runs", {}).setdefault(name, {})
+    todo = ["ingest"] + [f"build {m}" for m in methods] + [f"query {m}" for m in methods]
+    if all(phase in runs for phase in todo):
+        print(f"{name}: every phase finished before, skipped", flush=True)
+        return
+    root = work / name
+    with backend(name, work, args) as (overrides, db_bytes, servers):
+        def finished(phase: str, row: dict[str, Any]) -> None:
+            row.update(db_mb=db_bytes() / MB, files_mb=files_bytes(root) / MB, done=time.strftime("%H:%M:%S"))
+            runs[phase] = row
+            save_state(work, state)
+            took = f"in {row['wall_s']:.1f} s" if "wall_s" in row else f"q p50/p95/max {cell(row['q_ms'], 0)} ms"
+            print(f"{name}: {phase} done {took}", flush=True)
+
+        def ingest() -> None:
+            with Workspace(root, overrides=overrides) as ws:
+                report = ws.ingest(paths, progress=TerminalProgress())
+            for failure in report.failures:
+                print(f"failed: {failure}", file=sys.stderr)
+
+        def build(method: str) -> Callable[[], None]:
+            def run() -> None:
+                with Workspace(root, overrides=overrides) as ws:
+                    ws.build(method, progress=TerminalProgress())
+            return run
+
+        with Workspace(root, overrides=overrides):
+            pass  # creates the workspace (and its schema) before the poller opens it
+        poller = Poller(root, overrides)
+        if "ingest" in runs:
+            print(f"{name}: ingest finished before, skipped", flush=True)
+        else:
+            with Workspace(root, overrides=overrides) as ws:
+                before = len(ws.documents())
+            finished("ingest", {**measured(poller, servers, ingest), "resumed": before > 0})
+        for method in methods:
+            phase = f"build {method}"
+            if phase in runs:
+                print(f"{name}: {phase} finished before, skipped", flush=True)
+            else:
+                with Workspace(root, overrides=overrides) as ws:
+                    resumed = bool(ws.status().get(method, {}).get("built_pages"))
+                finished(phase, {**measured(poller, servers, build(method)), "resumed": resumed})
+            if f"query {method}" not in runs:
+                finished(f"query {method}", query_latency(root, overrides, method, qs))
+        poller.close()
+
+
+def cell(values: list[float] | None, width: int) -> str:
+    text = "/".join(f"{v:.0f}" if v >= 100 else f"{v:.1f}" if v >= 1 else f"{v:.2f}" for v in values or [])
+    return (text or "-").rjust(width)
+
+
+def print_table(state: dict[str, Any], backends: list[str], methods: list[str]) -> None:
+    corpus = state["corpus"]
+    print(f"\nCorpus: {corpus['pages']} pages in {len(corpus['files'])} files ({corpus['distinct']} distinct "
+          f"sources, the rest re-titled copies); {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    print(f"{'backend':<9} {'phase':<9} {'wall s':>8} {'pages/min':>9} {'CPU s':>8} {'RSS MB':>7} {'main MB':>7} "
+          f"{'db MB':>7} {'files MB':>8} {'q p50/p95/max ms':>17} {'ls p50/p95/max ms':>18} "
+          f"{'status p50/p95/max ms':>22}")
+    for name in backends:
+        runs = state.get("runs", {}).get(name, {})
+        for label in ["ingest", *methods]:
+            row = runs.get(label if label == "ingest" else f"build {label}")
+            if row is None:
+                print(f"{name:<9} {label:<9} (not run yet)")
+                continue
+            query = runs.get(f"query {label}", {})
+            mark = "*" if row.get("resumed") else " "
+            print(f"{name:<9} {label:<9}{mark}{cell([row['wall_s']], 8)} {60 * corpus['pages'] / row['wall_s']:>9.1f} "
+                  f"{row['cpu_s']:>8.1f} {row['rss_mb']:>7.0f} {row['main_mb']:>7.0f} "
+                  f"{query.get('db_mb', row['db_mb']):>7.1f} {query.get('files_mb', row['files_mb']):>8.1f} "
+                  f"{cell(query.get('q_ms'), 17)} {cell(row.get('ls_ms'), 18)} {cell(row.get('status_ms'), 22)}")
+    print("* resumed: measured the rest of an interrupted phase only. RSS MB: peak of the summed process tree "
+          "(with PostgreSQL); main MB: this process; q: retrieve, second round, query embedding excluded; "
+          f"ls/status: Workspace.documents()/status() polled every {POLL_S} s during the phase.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pages", type=int, default=10000, help="corpus size in pages (at least)")
+    parser.add_argument("--backends", default="sqlite,postgres", help="comma-separated of sqlite, postgres")
+    parser.add_argument("--methods", default=METHODS, help="comma-separated methods to build")
+    parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help="all state (resumable)")
+    parser.add_argument("--questions", type=int, default=50, help="questions timed per method")
+    parser.add_argument("--ray", default=None, help="Ray cluster address for postgres (default: a local cluster)")
+    parser.add_argument("--ray-cpus", type=int, default=0, help="CPUs of the local Ray cluster (0 = all cores)")
+    parser.add_argument("--fresh", action="store_true", help="wipe --work first")
+    parser.add_argument("--report", action="store_true", help="run nothing: the table of the finished phases")
+    args = parser.parse_args(argv)
+    backends = [b for b in args.backends.split(",") if b]
+    methods = [m for m in args.methods.split(",") if m]
+    unknown = [b for b in backends if b not in ("sqlite", "postgres")]
+    if unknown:
+        parser.error(f"unknown --backends {', '.join(unknown)}")
+    from docgraph.methods.base import available_methods
+
+    unknown = [m for m in methods if m not in available_methods()]
+    if unknown:
+        parser.error(f"unknown --methods {', '.join(unknown)}; this build has {', '.join(available_methods())}")
+    work = args.work.resolve()
+    if args.report:
+        state = load_state(work)
+        if "corpus" not in state:
+            parser.error(f"nothing measured in {work} yet")
+        print_table(state, backends, methods)
+        return 0
+    if args.fresh:
+        shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True, exist_ok=True)
+    data = shared_documents().parent
+    state = load_state(work)
+    corpus = state.get("corpus")
+    if corpus and corpus["target"] != args.pages:
+        parser.error(f"{work} holds a corpus of --pages {corpus['target']}; pass that, another --work, or --fresh")
+    if not corpus or not all((work / "corpus" / f).exists() for f in corpus["files"]):
+        corpus = state["corpus"] = assemble(data, work, args.pages)
+        if not corpus["files"]:
+            print(f"no PDFs under {data}; set DOCGRAPH_SHARED_DATA", file=sys.stderr)
+            return 2
+        save_state(work, state)
+        print(f"corpus assembled: {corpus['pages']} pages in {len(corpus['files'])} files", flush=True)
+    else:
+        print(f"corpus assembled before: {corpus['pages']} pages, skipped", flush=True)
+    paths = [work / "corpus" / f for f in corpus["files"]]
+    qs = questions(data, args.questions)
+    for name in backends:
+        run_backend(name, work, args, state, paths, methods, qs)
+    print_table(state, backends, methods)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
