@@ -1,8 +1,13 @@
-"""Optional inference runtimes, shared by ingestion (OCR networks) and the offline text embedder."""
+"""Optional inference runtimes, shared by ingestion (OCR and layout networks) and the offline text embedder."""
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from .errors import ConfigError
 
 PRECISIONS = ("auto", "f32")  # auto: bf16 where the CPU computes it natively (AMX, AVX512-BF16), else f32
 
@@ -28,3 +33,53 @@ def compile_on_cpu(model: Any, threads: int = 0, precision: str = "auto") -> Any
     if precision == "f32":
         config["INFERENCE_PRECISION_HINT"] = "f32"
     return ov.Core().compile_model(model, "CPU", config)
+
+
+class OpenVinoSession:
+    """The part of ``onnxruntime.InferenceSession`` the OCR wheels use, served by OpenVINO.
+
+    Built from an onnxruntime session (for its model path, input/output names and metadata);
+    ``run(names, feeds)`` returns the outputs named, in that order, as numpy arrays.
+    ``width_step`` > 0: each input's last dimension is zero-padded to a multiple of it (only
+    for models where zero columns are what the caller pads with anyway: text recognition).
+    ``setting`` names the setting that chooses the runtime, for the error when the session has
+    no model file behind it.
+    """
+
+    def __init__(self, ort_session: Any, threads: int = 0, precision: str = "auto", width_step: int = 0,
+                 setting: str = "ingest.ocr_runtime"):
+        path = getattr(ort_session, "_model_path", None)
+        if not path or not Path(path).is_file():
+            raise ConfigError(f"cannot hand the ONNX model to OpenVINO (no model file behind the onnxruntime "
+                              f"session); set {setting} = \"onnxruntime\"")
+        self._ort = ort_session
+        self._model = compile_on_cpu(str(path), threads, precision)
+        self._request = self._model.create_infer_request()
+        self._outputs = {out.get_any_name(): index for index, out in enumerate(self._model.outputs)}
+        self._order = [out.name for out in ort_session.get_outputs()]
+        self._width_step = width_step
+
+    def get_inputs(self):
+        return self._ort.get_inputs()
+
+    def get_outputs(self):
+        return self._ort.get_outputs()
+
+    def get_modelmeta(self):
+        return self._ort.get_modelmeta()
+
+    def run(self, output_names: Iterable[str] | None, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        # the returned arrays are the request's own copies (share_outputs=False), valid after the next call
+        result = self._request.infer({name: self._padded(value) for name, value in feeds.items()}, share_inputs=True)
+        values = list(result.values())
+        wanted = list(output_names) if output_names else self._order
+        # outputs by their onnx name where OpenVINO kept it, else by position (same order as the graph)
+        return [values[self._outputs.get(name, self._order.index(name))] for name in wanted]
+
+    def _padded(self, value: np.ndarray) -> np.ndarray:
+        step, width = self._width_step, value.shape[-1]
+        if step <= 0 or width % step == 0:
+            return np.ascontiguousarray(value)
+        padded = np.zeros(value.shape[:-1] + (width + step - width % step,), value.dtype)
+        padded[..., :width] = value
+        return padded

@@ -57,10 +57,13 @@ class _WorkerState:
         self.onnx_threads = 0
 
     def open(self, job: PageJob):
-        key = (job.pdf_path, job.password, job.parser)
+        key = (job.pdf_path, job.password, job.parser, job.settings.layout_runtime)
         if key != self.key:
             self.release()
-            self.parsed = load_parser(job.parser).open(Path(job.pdf_path), job.password)
+            parser = load_parser(job.parser)
+            if hasattr(parser, "layout_runtime"):  # backends with a layout network to place (pymupdf)
+                parser.layout_runtime = job.settings.layout_runtime
+            self.parsed = parser.open(Path(job.pdf_path), job.password)
             self.pdf = open_pdf(Path(job.pdf_path), job.password)
             self.key = key
         return self.parsed, self.pdf

@@ -7,11 +7,13 @@ interrupted run never leaves a half-written image behind a stored page.
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pymupdf
 from PIL import Image
 
@@ -78,13 +80,42 @@ def pixel_box(box: BBox, scale: float, size: tuple[int, int]) -> tuple[int, int,
             min(w, math.ceil(box.x1 * scale)), min(h, math.ceil(box.y1 * scale)))
 
 
+def png_bytes(image: Image.Image) -> bytes:
+    """``image`` as PNG: fast zlib level, and for RGB images OpenCV's encoder with the Sub row
+    filter, ~1.7x faster than Pillow's (which tries every filter on every row) for ~9 % more
+    bytes (measured on 144-dpi pages: 0.14 -> 0.08 CPU s a page). Lossless either way."""
+    if image.mode == "RGB" and _CV2_PNG_PARAMS:
+        import cv2
+
+        ok, encoded = cv2.imencode(".png", cv2.cvtColor(np.asarray(image), cv2.COLOR_RGB2BGR), _CV2_PNG_PARAMS)
+        if ok:
+            return encoded.tobytes()
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
+    return buffer.getvalue()
+
+
+def _cv2_png_params() -> list[int]:
+    """OpenCV's PNG options (level, Sub filter), or [] when OpenCV lacks the filter option (< 4.10)."""
+    try:
+        import cv2
+    except ImportError:  # pragma: no cover - opencv comes with rapidocr
+        return []
+    if not hasattr(cv2, "IMWRITE_PNG_FILTER"):
+        return []
+    return [cv2.IMWRITE_PNG_COMPRESSION, PNG_COMPRESS_LEVEL, cv2.IMWRITE_PNG_FILTER, cv2.IMWRITE_PNG_FILTER_SUB]
+
+
+_CV2_PNG_PARAMS = _cv2_png_params()
+
+
 def save_png(image: Image.Image, root: Path, rel: str) -> None:
-    """Write ``image`` to ``root/rel`` atomically (fast zlib level: pages are large, disk is cheap)."""
+    """Write ``image`` to ``root/rel`` atomically as PNG (``png_bytes``: pages are large, disk is cheap)."""
     target = Path(root) / rel
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        image.save(tmp, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
+        tmp.write_bytes(png_bytes(image))
         os.replace(tmp, target)
     except BaseException:  # a full disk, an interrupt: no half-written file left behind
         tmp.unlink(missing_ok=True)
