@@ -1,8 +1,11 @@
 """The embedded store: one SQLite database (``docgraph.sqlite``) in the workspace folder.
 
-Thread-safe through one connection guarded by a re-entrant lock; WAL journaling so a
-reader (the web app) never blocks behind a long build. Each public write runs in a
-transaction; ``transaction()`` groups several. A full disk rolls the transaction back and
+Thread-safe: one writer connection guarded by a re-entrant lock, WAL journaling. A read
+from a thread that finds the writer busy (another thread's build transaction, say) does not
+wait for it: it runs on that thread's own read-only connection and sees the last committed
+state, so the web app's document list and status answer while a build writes. Reads inside
+a transaction's own thread use the writer and see its uncommitted rows. Each public write
+runs in a transaction; ``transaction()`` groups several. A full disk rolls the transaction back and
 raises ``DiskFullError`` (``diskspace``), which says to free space and run again.
 """
 
@@ -56,6 +59,10 @@ class SQLiteStore(SQLReads):
         self.root.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._depth = 0
+        self._readers = threading.local()
+        self._reader_connections: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._closed = False
         try:
             self._conn = sqlite3.connect(self.root / self.DB_NAME, check_same_thread=False,
                                          isolation_level=None, timeout=30)
@@ -107,15 +114,37 @@ class SQLiteStore(SQLReads):
             self._conn.execute("ROLLBACK")
 
     def _query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
-        with self._lock:
-            return self._conn.execute(sql, tuple(params)).fetchall()
+        if self._lock.acquire(blocking=False):  # free, or held by this thread (its own transaction)
+            try:
+                return self._conn.execute(sql, tuple(params)).fetchall()
+            finally:
+                self._lock.release()
+        return self._reader().execute(sql, tuple(params)).fetchall()
+
+    def _reader(self) -> sqlite3.Connection:
+        """This thread's read-only connection (opened on first use, closed with the store)."""
+        conn = getattr(self._readers, "conn", None)
+        if conn is None:
+            with self._readers_lock:
+                if self._closed:
+                    raise StoreError(f"{self.root / self.DB_NAME}: the store is closed")
+                conn = sqlite3.connect(self.root / self.DB_NAME, check_same_thread=False,
+                                       isolation_level=None, timeout=30)
+                conn.execute("PRAGMA query_only=ON")
+                self._reader_connections.append(conn)
+            self._readers.conn = conn
+        return conn
 
     def _write_many(self, sql: str, rows: Iterable[Iterable[Any]]) -> None:
         with self.transaction():
             self._conn.executemany(sql, [tuple(r) for r in rows])
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._readers_lock:
+            self._closed = True
+            for conn in self._reader_connections:
+                conn.close()
+            self._reader_connections.clear()
             self._conn.close()
 
     # ------------------------------------------------------------------ documents
