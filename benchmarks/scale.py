@@ -26,7 +26,9 @@ cores, or the cluster at ``--ray``). Each ingests the corpus, then builds every 
 **Measured**, one row per backend and phase (ingest, then each method's build):
 
 - ``wall s`` and ``pages/min`` (corpus pages over wall seconds); ``CPU s``: user + system
-  seconds of every process below (sampled, so a process that lives under 0.25 s is missed);
+  seconds of every process below (sampled, so a process that lives under 0.25 s is missed),
+  which a busy machine distorts less than wall time; ``load``: the 1-minute load average
+  (mean of the phase's start and end), to tell a slow phase from a busy machine;
 - ``RSS MB``: the peak, sampled every 0.25 s with psutil, of the summed resident memory of
   this process, its descendants (page workers; Ray's GCS, raylet and workers) and the
   PostgreSQL server's processes (shared pages count once per process, so this overstates);
@@ -334,8 +336,10 @@ def measured(poller: Poller, servers: list[int], work: Callable[[], Any]) -> dic
         work()
         wall.append(time.perf_counter() - started)
 
+    load = os.getloadavg()[0]
     latencies = poller.window(timed)
-    return {"wall_s": wall[0], **(sampler.finish() if sampler else rusage_memory()), **latencies}
+    return {"wall_s": wall[0], **(sampler.finish() if sampler else rusage_memory()), **latencies,
+            "load": (load + os.getloadavg()[0]) / 2}
 
 
 class QueryMemo:
@@ -447,7 +451,7 @@ def print_table(state: dict[str, Any], backends: list[str], methods: list[str]) 
           f"sources, the rest re-titled copies); {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
     print(f"{'backend':<9} {'phase':<9} {'wall s':>8} {'pages/min':>9} {'CPU s':>8} {'RSS MB':>7} {'main MB':>7} "
           f"{'db MB':>7} {'files MB':>8} {'q p50/p95/max ms':>17} {'ls p50/p95/max ms':>18} "
-          f"{'status p50/p95/max ms':>22}")
+          f"{'status p50/p95/max ms':>22} {'load':>5}")
     for name in backends:
         runs = state.get("runs", {}).get(name, {})
         for label in ["ingest", *methods]:
@@ -460,10 +464,12 @@ def print_table(state: dict[str, Any], backends: list[str], methods: list[str]) 
             print(f"{name:<9} {label:<9}{mark}{cell([row['wall_s']], 8)} {60 * corpus['pages'] / row['wall_s']:>9.1f} "
                   f"{row['cpu_s']:>8.1f} {row['rss_mb']:>7.0f} {row['main_mb']:>7.0f} "
                   f"{query.get('db_mb', row['db_mb']):>7.1f} {query.get('files_mb', row['files_mb']):>8.1f} "
-                  f"{cell(query.get('q_ms'), 17)} {cell(row.get('ls_ms'), 18)} {cell(row.get('status_ms'), 22)}")
+                  f"{cell(query.get('q_ms'), 17)} {cell(row.get('ls_ms'), 18)} {cell(row.get('status_ms'), 22)} "
+                  f"{cell([row['load']] if 'load' in row else None, 5)}")
     print("* resumed: measured the rest of an interrupted phase only. RSS MB: peak of the summed process tree "
           "(with PostgreSQL); main MB: this process; q: retrieve, second round, query embedding excluded; "
-          f"ls/status: Workspace.documents()/status() polled every {POLL_S} s during the phase.")
+          f"ls/status: Workspace.documents()/status() polled every {POLL_S} s during the phase; load: 1-minute "
+          "load average, mean of the phase's start and end (other work on the machine).")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,7 +18,7 @@ from docgraph import Workspace
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "scale.py"
 ONE_PAGE = "acciona_sustainability_report_2020_p1.pdf"
-COLUMNS = 12  # backend, phase, wall, pages/min, CPU, RSS, main, db, files, q, ls, status
+COLUMNS = 13  # backend, phase, wall, pages/min, CPU, RSS, main, db, files, q, ls, status, load
 
 
 @pytest.fixture
@@ -57,6 +57,7 @@ def check_measured(row: list[str], queried: bool) -> None:
         assert per_min == pytest.approx(60 * 3 / wall, rel=0.05)
     assert rss >= main > 50 and db > 0 and cpu >= 0
     q, ls, status = (cell.split("/") for cell in row[9:12])
+    assert float(row[12]) >= 0
     assert len(ls) == 3 and len(status) == 3, "ls and status polled during the phase"
     assert float(ls[0]) <= float(ls[1]) <= float(ls[2])
     if queried:
