@@ -4,54 +4,47 @@
         [--methods kg4vd,hvm,bm25,dense,hybrid,pages,hipporag] [--work benchmarks/.work/scale]
         [--questions 50] [--ray ADDRESS] [--ray-cpus N] [--fresh | --report]
 
-**Corpus** (``<work>/corpus``): whole documents, in a fixed order, until ``--pages`` pages are
-reached: every PDF of ``documents/``, ``kg4vd_test/`` and ``mmlongbench_doc/documents/`` under
-the shared data folder (``DOCGRAPH_SHARED_DATA``, else ``../shared/data``), each folder
-sorted by name (a file with the same bytes as an earlier one left out), then the HotpotQA and MuSiQue passage corpora rendered one passage per
-page by ``docgraph.eval.corpus.passage_spec`` (only when the PDFs are not enough). Sources
-are hard-linked (copied across file systems). When every source is in and the pages are
-still short, the sources are repeated in the same order as ``<name>-copy2.pdf``,
-``-copy3`` … : re-saved with another title, so their sha256 differs and ingest does not
-skip them as already added (their page texts are the same, so their embeddings come from
-the embedding cache: copies build faster than new pages would).
+**Corpus** (``<work>/corpus``): whole documents until ``--pages`` pages: every PDF of
+``documents/``, ``kg4vd_test/`` and ``mmlongbench_doc/documents/`` of the shared data
+(``DOCGRAPH_SHARED_DATA``, else ``../shared/data``), each folder sorted by name, files with
+the bytes of an earlier one left out, then the HotpotQA and MuSiQue passages rendered one per
+page by ``eval.corpus.passage_spec`` (only when needed); hard links, else copies. Still short,
+the same sources again as ``<name>-copy2.pdf``, ``-copy3`` …: re-saved with another title,
+so another sha256 (ingest skips same-content files), but the same texts (their embeddings
+come from the cache: copies build faster than new pages would).
 
-**Backends**: ``sqlite`` is a local workspace (``<work>/sqlite``) with the default local
-runner (page workers in processes, one per core); ``postgres`` keeps the workspace's rows in
-schema ``scale`` of a PostgreSQL 16 + pgvector server started from the ``pgserver`` wheel in
-``<work>/pgdata`` (as ``docgraph.testing.postgres`` does for tests) and fans ingest and
-embedding out to Ray (``ray.enabled``: a local cluster of ``--ray-cpus`` CPUs, default all
-cores, or the cluster at ``--ray``). Each ingests the corpus, then builds every method of
-``--methods`` with the default, offline settings (no chat model).
+**Backends**: ``sqlite``, a local workspace (``<work>/sqlite``) with the default runner (page
+workers in processes, one per core); ``postgres``, the rows in schema ``scale`` of a
+PostgreSQL 16 + pgvector server from the ``pgserver`` wheel in ``<work>/pgdata`` (as
+``docgraph.testing.postgres`` starts it for tests), ingest and embedding on Ray
+(``ray.enabled``: a local cluster of ``--ray-cpus`` CPUs, default all cores, or ``--ray``).
+Each ingests the corpus, then builds each of ``--methods`` offline (default settings).
 
-**Measured**, one row per backend and phase (ingest, then each method's build):
+**Measured**, one row per backend and phase (ingest, each build):
 
-- ``wall s`` and ``pages/min`` (corpus pages over wall seconds); ``CPU s``: user + system
-  seconds of every process below (sampled, so a process that lives under 0.25 s is missed),
-  which a busy machine distorts less than wall time; ``load``: the 1-minute load average
-  (mean of the phase's start and end), to tell a slow phase from a busy machine;
+- ``wall s``, ``pages/min``; ``CPU s``: user + system seconds of every process counted below
+  (sampled: one living under 0.25 s is missed), which a busy machine distorts less than wall
+  time; ``load``: the 1-minute load average, mean of the phase's start and end;
 - ``RSS MB``: the peak, sampled every 0.25 s with psutil, of the summed resident memory of
-  this process, its descendants (page workers; Ray's GCS, raylet and workers) and the
-  PostgreSQL server's processes (shared pages count once per process, so this overstates);
-  ``main MB``: the peak of this process alone. Without psutil both are
-  ``ru_maxrss`` of this process and of its largest reaped child;
-- ``db MB``: the SQLite file (with its WAL) or ``pg_total_relation_size`` (tables with their
-  indexes and TOAST) of the schema's tables; ``files MB``: the rest of the workspace folder
-  (page images, crops, vector files);
-- ``q p50``/``q p95`` ms: ``Workspace.retrieve`` over ``--questions`` questions (the first
-  ones of ``mmlongbench_doc/samples.json``; without it, one per document title) in a freshly
-  opened workspace whose text embedder remembers query vectors in memory: every question is
-  asked once (embedding it, loading the index), then the second round is timed, so the times
-  EXCLUDE query embedding (and the embedding cache lookup);
+  this process, its descendants (page workers; Ray's GCS, raylet, workers) and the PostgreSQL
+  server's processes (shared pages count once per process: it overstates); ``main MB``: this
+  process alone. Without psutil: ``ru_maxrss`` of this process and its largest reaped child;
+- ``db MB``: the SQLite file (with its WAL) or ``pg_total_relation_size`` (indexes and TOAST
+  included) of the schema's tables; ``files MB``: the rest of the workspace folder;
+- ``q`` ms (p50/p95/max): ``Workspace.retrieve`` on ``--questions`` questions (the first of
+  ``mmlongbench_doc/samples.json``, else one per document title) in a freshly opened
+  workspace whose text embedder keeps query vectors in memory: each question is asked once
+  (embedding it, loading the index), then the second round is timed, so the times EXCLUDE
+  the query embedding and its cache lookup;
 - ``ls`` and ``status`` ms (p50/p95/max): what ``docgraph ls`` and ``docgraph status`` call
-  (``Workspace.documents()``, ``Workspace.status()``), timed every 0.5 s by a separate
-  process with its own workspace handle while the phase runs (its first, cold round is not
-  counted).
+  (``Workspace.documents()``, ``Workspace.status()``), timed every 0.5 s during the phase by
+  one long-lived process per backend with its own workspace handle, as the web app would
+  (its first, cold round is not counted).
 
-**Resumable**: everything lives under ``--work``; ``state.json`` there records each finished
-phase with its measurements, so a rerun skips those phases and reprints their rows; an
-unfinished ingest or build resumes where it stopped (docgraph resumes per page; the row is
-then marked ``*``: it measured the rest only). ``--fresh`` wipes the work folder first;
-``--report`` runs nothing and prints the table of what ``state.json`` holds.
+**Resumable**: all state is under ``--work``; ``state.json`` records each finished phase with
+its measurements, so a rerun skips it and reprints its row; an unfinished ingest or build
+resumes per page (its row is then marked ``*``: it measured the rest only). ``--fresh`` wipes
+the work folder first; ``--report`` runs nothing and prints the table of ``state.json``.
 """
 
 from __future__ import annotations
