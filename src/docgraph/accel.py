@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -19,6 +20,19 @@ def openvino_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+@functools.cache
+def native_bf16() -> bool:
+    """True when OpenVINO's CPU plugin computes bf16 natively here (AMX or AVX512-BF16)."""
+    if not openvino_available():
+        return False
+    import openvino as ov
+
+    try:
+        return "BF16" in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+    except RuntimeError:  # pragma: no cover - a plugin without the property
+        return False
 
 
 def compile_on_cpu(model: Any, threads: int = 0, precision: str = "auto") -> Any:

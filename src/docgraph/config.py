@@ -43,9 +43,11 @@ class IngestSettings(Section):
                                                                         "to width); 1.0 = unchanged, most "
                                                                         "accurate, ~25% slower")
     ocr_rec_batch: int = Field(6, ge=1, le=64, description="text lines recognised per OCR model call")
-    ocr_runtime: Literal["openvino", "onnxruntime"] = Field(
-        "openvino", description="what runs the OCR networks: openvino (~2x less CPU per scanned page on x86; "
-                                "onnxruntime is used when openvino is not installed) or onnxruntime")
+    ocr_runtime: Literal["auto", "openvino", "onnxruntime"] = Field(
+        "auto", description="what runs the OCR networks: auto = openvino on CPUs that compute bf16 natively "
+                            "(AMX, AVX512-BF16: ~2x less CPU per scanned page), onnxruntime elsewhere (on "
+                            "AVX2-only CPUs openvino's f32 is ~20% slower); openvino (onnxruntime when it is "
+                            "not installed); onnxruntime")
     ocr_precision: Literal["auto", "f32"] = Field(
         "auto", description="OpenVINO's arithmetic: auto = bf16 on CPUs that compute it natively (AMX, "
                             "AVX512-BF16; word recovery within 0.1 point of f32 here), f32 elsewhere; "

@@ -9,7 +9,7 @@ import pymupdf
 import pytest
 
 from docgraph.config import IngestSettings
-from docgraph.documents import ocr as ocr_module
+from docgraph.documents import ocr_runtime
 from docgraph.documents import pages
 from docgraph.documents.ocr import OcrEngine, OcrOptions
 from docgraph.documents.ocr_runtime import OpenVinoSession, use_openvino
@@ -38,14 +38,32 @@ def inner_sessions(engine: OcrEngine) -> list:
     return [holder.session.session for holder in (text._load_det_model(), text._load_rec_model(), engine._regions)]
 
 
-def test_the_default_runtime_is_openvino_and_every_network_moves_there(scanned_page):
-    assert pages.ocr_options(IngestSettings()).runtime == "openvino"
-    engine = OcrEngine(threads=1)
+def test_openvino_moves_every_network_there(scanned_page):
+    engine = OcrEngine(threads=1, options=OcrOptions(runtime="openvino"))
     engine._load()
     assert all(isinstance(session, OpenVinoSession) for session in inner_sessions(engine))
     plain = OcrEngine(threads=1, options=OcrOptions(runtime="onnxruntime"))
     plain._load()
     assert not any(isinstance(session, OpenVinoSession) for session in inner_sessions(plain))
+
+
+@pytest.mark.parametrize("bf16", [True, False])
+def test_the_default_auto_runtime_follows_native_bf16(monkeypatch, bf16):
+    assert pages.ocr_options(IngestSettings()).runtime == "auto"
+    monkeypatch.setattr(ocr_runtime, "native_bf16", lambda: bf16)
+    assert ocr_runtime.resolve_runtime("auto") == ("openvino" if bf16 else "onnxruntime")
+    engine = OcrEngine(threads=1)
+    engine._load()
+    moved = [isinstance(session, OpenVinoSession) for session in inner_sessions(engine)]
+    assert moved == [bf16] * 3
+
+
+def test_native_bf16_reads_the_plugins_capabilities():
+    import openvino as ov
+
+    from docgraph.accel import native_bf16
+
+    assert native_bf16() == ("BF16" in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
 
 
 def test_f32_openvino_gives_onnxruntimes_outputs(scanned_page):
@@ -73,8 +91,8 @@ def test_openvino_reads_the_page_as_onnxruntime_does(scanned_page):
 
 
 def test_without_openvino_the_engine_falls_back_to_onnxruntime(monkeypatch):
-    monkeypatch.setattr(ocr_module, "openvino_available", lambda: False)
-    engine = OcrEngine(threads=1)
+    monkeypatch.setattr(ocr_runtime, "openvino_available", lambda: False)
+    engine = OcrEngine(threads=1, options=OcrOptions(runtime="openvino"))
     engine._load()
     assert not any(isinstance(session, OpenVinoSession) for session in inner_sessions(engine))
 

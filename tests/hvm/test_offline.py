@@ -10,7 +10,7 @@ from docgraph import Workspace
 from docgraph.methods.hvm import HVMMethod
 from docgraph.methods.hvm import build as hvm_build
 from docgraph.methods.hvm.extract_text import OfflineTextStrategy
-from docgraph.methods.hvm.state import (NS_CHUNK, NS_CONCEPT, NS_EDGE, NS_ENTITY, NS_EXTRACT, NS_FACT, NS_STATE,
+from docgraph.methods.hvm.state import (NS_CHUNK, NS_CONCEPT, NS_CONFLICT, NS_EDGE, NS_ENTITY, NS_EXTRACT, NS_FACT, NS_STATE,
                                         VEC_CHUNK, VEC_CONCEPT)
 from docgraph.methods.vector_index import delete_vectors, load_index
 
@@ -53,6 +53,23 @@ def test_build_report_and_status(ws):
     assert status["concepts"] > 10 and status["schema_edges"] > 10
     # offline conflicts are flagged, never silently "resolved"
     assert status["unresolved_conflicts"] == status["conflicts"]
+    # status counts them from the documents' states (no decoding of the log), the same as the log
+    logged = [row for _, row in ws.store.iter_records(NS_CONFLICT)]
+    assert status["conflicts"] == len(logged) > 0
+    assert status["unresolved_conflicts"] == sum(1 for row in logged if row["unresolved"])
+
+
+def test_status_counts_conflicts_of_a_state_written_before_the_counters(ws):
+    before = ws.status()["hvm"]
+    states = dict(ws.store.iter_records(NS_STATE))
+    old_style = {doc_id: {k: v for k, v in state.items() if not k.startswith("conflicts_")}
+                 for doc_id, state in states.items()}
+    assert any(old_style[d] != states[d] for d in states), "the build recorded no conflict counters"
+    try:
+        ws.store.put_records(NS_STATE, [(doc_id, state, doc_id) for doc_id, state in old_style.items()])
+        assert ws.status()["hvm"] == before
+    finally:
+        ws.store.put_records(NS_STATE, [(doc_id, state, doc_id) for doc_id, state in states.items()])
 
 
 def test_table_rows_become_entities_and_facts(ws):

@@ -13,6 +13,9 @@ with other jobs sharing the 2 cores; ``benchmarks/ingest.py`` compares both sett
 Then the networks moved to OpenVINO (``ocr_runtime.py``; bf16 where the CPU has it), CPU s
 per page, 15 World History pages each seen once, one thread, same machine and load:
 onnxruntime 4.8, OpenVINO 1.85 (2.1 without padding line widths to 64 px), words 0.997 both.
+That machine computes bf16 natively; on one that does not (AMD Zen 3, AVX2 only) the same
+comparison goes the other way (``benchmarks/ingest.py``, 10 pages: onnxruntime 7.6, OpenVINO
+f32 9.2 CPU s per page), so ``runtime="auto"`` picks OpenVINO only where bf16 is native.
 
 Text recognition dominates: ~0.09 ms per column of its 48-pixel-high input, and a line's
 column count follows its aspect ratio, not the render dpi, so only narrowing the crops
@@ -30,10 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..accel import openvino_available
 from ..errors import ConfigError
 from .ocr_layout import CDLA_KINDS, OcrLine, Region, merge
-from .ocr_runtime import RUNTIMES, use_openvino
+from .ocr_runtime import RUNTIMES, resolve_runtime, use_openvino
 from .parser import LayoutBlock
 
 MIN_REGION_SCORE = 0.5
@@ -50,15 +52,16 @@ class OcrOptions:
     points, not page size, is what detection needs). ``rec_width_scale``: each line
     crop is narrowed to this fraction of its width before recognition (1.0 = unchanged);
     recognition cost is proportional to width. ``rec_batch``: lines per recognition batch.
-    ``runtime``: what runs the networks, ``"openvino"`` (falls back to onnxruntime when it is
-    not installed) or ``"onnxruntime"``; ``precision``: ``"auto"`` (bf16 where the CPU
+    ``runtime``: what runs the networks, ``"auto"`` (OpenVINO where the CPU computes bf16
+    natively, else onnxruntime: ``ocr_runtime.resolve_runtime``), ``"openvino"`` (falls back
+    to onnxruntime when it is not installed) or ``"onnxruntime"``; ``precision``: ``"auto"`` (bf16 where the CPU
     computes it natively) or ``"f32"`` (OpenVINO only).
     """
 
     det_dpi: int = 72
     rec_width_scale: float = 0.8
     rec_batch: int = 6  # batches are padded to their widest line; 12 was slower than 6
-    runtime: str = "openvino"  # or "onnxruntime"; see ocr_runtime.py
+    runtime: str = "auto"  # or "openvino", "onnxruntime"; see ocr_runtime.py
     precision: str = "auto"  # or "f32"
 
 
@@ -131,7 +134,7 @@ class OcrEngine:
             text = RapidOCR(params=params)
             self._regions = RapidLayout(model_type="pp_layout_cdla", model_dir_or_path=str(model),
                                         engine_cfg=engine_cfg, conf_thresh=MIN_REGION_SCORE)
-        if self.options.runtime == "openvino" and openvino_available():
+        if resolve_runtime(self.options.runtime) == "openvino":
             use_openvino([(text._load_det_model(), 0), (text._load_rec_model(), REC_WIDTH_STEP), (self._regions, 0)],
                          self._threads, self.options.precision)
         if self.options.rec_width_scale < 1.0:

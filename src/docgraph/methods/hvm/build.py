@@ -58,8 +58,8 @@ from .extract_table import ModelTableStrategy, OfflineTableStrategy
 from .extract_text import ModelTextStrategy, OfflineTextStrategy
 from .holistic import (ApplyReport, HolisticView, Resolution, apply_resolution, candidate_groups, merge_duplicates,
                        register_extraction)
-from .state import (NS_CHUNK, NS_CONFLICT, NS_ENTITY, NS_EXTRACT, NS_STATE, VEC_CHUNK, VEC_ENTITY, entity_record_key,
-                    get_state, load_view, put_state, reset_document, save_diff)
+from .state import (NS_CHUNK, NS_ENTITY, NS_EXTRACT, NS_STATE, VEC_CHUNK, VEC_ENTITY, entity_record_key,
+                    get_state, load_view, log_conflicts, put_state, reset_document, save_diff)
 
 METHOD = "hvm"
 EMBED_CHARS = 2000
@@ -318,7 +318,7 @@ def build_document(ctx: MethodContext, doc: Document, kit: Toolkit, signature: d
             with ctx.store.transaction():
                 save_diff(ctx.store, doc.id, diff)
                 if log:
-                    ctx.store.put_records(NS_CONFLICT, log)
+                    log_conflicts(ctx.store, doc.id, state, log)
                 put_state(ctx.store, doc.id, state)
             counters.chunks += 1
             if page_last[chunk.page] == i:

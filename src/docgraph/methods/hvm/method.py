@@ -12,7 +12,7 @@ from typing import Any
 from ...types import Answer, Evidence
 from ..base import BuildReport, MethodContext, register
 from . import build as _build
-from .state import NS_CONCEPT, NS_CONFLICT, NS_EDGE, NS_STATE
+from .state import NS_CONCEPT, NS_EDGE, NS_STATE, conflict_counts
 
 
 @register("hvm")
@@ -53,10 +53,11 @@ class HVMMethod:
                 built_pages += doc.page_count
             else:
                 built_pages += int(state.get("pages_built", 0))
-        conflicts = [row for _, row in ctx.store.iter_records(NS_CONFLICT)]
+        conflicts = [conflict_counts(ctx.store, doc_id, state) for doc_id, state in states.items()]
         return {"built_pages": built_pages, "total_pages": sum(d.page_count for d in docs),
                 "built_documents": sum(1 for d in docs if (states.get(d.id) or {}).get("complete")),
                 "total_documents": len(docs),
                 "concepts": ctx.store.count_records(NS_CONCEPT), "schema_edges": ctx.store.count_records(NS_EDGE),
                 "facts": sum(int((states.get(d.id) or {}).get("facts", 0)) for d in docs),
-                "conflicts": len(conflicts), "unresolved_conflicts": sum(1 for c in conflicts if c.get("unresolved"))}
+                "conflicts": sum(total for total, _ in conflicts),
+                "unresolved_conflicts": sum(unresolved for _, unresolved in conflicts)}

@@ -87,6 +87,24 @@ def put_state(store: Store, doc_id: str, state: dict[str, Any]) -> None:
     store.put_record(NS_STATE, doc_id, state, doc_id=doc_id)
 
 
+def conflict_counts(store: Store, doc_id: str, state: dict[str, Any]) -> tuple[int, int]:
+    """(conflicts, unresolved ones) logged for the document: the counters its state keeps, or
+    for a state written before it kept them, counted from the document's conflict records."""
+    if "conflicts_logged" in state:
+        return int(state["conflicts_logged"]), int(state.get("conflicts_unresolved", 0))
+    rows = [row for _, row in store.iter_records(NS_CONFLICT, doc_id=doc_id)]
+    return len(rows), sum(1 for row in rows if row.get("unresolved"))
+
+
+def log_conflicts(store: Store, doc_id: str, state: dict[str, Any], log: list[tuple[str, dict, str]]) -> None:
+    """Write conflict-log entries and count them in ``state`` (the caller saves the state in
+    the same transaction), so status reads two numbers instead of decoding every entry."""
+    total, unresolved = conflict_counts(store, doc_id, state)
+    store.put_records(NS_CONFLICT, log)
+    state["conflicts_logged"] = total + len(log)
+    state["conflicts_unresolved"] = unresolved + sum(1 for _, row, _ in log if row.get("unresolved"))
+
+
 def reset_document(store: Store, doc_id: str, keep_extraction: bool) -> None:
     """Forget the document's holistic pass (and its extractions unless ``keep_extraction``);
     chunks and chunk vectors stay. The caller removes its concept-graph contribution first."""
