@@ -200,6 +200,20 @@ def test_vectors_delete_by_owner_and_key_and_models(make_store, tmp_path):
     assert empty_keys == [] and empty.shape == (0, 0)
 
 
+def test_cache_many(make_store, tmp_path):
+    store = make_store(tmp_path)
+    keys = [f"k{i}" for i in range(1203)]  # more than one lookup batch
+    store.cache_put_many("embed:m", [(k, k.encode() + b"\x00\xff") for k in keys[::2]])
+    store.cache_put("embed:other", "k1", b"elsewhere")
+    found = store.cache_get_many("embed:m", keys + ["k0", "missing"])
+    assert found == {k: k.encode() + b"\x00\xff" for k in keys[::2]}
+    store.cache_put_many("embed:m", [("k0", b"new"), ("k1", b"one")])  # replaces and adds
+    assert store.cache_get_many("embed:m", ["k0", "k1", "k3"]) == {"k0": b"new", "k1": b"one"}
+    assert store.cache_get("embed:m", "k0") == b"new"
+    assert store.cache_get_many("embed:m", []) == {}
+    store.cache_put_many("embed:m", [])
+
+
 def test_cache_and_meta(make_store, tmp_path):
     store = make_store(tmp_path)
     assert store.cache_get("llm", "k") is None and store.get_meta("embedding_model") is None

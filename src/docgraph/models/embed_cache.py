@@ -58,20 +58,15 @@ class EmbeddingCache:
              dim: int | None = None) -> np.ndarray:
         """Matrix with a row per key; ``compute(indices)`` embeds uncached ones (indices into keys),
         called once per ``PERSIST_BLOCK`` of them, each block stored before the next."""
-        found: dict[str, np.ndarray] = {}
-        for key in dict.fromkeys(keys):
-            raw = self.store.cache_get(self.namespace, key)
-            if self._usable(raw, dim):
-                found[key] = np.frombuffer(raw, dtype=np.float32)
+        found = {key: np.frombuffer(raw, dtype=np.float32)
+                 for key, raw in self.store.cache_get_many(self.namespace, keys).items() if self._usable(raw, dim)}
         if self.shared is not None:
             wanted = [k for k in dict.fromkeys(keys) if k not in found]
             copied = {k: raw for k, raw in self.shared.get_many(self.namespace, wanted).items()
                       if self._usable(raw, dim)}
             if copied:
-                with self.store.transaction():
-                    for key, raw in copied.items():
-                        self.store.cache_put(self.namespace, key, raw)
-                        found[key] = np.frombuffer(raw, dtype=np.float32)
+                self.store.cache_put_many(self.namespace, copied.items())
+                found.update((key, np.frombuffer(raw, dtype=np.float32)) for key, raw in copied.items())
         missing: dict[str, int] = {}
         for i, key in enumerate(keys):
             if key not in found and key not in missing:
@@ -82,10 +77,9 @@ class EmbeddingCache:
             computed = normalize_rows(compute([index for _, index in block]))
             if computed.shape[0] != len(block):
                 raise ValueError(f"embedder returned {computed.shape[0]} rows for {len(block)} inputs")
-            with self.store.transaction():
-                for (key, _), row in zip(block, computed, strict=True):
-                    self.store.cache_put(self.namespace, key, row.tobytes())
-                    found[key] = row
+            self.store.cache_put_many(self.namespace, [(key, row.tobytes())
+                                                       for (key, _), row in zip(block, computed, strict=True)])
+            found.update((key, row) for (key, _), row in zip(block, computed))
             if self.shared is not None:
                 self.shared.put_many(self.namespace, ((key, found[key].tobytes()) for key, _ in block))
         if not keys:

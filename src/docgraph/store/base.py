@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Protocol, runtime_checkable
+from typing import Any, Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -73,6 +73,10 @@ class Store(Protocol):
     # cache, usage, meta
     def cache_get(self, namespace: str, key: str) -> bytes | None: ...
     def cache_put(self, namespace: str, key: str, value: bytes) -> None: ...
+    def cache_get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
+        """The stored values of those ``keys`` that have one (a few queries, not one per key)."""
+    def cache_put_many(self, namespace: str, items: Iterable[tuple[str, bytes]]) -> None:
+        """Store every ``(key, value)`` in one statement batch (one transaction, or the caller's)."""
     def add_usage(self, stage: str, usage: Usage) -> None: ...
     def usage(self) -> dict[str, Usage]: ...
     def get_meta(self, key: str) -> str | None: ...

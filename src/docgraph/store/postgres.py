@@ -317,6 +317,11 @@ class PostgresStore(SQLReads):
         self._write("INSERT INTO cache (namespace, key, value) VALUES (%s, %s, %s) "
                     "ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value", [namespace, key, value])
 
+    def cache_put_many(self, namespace: str, items: Iterable[tuple[str, bytes]]) -> None:
+        self._write_many("INSERT INTO cache (namespace, key, value) VALUES (%s, %s, %s) "
+                         "ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value",
+                         ((namespace, key, value) for key, value in items))
+
     def add_usage(self, stage: str, usage: Usage) -> None:
         with self.transaction():
             rows = self._conn.execute("SELECT data FROM usage WHERE stage = %s FOR UPDATE", [stage]).fetchall()

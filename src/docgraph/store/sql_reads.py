@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..types import Document, Page, Pages, Usage
+
+CACHE_BATCH = 500  # keys per cache lookup query (under every backend's parameter limit)
 
 
 class SQLReads:
@@ -141,6 +143,17 @@ class SQLReads:
     def cache_get(self, namespace: str, key: str) -> bytes | None:
         rows = self._rows("SELECT value FROM cache WHERE namespace = ? AND key = ?", [namespace, key])
         return bytes(rows[0][0]) if rows else None
+
+    def cache_get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, bytes] = {}
+        for start in range(0, len(wanted), CACHE_BATCH):
+            batch = wanted[start:start + CACHE_BATCH]
+            marks = ", ".join("?" * len(batch))
+            rows = self._rows(f"SELECT key, value FROM cache WHERE namespace = ? AND key IN ({marks})",
+                              [namespace, *batch])
+            found.update((key, bytes(value)) for key, value in rows)
+        return found
 
     def usage(self) -> dict[str, Usage]:
         return {stage: Usage.model_validate_json(data)

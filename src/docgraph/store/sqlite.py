@@ -185,6 +185,10 @@ class SQLiteStore(SQLReads):
     def cache_put(self, namespace: str, key: str, value: bytes) -> None:
         self._write("INSERT OR REPLACE INTO cache (namespace, key, value) VALUES (?, ?, ?)", [namespace, key, value])
 
+    def cache_put_many(self, namespace: str, items: Iterable[tuple[str, bytes]]) -> None:
+        self._write_many("INSERT OR REPLACE INTO cache (namespace, key, value) VALUES (?, ?, ?)",
+                         ((namespace, key, value) for key, value in items))
+
     def add_usage(self, stage: str, usage: Usage) -> None:
         with self.transaction():
             rows = self._conn.execute("SELECT data FROM usage WHERE stage = ?", [stage]).fetchall()
