@@ -40,18 +40,34 @@ def test_openvino_layout_finds_the_same_regions_as_onnxruntime(documents_dir, na
 
 
 @pytest.mark.skipif(not openvino_available(), reason="openvino is not installed")
-def test_the_image_network_really_runs_on_openvino(documents_dir):
+def test_both_runtimes_share_the_wheels_model_and_switch_its_session(documents_dir, monkeypatch):
+    import pymupdf
+
     from docgraph.accel import OpenVinoSession
     from docgraph.documents import pymupdf_parser
 
-    parsed = PyMuPDFParser("openvino").open(documents_dir / DOCUMENTS[0])
-    try:
-        assert parsed.layout(1)
-    finally:
-        parsed.close()
-    predict = pymupdf_parser._LAYOUT_FUNCTIONS["imf+rf", "openvino"]
-    model = predict.__closure__[0].cell_contents
-    assert isinstance(model._model.feature_extractor._session, OpenVinoSession)
+    import pymupdf.layout  # noqa: F401 - the wheel activates its model on import
+
+    parsed = PyMuPDFParser("onnxruntime").open(documents_dir / DOCUMENTS[0])
+    parsed.layout(1)  # whatever ran before in this process: the model holds its own session again
+    parsed.close()
+    monkeypatch.setattr(pymupdf, "_get_layout", pymupdf._get_layout)  # restored afterwards
+    monkeypatch.setattr(pymupdf_parser, "_LAYOUT_FUNCTIONS", {})  # as in a fresh page worker
+
+    def no_second_model(*args, **kwargs):
+        raise AssertionError("a second imf+rf layout model was loaded")
+
+    monkeypatch.setattr(pymupdf.layout.DocumentLayoutAnalyzer, "get_model", no_second_model)
+    use_layout_model("imf+rf", "openvino")
+    model = pymupdf_parser._model_behind(pymupdf_parser._LAYOUT_FUNCTIONS["imf+rf", "openvino"])
+    extractor = model._model.feature_extractor
+    for runtime, on_openvino in (("openvino", True), ("onnxruntime", False), ("openvino", True)):
+        parsed = PyMuPDFParser(runtime).open(documents_dir / DOCUMENTS[0])
+        try:
+            assert parsed.layout(1)
+        finally:
+            parsed.close()
+        assert isinstance(extractor._session, OpenVinoSession) is on_openvino, runtime
 
 
 def test_unknown_layout_runtime_is_a_clear_error():

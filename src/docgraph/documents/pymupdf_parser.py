@@ -94,25 +94,50 @@ def use_layout_model(features: str, runtime: str = "onnxruntime") -> None:
     if runtime == "openvino" and (features == FAST_FEATURES or not openvino_available()):
         runtime = "onnxruntime"  # the geometry-only model has no image network
     if not _LAYOUT_FUNCTIONS:
-        _LAYOUT_FUNCTIONS[ACCURATE_FEATURES, "onnxruntime"] = pymupdf._get_layout
+        _LAYOUT_FUNCTIONS[ACCURATE_FEATURES, "onnxruntime"] = pymupdf._get_layout  # the wheel's activated model
     key = (features, runtime)
     if key not in _LAYOUT_FUNCTIONS:
-        model = DocumentLayoutAnalyzer.get_model(feature_set_name=features)
         if runtime == "openvino":
-            _image_network_on_openvino(model)
-        _LAYOUT_FUNCTIONS[key] = lambda *args, **kwargs: model.predict(*args, **kwargs)
+            _LAYOUT_FUNCTIONS.update(_with_openvino(features))
+        else:
+            model = DocumentLayoutAnalyzer.get_model(feature_set_name=features)
+            _LAYOUT_FUNCTIONS[key] = lambda *args, **kwargs: model.predict(*args, **kwargs)
     pymupdf._get_layout = _LAYOUT_FUNCTIONS[key]
 
 
-def _image_network_on_openvino(model: Any) -> None:
-    """Swap the onnxruntime session of ``model``'s page-image feature network for OpenVINO (f32)."""
+def _with_openvino(features: str) -> dict[tuple[str, str], Callable[..., Any]]:
+    """Layout functions for ``features`` on both runtimes, sharing one model whose page-image
+    network session is set per call: the wheel's activated model for ``imf+rf`` (no second
+    load), a new one otherwise. Both sessions compute the same features (see the module doc),
+    so which one a call uses changes nothing but its speed."""
+    from pymupdf.layout import DocumentLayoutAnalyzer
+
+    wheel = _LAYOUT_FUNCTIONS.get((features, "onnxruntime"))
+    model = _model_behind(wheel) or DocumentLayoutAnalyzer.get_model(feature_set_name=features)
     extractor = getattr(getattr(model, "_model", None), "feature_extractor", None)
     session = getattr(extractor, "_session", None)
     if session is None or not hasattr(session, "run"):
         raise ConfigError("pymupdf-layout's image network is not where docgraph expects it (an unknown "
                           "pymupdf-layout version); set ingest.layout_runtime = \"onnxruntime\"")
-    extractor._session = OpenVinoSession(session, threads=_onnx_threads(session), precision="f32",
-                                         setting="ingest.layout_runtime")
+    openvino = OpenVinoSession(session, threads=_onnx_threads(session), precision="f32",
+                               setting="ingest.layout_runtime")
+
+    def running(network: Any) -> Callable[..., Any]:
+        def predict(*args: Any, **kwargs: Any) -> Any:
+            extractor._session = network
+            return model.predict(*args, **kwargs)
+        return predict
+
+    return {(features, "openvino"): running(openvino), (features, "onnxruntime"): running(session)}
+
+
+def _model_behind(function: Callable[..., Any] | None) -> Any:
+    """The layout model a wheel-made ``_get_layout`` closure calls (None when there is none)."""
+    for cell in getattr(function, "__closure__", None) or ():
+        value = cell.cell_contents
+        if hasattr(value, "predict") and hasattr(getattr(value, "_model", None), "feature_extractor"):
+            return value
+    return None
 
 
 def _onnx_threads(session: Any) -> int:
