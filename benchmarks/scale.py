@@ -170,19 +170,11 @@ def backend(name: str, work: Path, args: argparse.Namespace) -> Iterator[tuple[d
     if name == "sqlite":
         yield {}, lambda: sum(f.stat().st_size for f in root.glob("docgraph.sqlite*")), []
         return
-    import warnings
-
-    import pgserver
     import psycopg
 
-    from docgraph.testing.postgres import postgres_settings
+    from docgraph.testing.postgres import postgres_settings, start_postgres
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # platformdirs: XDG_RUNTIME_DIR not set
-        server = pgserver.get_server(work / "pgdata", cleanup_mode="stop")
-    url = server.get_uri()
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    server, url = start_postgres(work / "pgdata")
 
     def size() -> int:
         with psycopg.connect(url) as conn:
