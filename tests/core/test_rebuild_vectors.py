@@ -90,3 +90,20 @@ def test_rebuild_vectors_restores_every_graph_vector_without_re_extracting(opens
 
 def _counts(ws) -> dict[str, int]:
     return {ns: len(ws.store.load_vectors(ns)[0]) for ns in ws.store.vector_models()}
+
+
+def test_a_build_with_every_graph_vector_in_place_does_not_read_the_whole_graph(openstax_ws, monkeypatch):
+    """The check for dropped vectors probes the namespaces; it loads the graph only when one was emptied."""
+    from docgraph.methods.kg4vd import index
+
+    with Workspace(openstax_ws, settings=_settings(openstax_ws)) as ws:
+        ws.build("kg4vd")
+        loads: list[str] = []
+        real = index.load_entities
+        monkeypatch.setattr(index, "load_entities", lambda store: loads.append("entities") or real(store))
+        assert index.restore_graph_vectors(ws.context()) == 0
+        assert loads == []
+        entities = len(ws.store.load_vectors("kg4vd.entity")[0])
+        ws.store.delete_vectors("kg4vd.entity")
+        assert index.restore_graph_vectors(ws.context()) == entities  # emptied: read and re-embedded
+        assert loads == ["entities"]

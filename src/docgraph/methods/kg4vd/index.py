@@ -27,8 +27,8 @@ from ..chunk_vectors import renew_stale_recipe, vector_model
 from ..page_vectors import embed_items, page_item, page_matrix  # noqa: F401  (page_item: re-exported)
 from ..vector_index import delete_vectors, load_index, write_vectors
 from .crosspage import CROSS_PAGE_LABEL
-from .storage import (LAYER, NS_CHUNK, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, entity_text, load_entities,
-                      load_relations, page_key, parse_page_key, relation_text)
+from .storage import (LAYER, NS_CHUNK, NS_ENTITY, NS_RELATION, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION,
+                      entity_text, load_entities, load_relations, page_key, parse_page_key, relation_text)
 
 CROP_DIR = "crops"  # removed with the document (Workspace.remove)
 
@@ -220,7 +220,15 @@ def write_graph_vectors(ctx: MethodContext, entities: dict[str, Entity], entity_
 def restore_graph_vectors(ctx: MethodContext) -> int:
     """Embed the stored entities and indexed relations that have no vector (after
     ``build --rebuild-vectors`` dropped them) and write them in one transaction; returns
-    how many rows were written. Connected graphs are kept: nothing is re-extracted."""
+    how many rows were written. Connected graphs are kept: nothing is re-extracted.
+    Vectors are only ever lost a whole namespace at a time (the build writes records and
+    vectors in one transaction), so a namespace that still holds vectors is complete and
+    the graph is read only when one was emptied: a build of a large workspace does not
+    load every entity and relation to find nothing missing."""
+    store = ctx.store
+    if not any(store.count_records(records) and not store.has_vectors(vectors)
+               for records, vectors in ((NS_ENTITY, VEC_ENTITY), (NS_RELATION, VEC_RELATION))):
+        return 0
     entities, relations = load_entities(ctx.store), load_relations(ctx.store)
     have_entities = set(load_index(ctx.store, VEC_ENTITY).keys)
     have_relations = set(load_index(ctx.store, VEC_RELATION).keys)
