@@ -168,6 +168,9 @@ class KG4VDSettings(Section):
     reflector: bool = Field(True, description="False with max_rounds=1 is the single-pass ablation")
     cross_page: bool = Field(True, description="False = 'no cross-page connection' ablation")
     cross_page_top_k: int = 10
+    connect_batch_pages: int = Field(1000, ge=1, description="pages (of whole documents) connected and written "
+                                                             "per transaction: bounds a large build's memory; a "
+                                                             "later batch joins the graph as an added document")
     cross_page_min_similarity: float = Field(
         0.25, ge=0.0, lt=1.0, description="model judge: a top-k candidate whose cosine, calibrated so the median "
                                           "entity pair is 0 and identity 1, is under this is not sent to the "

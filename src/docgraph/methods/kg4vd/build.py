@@ -8,12 +8,13 @@
    so an interrupted build resumes with the pages it had not finished. A page whose model
    calls fail is reported and left for the next build; the others go on.
 2. **Structural layer**: chunks and chunk vectors of every document that has none, and
-   page vectors (``index.index_pages``).
+   page vectors (``index.index_pages``), ``INDEX_BATCH_PAGES`` pages per transaction.
 3. **Cross-page connection** (``crosspage.connect``) of every extracted page not yet
    connected, against the canonical graph already stored (so a document added later is
    connected to the existing graph), then entity and relation vectors (offline: names
    blended with the vectors of the chunks they are grounded in, ``index.GroundingContext``)
-   — all written in one transaction. When the judge's model calls fail after the retries,
+   — all written in one transaction per batch of whole documents
+   (``kg4vd.connect_batch_pages``; a later batch joins the graph as an added document). When the judge's model calls fail after the retries,
    nothing of the connection is written: the failure is reported, the extracted pages are
    kept, and the next build connects them (the status says ``complete: false`` until then).
 Before 1, settings changed since the last build clear the stages they invalidate, with a
@@ -224,14 +225,45 @@ class _LazyBar:
             self.ctx.progress.close()
 
 
+INDEX_BATCH_PAGES = 200  # pages chunked, embedded and written per transaction (their chunks are per page)
+
+
 def _keys(ctx: MethodContext, namespace: str) -> set[str]:
     return set(ctx.store.record_keys(namespace))
 
 
+def connect_batches(keys: list[str], batch_pages: int) -> list[list[str]]:
+    """``keys`` (page keys in document, page order) cut into batches of whole documents, each
+    closed once it holds at least ``batch_pages`` pages (a longer document is one batch)."""
+    batches: list[list[str]] = []
+    current: list[str] = []
+    for index, key in enumerate(keys):
+        current.append(key)
+        last_of_doc = index + 1 == len(keys) or parse_page_key(keys[index + 1])[0] != parse_page_key(key)[0]
+        if last_of_doc and len(current) >= batch_pages:
+            batches.append(current)
+            current = []
+    return batches + [current] if current else batches
+
+
 def _connect_pending(ctx: MethodContext, schema: EntitySchema, ready_keys: list[str]) -> ConnectResult | None:
-    """Connect the extracted pages not yet connected and write the result in one transaction."""
-    pending = (_keys(ctx, NS_PAGEGRAPH) - _keys(ctx, NS_CONNECTED)) & set(ready_keys)
-    graphs = [g for key in sorted(pending, key=parse_page_key) if (g := load_page_graph(ctx.store, *parse_page_key(key)))]
+    """Connect the extracted pages not yet connected, ``kg4vd.connect_batch_pages`` pages of
+    whole documents at a time, each batch written in one transaction: memory is bounded by a
+    batch plus the canonical graph, and an interrupted connection resumes at its batch. A
+    later batch is connected to the graph the earlier ones left, as a document added later
+    would be; a build of one document (or fewer pages than a batch) is one batch, as before."""
+    pending = sorted((_keys(ctx, NS_PAGEGRAPH) - _keys(ctx, NS_CONNECTED)) & set(ready_keys), key=parse_page_key)
+    total: ConnectResult | None = None
+    for batch in connect_batches(pending, ctx.settings.kg4vd.connect_batch_pages):
+        result = _connect_batch(ctx, schema, batch)
+        if result is not None:
+            total = result if total is None else total.absorb(result)
+    return total
+
+
+def _connect_batch(ctx: MethodContext, schema: EntitySchema, keys: list[str]) -> ConnectResult | None:
+    """Connect the page graphs of ``keys`` and write the result in one transaction."""
+    graphs = [g for key in keys if (g := load_page_graph(ctx.store, *parse_page_key(key)))]
     if not graphs:
         return None
     entities, relations = load_entities(ctx.store), load_relations(ctx.store)
@@ -279,9 +311,10 @@ def build_graph(ctx: MethodContext) -> BuildReport:
     tally = _Tally()
     failures = _extract_pages(ctx, todo, schema, tally) if todo else []
     missing = missing_page_vectors(ctx, all_keys)  # the structural layer first: entity vectors use its chunks
-    if missing:
-        pages = [p for key in missing if (p := ctx.store.get_page(*parse_page_key(key))) is not None]
-        index_pages(ctx, pages, ctx.progress)
+    for start in range(0, len(missing), INDEX_BATCH_PAGES):  # memory bounded by a batch; resumes per batch
+        batch = missing[start:start + INDEX_BATCH_PAGES]
+        index_pages(ctx, [p for key in batch if (p := ctx.store.get_page(*parse_page_key(key))) is not None],
+                    ctx.progress)
         ctx.models.record_embedding_model()
     try:
         result, connect_failure = _connect_pending(ctx, schema, all_keys), None
@@ -299,7 +332,7 @@ def build_graph(ctx: MethodContext) -> BuildReport:
                              "entities": ctx.store.count_records(NS_ENTITY),
                              "relations": ctx.store.count_records(NS_RELATION), "page_vectors": len(missing)}
     if result is not None:
-        stats.update(connected_pages=result.pages, merged_entities=len(result.canonical) - len(set(result.canonical.values())),
+        stats.update(connected_pages=result.pages, merged_entities=result.merged_instances,
                      verdicts=dict(result.verdicts), judge_calls=result.usage.calls,
                      candidates_below_floor=result.below_floor)
     if failures or connect_failure:

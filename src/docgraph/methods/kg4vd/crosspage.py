@@ -61,6 +61,21 @@ class ConnectResult:
     verdicts: Counter = field(default_factory=Counter)  # label → number of judged (entity, candidate) pairs
     below_floor: int = 0  # top-k candidates not sent to the judge: under its similarity floor
     usage: Usage = field(default_factory=Usage)
+    merged_earlier: int = 0  # instances merged away in batches absorbed before (``absorb``)
+
+    @property
+    def merged_instances(self) -> int:
+        """Page-local entities that were merged into another entity."""
+        return self.merged_earlier + len(self.canonical) - len(set(self.canonical.values()))
+
+    def absorb(self, later: "ConnectResult") -> "ConnectResult":
+        """The totals of this batch's result and a later batch's, for reporting (what to write
+        is each batch's own: the later one already saw this one's graph)."""
+        merged = self.merged_instances + later.merged_instances
+        out = ConnectResult(pages=self.pages + later.pages, verdicts=self.verdicts + later.verdicts,
+                            below_floor=self.below_floor + later.below_floor, usage=self.usage.add(later.usage))
+        out.merged_earlier = merged
+        return out
 
 
 def _instances(graphs: Sequence[StoredPageGraph]) -> tuple[list[Entity], list[Relation]]:
