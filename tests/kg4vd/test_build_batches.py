@@ -1,6 +1,7 @@
 """Large builds in parts: the structural layer and the cross-page connection are written in
 batches (``INDEX_BATCH_PAGES``, ``kg4vd.connect_batch_pages``), so memory stays bounded and an
-interrupted connection resumes at its batch."""
+interrupted connection resumes at its batch; removing a document reads only its part of the
+graph (``kg4vd.docgraph``)."""
 
 from __future__ import annotations
 
@@ -72,3 +73,50 @@ def test_an_interrupted_connection_keeps_its_finished_batches_and_resumes(wh_wor
     report = ws.build("kg4vd")
     assert report.pages_built == 0 and report.stats["connected_pages"] == 6 - len(connected)
     assert snapshot(ws) == snapshot(reference)
+
+
+def _mentioning(ws, doc_id: str) -> tuple[set[str], set[str]]:
+    return ({k for k, e in st.load_entities(ws.store).items() if any(m.doc_id == doc_id for m in e.mentions)},
+            {k for k, r in st.load_relations(ws.store).items() if any(m.doc_id == doc_id for m in r.mentions)})
+
+
+def _listed(ws, doc_id: str) -> tuple[set[str], set[str]]:
+    record = ws.store.get_record(st.NS_DOC_GRAPH, doc_id) or {}
+    return set(record.get("entities", [])), set(record.get("relations", []))
+
+
+def test_removing_a_document_reads_only_its_part_of_the_graph(wh_workspace, shared_data, monkeypatch):
+    reference = _two_documents(wh_workspace, shared_data, name="scanned")
+    reference.build("kg4vd")
+    esg = next(d.id for d in reference.documents() if d.page_count == 1)
+    reference.store.set_meta(st.DOC_GRAPH_META, "")  # as a workspace built before the index: a full read
+    reference.remove(esg)
+
+    ws = _two_documents(wh_workspace, shared_data, name="indexed")
+    ws.build("kg4vd")
+    for doc in ws.documents():
+        mentioned, listed = _mentioning(ws, doc.id), _listed(ws, doc.id)
+        assert mentioned[0] and mentioned[0] <= listed[0] and mentioned[1] <= listed[1], doc.id
+
+    def whole_graph(store):
+        raise AssertionError("removing one document read the whole graph")
+
+    monkeypatch.setattr(st, "load_entities", whole_graph)
+    monkeypatch.setattr(st, "load_relations", whole_graph)
+    ws.remove(esg)
+    monkeypatch.undo()
+    assert snapshot(ws) == snapshot(reference)
+    assert ws.store.get_record(st.NS_DOC_GRAPH, esg) is None
+
+
+def test_a_workspace_built_before_the_index_is_indexed_at_its_next_build(wh_workspace, shared_data):
+    ws = wh_workspace(name="legacy")
+    ws.build("kg4vd")
+    ws.store.delete_records(st.NS_DOC_GRAPH)
+    ws.store.set_meta(st.DOC_GRAPH_META, "")
+    (esg,) = ws.add(shared_data / ESG)
+    ws.build("kg4vd")
+    assert ws.store.get_meta(st.DOC_GRAPH_META)
+    for doc in ws.documents():
+        mentioned, listed = _mentioning(ws, doc.id), _listed(ws, doc.id)
+        assert mentioned[0] and mentioned[0] <= listed[0] and mentioned[1] <= listed[1], doc.id

@@ -51,8 +51,9 @@ from .model import ModelStrategy
 from .offline import OfflineStrategy
 from .schemas import EntitySchema, get_schema
 from ..memo import bump_version
-from .storage import LAYER, NS_CHUNK, NS_CONNECTED, NS_ENTITY, NS_PAGEGRAPH, NS_RELATION, VEC_CHUNK, VEC_ENTITY, \
-    VEC_PAGE, VEC_RELATION, StoredPageGraph, load_entities, load_page_graph, load_relations, page_key, parse_page_key
+from .storage import LAYER, NS_CHUNK, NS_CONNECTED, NS_DOC_GRAPH, NS_ENTITY, NS_PAGEGRAPH, NS_RELATION, VEC_CHUNK, \
+    VEC_ENTITY, VEC_PAGE, VEC_RELATION, StoredPageGraph, document_graph, ensure_document_index, index_document_graph, \
+    load_entities, load_page_graph, load_relations, page_key, parse_page_key
 
 OFFLINE_WORKERS = 2
 
@@ -253,6 +254,8 @@ def _connect_pending(ctx: MethodContext, schema: EntitySchema, ready_keys: list[
     later batch is connected to the graph the earlier ones left, as a document added later
     would be; a build of one document (or fewer pages than a batch) is one batch, as before."""
     pending = sorted((_keys(ctx, NS_PAGEGRAPH) - _keys(ctx, NS_CONNECTED)) & set(ready_keys), key=parse_page_key)
+    if pending:
+        ensure_document_index(ctx.store)
     total: ConnectResult | None = None
     for batch in connect_batches(pending, ctx.settings.kg4vd.connect_batch_pages):
         result = _connect_batch(ctx, schema, batch)
@@ -295,6 +298,7 @@ def _connect_batch(ctx: MethodContext, schema: EntitySchema, keys: list[str]) ->
             ctx.store.delete_records(NS_RELATION, keys=result.deleted_relations)
         ctx.store.put_records(NS_CONNECTED, [(g.key, {"entities": len(g.entities), "relations": len(g.relations)},
                                               g.doc_id) for g in graphs])
+        index_document_graph(ctx.store, result.entities.values(), result.relations.values())
         write_graph_vectors(ctx, result.entities, entity_rows, indexed, relation_rows,
                             result.deleted_entities, result.deleted_relations)
         ctx.models.record_embedding_model()
@@ -347,7 +351,7 @@ def remove_document(ctx: MethodContext, doc_id: str) -> None:
     """Remove what KG4VD derived from one document (inside the caller's transaction, if any)."""
     store = ctx.store
     with store.transaction():
-        entities, relations = load_entities(store), load_relations(store)
+        entities, relations = document_graph(store, doc_id)
         kept_entities, gone_entities = {}, set()
         for entity in entities.values():
             mentions = [m for m in entity.mentions if m.doc_id != doc_id]
@@ -372,7 +376,7 @@ def remove_document(ctx: MethodContext, doc_id: str) -> None:
         if gone_relations:
             store.delete_records(NS_RELATION, keys=sorted(gone_relations))
             delete_vectors(store, VEC_RELATION, keys=sorted(gone_relations))
-        for namespace in (NS_PAGEGRAPH, NS_CONNECTED, NS_CHUNK):
+        for namespace in (NS_PAGEGRAPH, NS_CONNECTED, NS_CHUNK, NS_DOC_GRAPH):
             store.delete_records(namespace, doc_id=doc_id)
         delete_vectors(store, VEC_PAGE, doc_id=doc_id)
         delete_vectors(store, VEC_CHUNK, doc_id=doc_id)
@@ -383,7 +387,7 @@ def reset_graph(ctx: MethodContext) -> int:
     """Delete every KG4VD record and vector (the model cache stays); returns the page graphs removed."""
     with ctx.store.transaction():
         removed = ctx.store.delete_records(NS_PAGEGRAPH)
-        for namespace in (NS_CONNECTED, NS_ENTITY, NS_RELATION, NS_CHUNK):
+        for namespace in (NS_CONNECTED, NS_ENTITY, NS_RELATION, NS_CHUNK, NS_DOC_GRAPH):
             ctx.store.delete_records(namespace)
         for namespace in (VEC_PAGE, VEC_ENTITY, VEC_RELATION, VEC_CHUNK):
             delete_vectors(ctx.store, namespace)

@@ -15,6 +15,11 @@ Records (``Store.put_record``):
   ``aliases`` the other names merged into it.
 - ``kg4vd.relation`` — key relation id, owner None: ``Relation.model_dump()``; source and
   target are canonical entity ids; ``cross_page=True`` for the judge's ``related`` edges.
+- ``kg4vd.docgraph`` — key and owner ``doc_id``: ``{"entities": [...], "relations": [...]}``,
+  the ids of the canonical entities and relations that have (or had) a mention in the
+  document — a superset, so removing a document reads those records and not the whole
+  graph. Complete once meta ``kg4vd.docgraph_indexed`` is set (a workspace built before
+  it is indexed by one full read at its next build).
 
 Vectors (``methods.vector_index``), all in the *image embedder's* space, so a query is
 embedded once with ``embed_query``:
@@ -45,6 +50,8 @@ NS_CONNECTED = "kg4vd.connected"
 NS_ENTITY = "kg4vd.entity"
 NS_RELATION = "kg4vd.relation"
 NS_CHUNK = "kg4vd.chunk"
+NS_DOC_GRAPH = "kg4vd.docgraph"
+DOC_GRAPH_META = "kg4vd.docgraph_indexed"
 VEC_PAGE = "kg4vd.page"
 VEC_CHUNK = "kg4vd.chunk"
 LAYER = "kg4vd.layer"  # memo name of the in-memory structural layer (bumped when chunks change)
@@ -107,6 +114,46 @@ def load_entities(store: Store) -> dict[str, Entity]:
 def load_relations(store: Store) -> dict[str, Relation]:
     """Every canonical relation by id."""
     return {key: Relation.model_validate(value) for key, value in store.iter_records(NS_RELATION)}
+
+
+def index_document_graph(store: Store, entities: Iterable[Entity], relations: Iterable[Relation]) -> None:
+    """Add the ids of ``entities`` and ``relations`` (just written) to the ``kg4vd.docgraph``
+    record of every document they mention."""
+    per_doc: dict[str, tuple[set[str], set[str]]] = {}
+    for items, slot in ((entities, 0), (relations, 1)):
+        for item in items:
+            for mention in item.mentions:
+                per_doc.setdefault(mention.doc_id, (set(), set()))[slot].add(item.id)
+    rows = []
+    for doc_id, (entity_ids, relation_ids) in sorted(per_doc.items()):
+        old = store.get_record(NS_DOC_GRAPH, doc_id) or {}
+        rows.append((doc_id, {"entities": sorted(entity_ids | set(old.get("entities", []))),
+                              "relations": sorted(relation_ids | set(old.get("relations", [])))}, doc_id))
+    store.put_records(NS_DOC_GRAPH, rows)
+
+
+def ensure_document_index(store: Store) -> None:
+    """Index every document's graph once (a workspace built before ``kg4vd.docgraph``)."""
+    if store.get_meta(DOC_GRAPH_META):
+        return
+    with store.transaction():
+        if store.count_records(NS_ENTITY) or store.count_records(NS_RELATION):
+            store.delete_records(NS_DOC_GRAPH)
+            index_document_graph(store, load_entities(store).values(), load_relations(store).values())
+        store.set_meta(DOC_GRAPH_META, "1")
+
+
+def document_graph(store: Store, doc_id: str) -> tuple[dict[str, Entity], dict[str, Relation]]:
+    """The canonical entities and relations that may mention ``doc_id``: those its
+    ``kg4vd.docgraph`` record lists, or, before the index is complete, every one."""
+    if not store.get_meta(DOC_GRAPH_META):
+        return load_entities(store), load_relations(store)
+    listed = store.get_record(NS_DOC_GRAPH, doc_id) or {}
+    entities = {k: Entity.model_validate(v) for k in listed.get("entities", [])
+                if (v := store.get_record(NS_ENTITY, k)) is not None}
+    relations = {k: Relation.model_validate(v) for k in listed.get("relations", [])
+                 if (v := store.get_record(NS_RELATION, k)) is not None}
+    return entities, relations
 
 
 def entity_text(entity: Entity, description: bool = True) -> str:
