@@ -91,6 +91,25 @@ def test_questions_resolve_figure_table_and_page_references():
     assert off.top(1)[0][0] == ("d", 1)
 
 
+def test_a_question_naming_a_kind_of_element_ranks_the_pages_holding_one():
+    from docgraph.methods.references import asked_modalities
+
+    assert asked_modalities("How many charts compare the public with Latinos?") == ("image",)
+    assert asked_modalities("Which table lists the photos?") == ("image", "table")
+    assert asked_modalities("What is the GDP growth rate?") == ()
+    chunks = [Chunk(id="d:1:P0", doc_id="d", page=1, component_ids=["P0"], text="Trust in news fell among adults."),
+              Chunk(id="d:2:P0", doc_id="d", page=2, component_ids=["P0"], text="Methods of the survey."),
+              Chunk(id="d:2:IM0", doc_id="d", page=2, component_ids=["IM0"], modality="image",
+                    text="Share of adults who trust news, by age")]
+    vectors = np.array([[1.0, 0.0], [0.0, 1.0], [0.8, 0.6]], dtype=np.float32)
+    layer = EvidenceLayer.build(chunks, vectors, RetrievalSettings())
+    question, qvec = "Which chart shows trust in news among adults?", np.array([1.0, 0.0], dtype=np.float32)
+    assert layer.flat(question, qvec, RetrievalSettings(element_intent=0)).top(1)[0][0] == ("d", 1)
+    assert layer.flat(question, qvec, RetrievalSettings()).top(1)[0][0] == ("d", 2), "the page with a chart"
+    unasked = layer.flat("Where does trust in news among adults stand?", qvec, RetrievalSettings())
+    assert unasked.top(1)[0][0] == ("d", 1), "no element named: no change"
+
+
 def test_best_chunk_of_each_page():
     chunks = _chunks()
     layer = EvidenceLayer.build(chunks, np.eye(len(chunks), dtype=np.float32), RetrievalSettings())

@@ -9,7 +9,9 @@ scores every page of the corpus for a query:
    (``methods.hybrid``), by BM25 over the whole page (weight ``page_sparse``, off by default; a question whose
    terms are spread over a page), by a page vector when the caller has a real one, and
    by the question's explicit references ("figure 3", "Chapter 14", "slide 14": ``references``,
-   ``methods.references``);
+   ``methods.references``), and, when the question names a kind of element ("how many
+   charts…", "which table…"), by the page's best chunk of that modality (weight
+   ``element_intent``: the layout's component kinds as a constraint text cannot express);
 2. **seeds**: the ``seed_chunks`` best chunks by the ``seeds`` signal (hybrid, or dense
    for the ablation), weighted by that score, mixed with the method's own graph seeds
    (entity PPR mass or concept evidence projected onto the chunks they are grounded in;
@@ -39,7 +41,7 @@ from ..scoring import minmax
 from ..types import Chunk
 from .chunking import chunk_context
 from .hybrid import HybridIndex, group_max, rank_fusion, ranks
-from .references import LabelIndex, query_references
+from .references import LabelIndex, asked_modalities, query_references
 
 PageKey = tuple[str, int]
 _CAPTION = re.compile(r"^C\d+$")
@@ -95,6 +97,7 @@ class EvidenceLayer:
     component_chunk: dict[tuple[str, int, str], int]
     page_bm25: BM25                         # BM25 over whole pages (their chunks' indexed texts)
     labels: LabelIndex
+    modality: np.ndarray                    # per chunk row: "text", "table" or "image"
 
     @classmethod
     def build(cls, chunks: Sequence[Chunk], vectors: np.ndarray, settings: RetrievalSettings,
@@ -127,7 +130,8 @@ class EvidenceLayer:
         return cls(chunks=chunks, source_rows=np.asarray(order, dtype=np.int64), pages=pages,
                    page_position=page_position, chunk_page=chunk_page, hybrid=HybridIndex.build(texts, vectors),
                    graph=graph, component_chunk=component_chunk,
-                   page_bm25=BM25(["\n".join(t) for t in page_texts]), labels=LabelIndex.build(chunks))
+                   page_bm25=BM25(["\n".join(t) for t in page_texts]), labels=LabelIndex.build(chunks),
+                   modality=np.array([c.modality for c in chunks], dtype=object))
 
     def chunk_rows(self, doc_id: str, page: int, component_ids: Sequence[str]) -> list[int]:
         """Rows of the chunks holding any of the components (grounding of an entity mention)."""
@@ -148,6 +152,11 @@ class EvidenceLayer:
             lists.append((np.asarray(page_dense, dtype=np.float64), False, 1.0))
         if settings.page_sparse > 0 and len(self.chunks):
             lists.append((self.page_bm25.scores(query), True, settings.page_sparse))
+        if settings.element_intent > 0 and len(self.chunks):
+            asked = np.isin(self.modality, asked_modalities(query))
+            if asked.any():  # pages without such an element get nothing from this list
+                lists.append((group_max(self.chunk_page[asked], fused[asked] + 1e-9, n_pages), True,
+                              settings.element_intent))
         flat = rank_fusion(lists, settings.rrf_k, n_pages)
         if settings.references:
             referenced = self.referenced_pages(query)

@@ -8,6 +8,10 @@ question. ``query_references`` reads the labels of a question; ``LabelIndex`` kn
 chunks *define* a label (a line that starts with it, as a caption or a heading does) and
 which merely mention it, so a reference resolves to the page a figure, table, chapter or
 section is on, and a page or slide number to that page of each document.
+
+``asked_modalities`` reads the kinds of element a question asks about without a number
+("how many charts…", "the photo of the library", "which table lists…"): the chunk
+modalities (``image``, ``table``) whose pages can hold the answer.
 """
 
 from __future__ import annotations
@@ -68,3 +72,20 @@ class LabelIndex:
     def rows(self, label: Label) -> list[int]:
         """Chunks defining ``label``, else those mentioning it."""
         return self.defines.get(label) or self.mentions.get(label, [])
+
+
+_ELEMENT_WORDS = {
+    "image": ("chart", "charts", "graph", "graphs", "plot", "plots", "figure", "figures", "fig", "diagram",
+              "diagrams", "image", "images", "picture", "pictures", "photo", "photos", "photograph",
+              "photographs", "map", "maps", "logo", "logos", "illustration", "illustrations", "icon", "icons",
+              "infographic", "infographics", "screenshot", "screenshots", "drawing", "drawings"),
+    "table": ("table", "tables"),
+}
+_ELEMENT_QUERY = {modality: re.compile(rf"\b({'|'.join(words)})\b", re.IGNORECASE)
+                  for modality, words in _ELEMENT_WORDS.items()}
+
+
+def asked_modalities(query: str) -> tuple[str, ...]:
+    """Chunk modalities of the elements the question names ("charts" → image, "table" →
+    table), in a fixed order; empty when it names none."""
+    return tuple(modality for modality, pattern in _ELEMENT_QUERY.items() if pattern.search(query))
