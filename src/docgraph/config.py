@@ -168,6 +168,10 @@ class KG4VDSettings(Section):
     reflector: bool = Field(True, description="False with max_rounds=1 is the single-pass ablation")
     cross_page: bool = Field(True, description="False = 'no cross-page connection' ablation")
     cross_page_top_k: int = 10
+    offline_page_rerank_weight: float = Field(
+        0.25, ge=0.0, le=1.0, description="rerank weight of pages when the offline fusion reranker scores them "
+                                          "(their best chunk, already in the prior); entities and relations keep "
+                                          "the query's rerank_weight (0.5)")
     connect_batch_pages: int = Field(1000, ge=1, description="pages (of whole documents) connected and written "
                                                              "per transaction: bounds a large build's memory; a "
                                                              "later batch joins the graph as an added document")
@@ -276,7 +280,7 @@ class RetrievalSettings(Section):
                                                         "gains on long pages, loses where a page is one passage)")
     references: bool = Field(True, description="explicit references in the question (figure 3, slide 14) "
                                                "rank the pages they point at")
-    element_intent: float = Field(1.0, ge=0.0, description="weight of the page's best chunk of the element kind "
+    element_intent: float = Field(0.5, ge=0.0, description="weight of the page's best chunk of the element kind "
                                                            "the question names (charts, photos, tables) in the "
                                                            "flat page ranking (0 = off)")
     seeds: Literal["hybrid", "dense"] = Field("hybrid", description="chunk/entity/concept scores that seed the graph")

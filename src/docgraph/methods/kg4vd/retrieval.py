@@ -35,11 +35,13 @@ METHODS.md "KG4VD — Query", steps 2–5 (paper Section 3.3 and Appendix B.3):
    says how central the item is to the anchored neighbourhood. Min–max keeps PPR's skew:
    in local mode (α = 0.8) the seeds hold most of the mass, so a non-seed entity needs
    a clearly better rerank score to displace one, as the narrow mode intends.
-   Offline (text-fallback page vectors and the fusion reranker) pages keep their prior
-   (λ = 0 for pages only): a page's rerank text is its best chunk, whose fused BM25 +
-   cosine score the prior already holds as its flat part, so reranking would count the
-   flat score twice and undo the graph's reordering (MMLongBench-Doc per document:
-   recall@1 45.4 → 49.8, MRR 72.6 → 76.2, docs/eval.md).
+   Offline (text-fallback page vectors and the fusion reranker) pages use
+   ``kg4vd.offline_page_rerank_weight`` (0.25) instead: a page's rerank text is its best
+   chunk, whose fused BM25 + cosine score the prior already holds as its flat part, so
+   at λ = 0.5 the flat score counts twice and undoes much of the graph's reordering
+   (docs/eval.md: MMLongBench-Doc per document recall@1 45.4 → 49.0, MRR 72.6 → 75.0;
+   λ = 0 gains a little more there but loses 2 recall@5 points on HotpotQA, where the
+   reranker's candidate-list BM25 still helps).
 6. **Second hop** (docgraph's addition, ``graph.bridges``): pages that share the rarer
    entities of the graph grounded on the best page — minus the question's own — take
    every ``retrieval.bridge_every``-th slot of the page list (slots 3, 6, … by default).
@@ -316,7 +318,8 @@ def _rerank(ctx: "MethodContext", query: str, view: GraphView, trace: RetrievalT
     else:
         scores = np.asarray(ctx.models.reranker.rerank(query, texts), dtype=np.float64)
     n_p, n_e = len(pages), len(trace.subgraph)
-    page_final = fuse(scores[:n_p], page_prior, 0.0 if known is not None else weight)  # offline: step 5's note
+    page_weight = ctx.settings.kg4vd.offline_page_rerank_weight if known is not None else weight  # step 5's note
+    page_final = fuse(scores[:n_p], page_prior, page_weight)
     ent_final = fuse(scores[n_p:n_p + n_e], trace.ppr, weight)
     rel_final = fuse(scores[n_p + n_e:], rel_prior, weight)
 
