@@ -169,9 +169,9 @@ class KG4VDSettings(Section):
     cross_page: bool = Field(True, description="False = 'no cross-page connection' ablation")
     cross_page_top_k: int = 10
     offline_page_rerank_weight: float = Field(
-        0.25, ge=0.0, le=1.0, description="rerank weight of pages when the offline fusion reranker scores them "
-                                          "(their best chunk, already in the prior); entities and relations keep "
-                                          "the query's rerank_weight (0.5)")
+        0.5, ge=0.0, le=1.0, description="rerank weight of pages when the offline fusion reranker scores them "
+                                         "(their best chunk, already in the prior): lower favours the graph's "
+                                         "order (long pages), higher the reranker's (one-passage pages)")
     connect_batch_pages: int = Field(1000, ge=1, description="pages (of whole documents) connected and written "
                                                              "per transaction: bounds a large build's memory; a "
                                                              "later batch joins the graph as an added document")

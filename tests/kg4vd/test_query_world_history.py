@@ -53,10 +53,9 @@ EXPECTED = {
     # types as a page header. That line is the document's title (issue 16: page 1 lists
     # chapters 14-16, so "CHAPTER 14" is no title), and the title heads every chunk's context:
     # every page now names Unit 4, so q001 no longer singles out page 1 (rank 4 → 5) while
-    # q002 finds it first (5 → 1); q006 moved 2 → 3, q007 5 → 4. Offline pages keep their
-    # graph prior instead of being reranked by their best chunk again (issue 12): q002 1 → 2.
+    # q002 finds it first (5 → 1); q006 moved 2 → 3, q007 5 → 4.
     "test_q001": (1, 5, "A Global Middle Ages, 1200–1500 CE"),
-    "test_q002": (1, 2, None),
+    "test_q002": (1, 1, None),
     "test_q003": (1, 1, "Pax Mongolica: The Steppe Empire of the Mongols"),
     "test_q004": (2, 1, "Creative Commons Attribution 4.0 International (CC BY)"),
     "test_q005": (2, 1, "Rice University"),
@@ -121,3 +120,15 @@ def test_every_citation_resolves_to_a_real_box(world_history):
                 assert component is not None and component.bbox == box, (qid, cid)
                 assert box.inside(page.width, page.height) and box.area > 0
             assert f"[{citation.number}]" in answer.text
+
+
+def test_the_offline_page_rerank_weight_moves_pages_between_prior_and_reranker(world_history):
+    """q002's table of contents (page 1) is the reranker's first page and the graph prior's second."""
+    ws, _doc, questions, answers = world_history
+    question = questions["test_q002"]["question"]
+    order = {}
+    for weight in (0.0, 0.5, 1.0):
+        with Workspace(ws.root, overrides={"kg4vd": {"offline_page_rerank_weight": weight}}) as view:
+            order[weight] = [p.page for p in view.retrieve(question, method="kg4vd").pages]
+    assert order[0.5] == [p.page for p in answers["test_q002"].evidence.pages]  # the default
+    assert order[1.0][0] == 1 and order[0.0].index(1) == 1

@@ -36,12 +36,12 @@ METHODS.md "KG4VD — Query", steps 2–5 (paper Section 3.3 and Appendix B.3):
    in local mode (α = 0.8) the seeds hold most of the mass, so a non-seed entity needs
    a clearly better rerank score to displace one, as the narrow mode intends.
    Offline (text-fallback page vectors and the fusion reranker) pages use
-   ``kg4vd.offline_page_rerank_weight`` (0.25) instead: a page's rerank text is its best
-   chunk, whose fused BM25 + cosine score the prior already holds as its flat part, so
-   at λ = 0.5 the flat score counts twice and undoes much of the graph's reordering
-   (docs/eval.md: MMLongBench-Doc per document recall@1 45.4 → 49.0, MRR 72.6 → 75.0;
-   λ = 0 gains a little more there but loses 2 recall@5 points on HotpotQA, where the
-   reranker's candidate-list BM25 still helps).
+   ``kg4vd.offline_page_rerank_weight`` (default 0.5, the paper's λ): a page's rerank text
+   is then its best chunk, whose fused BM25 + cosine score the prior already holds as its
+   flat part. Lower weights keep more of the graph's order: at 0.25 MMLongBench-Doc per
+   document gains (recall@1 47.2 → 50.1, recall@5 79.6 → 80.7) and MuSiQue loses (recall@5
+   71.4 → 69.9), where a page is one passage and the reranker's candidate-list BM25 adds
+   a signal of its own (docs/eval.md).
 6. **Second hop** (docgraph's addition, ``graph.bridges``): pages that share the rarer
    entities of the graph grounded on the best page — minus the question's own — take
    every ``retrieval.bridge_every``-th slot of the page list (slots 3, 6, … by default).
