@@ -280,7 +280,7 @@ class RetrievalSettings(Section):
                                                         "gains on long pages, loses where a page is one passage)")
     references: bool = Field(True, description="explicit references in the question (figure 3, slide 14) "
                                                "rank the pages they point at")
-    element_intent: float = Field(0.5, ge=0.0, description="weight of the page's best chunk of the element kind "
+    element_intent: float = Field(0.25, ge=0.0, description="weight of the page's best chunk of the element kind "
                                                            "the question names (charts, photos, tables) in the "
                                                            "flat page ranking (0 = off)")
     seeds: Literal["hybrid", "dense"] = Field("hybrid", description="chunk/entity/concept scores that seed the graph")
