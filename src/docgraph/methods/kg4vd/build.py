@@ -14,9 +14,10 @@
    connected to the existing graph), then entity and relation vectors (offline: names
    blended with the vectors of the chunks they are grounded in, ``index.GroundingContext``)
    — all written in one transaction per batch of whole documents
-   (``kg4vd.connect_batch_pages``; a later batch joins the graph as an added document). When the judge's model calls fail after the retries,
-   nothing of the connection is written: the failure is reported, the extracted pages are
-   kept, and the next build connects them (the status says ``complete: false`` until then).
+   (``kg4vd.connect_batch_pages``; a later batch joins the graph as an added document).
+   When the judge's model calls fail after the retries, nothing of that batch's connection
+   is written: the failure is reported, the extracted pages are kept, and the next build
+   connects them (the status says ``complete: false`` until then).
 Before 1, settings changed since the last build clear the stages they invalidate, with a
 note saying what is rebuilt (``build_config``). Re-running a finished build changes
 nothing and calls no model. Progress: pages (with
