@@ -72,87 +72,13 @@ except ImportError:  # RSS and CPU then come from getrusage (module doc)
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 from ingest import shared_documents  # noqa: E402  (benchmarks/ingest.py, beside this file)
+from scale_corpus import assemble  # noqa: E402  (benchmarks/scale_corpus.py)
 
 DEFAULT_WORK = ROOT / "benchmarks" / ".work" / "scale"
 METHODS = "kg4vd,hvm,bm25,dense,hybrid,pages,hipporag"
-SOURCES = ("documents", "kg4vd_test", "mmlongbench_doc/documents")
-PASSAGE_SETS = (("hotpotqa", "hotpotqa_train_corpus.json"), ("musique", "musique_train_corpus.json"))
 PG_SCHEMA = "scale"
 POLL_S, SAMPLE_S = 0.5, 0.25
 MB = 1024 * 1024
-
-
-# --------------------------------------------------------------------------- corpus
-def page_count(path: Path) -> int:
-    import pymupdf
-
-    with pymupdf.open(path) as doc:
-        return doc.page_count
-
-
-def sources(data: Path, work: Path) -> Iterator[tuple[str, Path]]:
-    """(corpus file name, source file) of every distinct document, in corpus order; a
-    passage set is rendered only when the iteration reaches it."""
-    for folder in SOURCES:
-        for pdf in sorted((data / folder).glob("*.pdf")):
-            yield f"{folder.split('/')[0]}__{pdf.name}", pdf
-    from docgraph.eval.corpus import passage_spec
-    from docgraph.eval.loaders.passages import load_corpus
-
-    for name, file in PASSAGE_SETS:
-        if (data / "multihop" / file).exists():
-            print(f"the {name} passages as a PDF, one passage per page (rendered once) …", flush=True)
-            spec = passage_spec(work / "passages", name, load_corpus(data / "multihop" / file, name).passages, [])
-            yield f"{name}__{spec.files[0].name}", spec.files[0]
-
-
-def link(src: Path, dest: Path) -> None:
-    if not dest.exists():
-        try:
-            os.link(src, dest)
-        except OSError:  # another file system
-            shutil.copyfile(src, dest)
-
-
-def distinct_copy(src: Path, dest: Path, copy: int) -> None:
-    """``src`` saved again with another title: other bytes, so another document id."""
-    import pymupdf
-
-    if dest.exists():
-        return
-    with pymupdf.open(src) as doc:
-        doc.set_metadata({"title": f"{doc.metadata.get('title') or src.stem} (copy {copy})"})
-        doc.save(dest.with_suffix(".tmp"), garbage=1, deflate=True)
-    dest.with_suffix(".tmp").replace(dest)
-
-
-def assemble(data: Path, work: Path, target: int) -> dict[str, Any]:
-    """Fill ``<work>/corpus`` with whole documents until ``target`` pages (module doc)."""
-    from docgraph.documents.formats import sha256_file
-
-    out = work / "corpus"
-    out.mkdir(parents=True, exist_ok=True)
-    taken: list[tuple[str, Path, int]] = []
-    total, seen, todo = 0, set(), sources(data, work)
-    while total < target and (source := next(todo, None)):  # a passage set is rendered only when needed
-        name, path = source
-        if (digest := sha256_file(path)) in seen:
-            continue  # the same bytes as an earlier source: ingest would add it once
-        seen.add(digest)
-        taken.append((name, path, page_count(path)))
-        link(path, out / name)
-        total += taken[-1][2]
-    files = [name for name, _, _ in taken]
-    copy = 2
-    while taken and total < target:
-        for name, path, pages in taken:
-            if total >= target:
-                break
-            files.append(f"{Path(name).stem}-copy{copy}.pdf")
-            distinct_copy(path, out / files[-1], copy)
-            total += pages
-        copy += 1
-    return {"target": target, "pages": total, "files": files, "distinct": len(taken)}
 
 
 def questions(data: Path, n: int) -> list[str]:
