@@ -52,9 +52,10 @@ from .model import ModelStrategy
 from .offline import OfflineStrategy
 from .schemas import EntitySchema, get_schema
 from ..memo import bump_version
-from .storage import LAYER, NS_CHUNK, NS_CONNECTED, NS_DOC_GRAPH, NS_ENTITY, NS_PAGEGRAPH, NS_RELATION, VEC_CHUNK, \
-    VEC_ENTITY, VEC_PAGE, VEC_RELATION, StoredPageGraph, document_graph, ensure_document_index, index_document_graph, \
-    load_entities, load_page_graph, load_relations, page_key, parse_page_key
+from .storage import CONNECTION_RECORDS, LAYER, NS_CHUNK, NS_CONNECTED, NS_DOC_GRAPH, NS_ENTITY, NS_PAGEGRAPH, \
+    NS_RELATION, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, StoredPageGraph, document_graph, \
+    ensure_document_index, index_document_graph, load_entities, load_page_graph, load_relations, page_key, \
+    parse_page_key
 
 OFFLINE_WORKERS = 2
 
@@ -388,7 +389,7 @@ def reset_graph(ctx: MethodContext) -> int:
     """Delete every KG4VD record and vector (the model cache stays); returns the page graphs removed."""
     with ctx.store.transaction():
         removed = ctx.store.delete_records(NS_PAGEGRAPH)
-        for namespace in (NS_CONNECTED, NS_ENTITY, NS_RELATION, NS_CHUNK, NS_DOC_GRAPH):
+        for namespace in (*CONNECTION_RECORDS, NS_CHUNK):
             ctx.store.delete_records(namespace)
         for namespace in (VEC_PAGE, VEC_ENTITY, VEC_RELATION, VEC_CHUNK):
             delete_vectors(ctx.store, namespace)

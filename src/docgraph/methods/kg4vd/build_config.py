@@ -28,8 +28,7 @@ from ..memo import bump_version
 from ..vector_index import delete_vectors
 from .index import vector_text
 from .judge import ModelJudge, OfflineJudge
-from .storage import LAYER, NS_CONNECTED, NS_DOC_GRAPH, NS_ENTITY, NS_PAGEGRAPH, NS_RELATION, VEC_ENTITY, \
-    VEC_RELATION, parse_page_key
+from .storage import CONNECTION_RECORDS, LAYER, NS_PAGEGRAPH, VEC_ENTITY, VEC_RELATION, parse_page_key
 
 CONFIG_META = "kg4vd.build_config"  # the settings the stored graph was built with
 EXTRACTION_KEYS = ("schema_preset", "max_rounds", "reflector", "model")
@@ -87,7 +86,7 @@ def apply_settings_changes(ctx: MethodContext) -> str | None:
         with store.transaction():
             if extraction:
                 store.delete_records(NS_PAGEGRAPH)
-            for namespace in (NS_CONNECTED, NS_ENTITY, NS_RELATION, NS_DOC_GRAPH):
+            for namespace in CONNECTION_RECORDS:
                 store.delete_records(namespace)
             for namespace in (VEC_ENTITY, VEC_RELATION):
                 delete_vectors(store, namespace)

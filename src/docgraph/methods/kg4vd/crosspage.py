@@ -71,11 +71,9 @@ class ConnectResult:
     def absorb(self, later: "ConnectResult") -> "ConnectResult":
         """The totals of this batch's result and a later batch's, for reporting (what to write
         is each batch's own: the later one already saw this one's graph)."""
-        merged = self.merged_instances + later.merged_instances
-        out = ConnectResult(pages=self.pages + later.pages, verdicts=self.verdicts + later.verdicts,
-                            below_floor=self.below_floor + later.below_floor, usage=self.usage.add(later.usage))
-        out.merged_earlier = merged
-        return out
+        return ConnectResult(pages=self.pages + later.pages, verdicts=self.verdicts + later.verdicts,
+                             below_floor=self.below_floor + later.below_floor, usage=self.usage.add(later.usage),
+                             merged_earlier=self.merged_instances + later.merged_instances)
 
 
 def _instances(graphs: Sequence[StoredPageGraph]) -> tuple[list[Entity], list[Relation]]:

@@ -52,6 +52,7 @@ NS_RELATION = "kg4vd.relation"
 NS_CHUNK = "kg4vd.chunk"
 NS_DOC_GRAPH = "kg4vd.docgraph"
 DOC_GRAPH_META = "kg4vd.docgraph_indexed"
+CONNECTION_RECORDS = (NS_CONNECTED, NS_ENTITY, NS_RELATION, NS_DOC_GRAPH)  # written by the connection, cleared together
 VEC_PAGE = "kg4vd.page"
 VEC_CHUNK = "kg4vd.chunk"
 LAYER = "kg4vd.layer"  # memo name of the in-memory structural layer (bumped when chunks change)
