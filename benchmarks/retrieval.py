@@ -29,6 +29,7 @@ ABLATIONS = {  # name -> [retrieval] settings (issue 12, item 7); builds are sha
     "no-graph-seeds": {"graph_seed_share": 0.0},
     "no-second-hop": {"bridge_every": 0},
     "no-element-intent": {"element_intent": 0.0},
+    "fixed-fusion-weight": {"confidence_k": 0},
     **{f"no-{edge}": {"edges": {edge: 0.0}}
        for edge in ("contains", "next_chunk", "next_page", "section", "caption", "similar", "entity")},
 }

@@ -275,6 +275,10 @@ class RetrievalSettings(Section):
     fusion: Literal["rrf", "score"] = Field("score", description="how BM25 and dense chunk scores are fused")
     rrf_k: int = Field(60, ge=1, description="reciprocal-rank fusion constant")
     sparse_weight: float = Field(0.3, ge=0.0, le=1.0, description="BM25's share of the fused score")
+    confidence_k: int = Field(10, ge=0, description="per question, score fusion leans towards the signal (BM25 or "
+                                                    "dense) whose best units stand out more: (best - k-th) / "
+                                                    "(best - median) at this depth (methods.hybrid; 0 = the fixed "
+                                                    "sparse_weight)")
     page_sparse: float = Field(0.0, ge=0.0, description="weight of BM25 over whole pages in the flat page "
                                                         "ranking (the best-chunk ranking weighs 1; 0 = off: it "
                                                         "gains on long pages, loses where a page is one passage)")

@@ -7,7 +7,7 @@ import numpy as np
 
 from docgraph.config import RetrievalSettings
 from docgraph.methods.evidence_layer import EvidenceLayer
-from docgraph.methods.hybrid import HybridIndex, fuse_scores, group_max, ranks
+from docgraph.methods.hybrid import HybridIndex, fuse_scores, fusion_weight, group_max, ranks, separation
 from docgraph.types import Chunk
 
 
@@ -29,6 +29,27 @@ def test_score_fusion_and_sparse_weight():
     assert np.allclose(fuse_scores(np.array([2.0, 4.0]), np.array([0.9, 0.1]), settings), [0.0, 1.0])
     settings = RetrievalSettings(fusion="score", sparse_weight=0.0)
     assert np.allclose(fuse_scores(np.array([2.0, 4.0]), np.array([0.9, 0.1]), settings), [1.0, 0.0])
+
+
+def test_score_fusion_leans_towards_the_signal_whose_best_units_stand_out():
+    """BM25 with one unit far above the rest and cosines that barely tell units apart: the
+    fused weight moves to BM25, and the other way round; ``confidence_k = 0`` keeps w."""
+    flat_dense = np.linspace(0.82, 0.80, 30)                 # unit 0 barely ahead of the rest
+    peaked_sparse = np.zeros(30)
+    peaked_sparse[15] = 9.0                                   # unit 15 alone holds the quoted terms
+    settings = RetrievalSettings()
+    w = fusion_weight(peaked_sparse, flat_dense, settings)
+    assert separation(peaked_sparse, 10) == 1.0 and separation(flat_dense, 10) < 0.7
+    assert 0.3 < w < 1.0
+    assert np.argmax(fuse_scores(peaked_sparse, flat_dense, settings)) == 15
+    fixed = RetrievalSettings(confidence_k=0)
+    assert fusion_weight(peaked_sparse, flat_dense, fixed) == 0.3
+    assert np.argmax(fuse_scores(peaked_sparse, flat_dense, fixed)) == 0, "a fixed 0.3 keeps dense's first"
+    spread_sparse = np.linspace(5.0, 4.0, 30)                 # every unit shares the words
+    peaked_dense = np.r_[0.95, np.full(29, 0.80)]
+    assert fusion_weight(spread_sparse, peaked_dense, settings) < 0.3
+    assert fusion_weight(np.zeros(30), peaked_dense, settings) == 0.0, "no BM25 match: dense alone"
+    assert fusion_weight(np.zeros(30), np.zeros(30), settings) == 0.3
 
 
 def test_group_max_scores_a_page_as_its_best_chunk():

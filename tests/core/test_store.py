@@ -166,6 +166,27 @@ def test_records_upsert_order_and_delete(make_store, tmp_path):
     assert store.count_records("ns") == 0 and store.get_record("other", "a") == 0
 
 
+def test_records_stream_in_pages_and_load_by_key_in_batches(make_store, tmp_path, monkeypatch):
+    """A namespace larger than one read page streams in key order without gaps or repeats,
+    a document's share too; ``get_records`` answers many keys over several queries and
+    leaves out keys that do not exist."""
+    import docgraph.store.sql_reads as sql_reads
+
+    monkeypatch.setattr(sql_reads, "RECORD_PAGE", 3)
+    monkeypatch.setattr(sql_reads, "CACHE_BATCH", 4)
+    store = make_store(tmp_path)
+    store.put_document(_doc("d1", "1" * 64))
+    keys = [f"k{i:02d}" for i in range(10)]
+    store.put_records("ns", [(k, {"i": i}, "d1" if i % 2 else None) for i, k in enumerate(keys)])
+    store.put_record("other", "k00", "elsewhere")
+    assert list(store.iter_records("ns")) == [(k, {"i": i}) for i, k in enumerate(keys)]
+    assert [k for k, _ in store.iter_records("ns", doc_id="d1")] == keys[1::2]
+    assert list(store.iter_records("absent")) == []
+    found = store.get_records("ns", ["k09", "zz", "k00", "k09", *keys[3:8]])
+    assert found == {k: {"i": int(k[1:])} for k in ["k09", "k00", *keys[3:8]]}
+    assert store.get_records("ns", []) == {}
+
+
 def test_documents_upsert_and_list_order(make_store, tmp_path):
     store = make_store(tmp_path)
     first = _doc("d2", "2" * 64).model_copy(update={"added_at": "2024-01-01T00:00:00+00:00"})

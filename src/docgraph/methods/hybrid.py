@@ -4,7 +4,11 @@
 aligned); ``scores(query, qvec, settings)`` fuses the two per unit:
 
 - ``fusion = "score"`` (default): ``w · mm(bm25) + (1 − w) · mm(cosine)`` with min–max
-  scaling over the units, ``w = sparse_weight`` (0.3) — the offline reranker's form.
+  scaling over the units. ``w`` starts from ``sparse_weight`` (0.3) and, per query, leans
+  towards the signal that separates its best units from the rest more sharply
+  (``confidence_k``; see ``fusion_weight``): a question that quotes a document's exact
+  terms gets a peaked BM25 and more lexical weight, one whose words are everywhere in the
+  corpus (distractor passages share them) gets more dense weight.
 - ``fusion = "rrf"``: reciprocal-rank fusion,
   ``w / (k + rank_bm25) + (1 − w) / (k + rank_dense)``, ranks 1-based, a unit that shares
   no term with the query gets no BM25 term; ``k = rrf_k`` (60).
@@ -12,7 +16,9 @@ aligned); ``scores(query, qvec, settings)`` fuses the two per unit:
 Chosen on all shared development sets together (docs/eval.md): rank fusion at w = 0.5
 helped on MMLongBench-Doc but cost 4–9 recall@5 points on HotpotQA and MuSiQue, where
 BM25 is far weaker than dense; score fusion at w = 0.3 kept MMLongBench-Doc and came
-within a point or three of dense on the multi-hop sets.
+within a point or three of dense on the multi-hop sets. No fixed weight suits both: 0.45
+gains on MMLongBench-Doc and loses 5–7 points on MuSiQue, 0.15 the reverse; the
+per-query weight gains on all four sets.
 Used by the ``hybrid`` baseline, KG4VD (page anchors, entity seeds) and HVM (chunks,
 concept anchors). ``group_max`` turns unit scores into page scores (a page scores as its
 best unit, so a long page is found by its last paragraph too).
@@ -35,6 +41,7 @@ class FusionSettingsLike(Protocol):
     fusion: str
     rrf_k: int
     sparse_weight: float
+    confidence_k: int
 
 
 def ranks(scores: np.ndarray, present: np.ndarray | None = None) -> np.ndarray:
@@ -48,13 +55,37 @@ def ranks(scores: np.ndarray, present: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
+def separation(scores: np.ndarray, k: int) -> float:
+    """How sharply ``scores`` single out their best entries: ``(best − k-th best) /
+    (best − median)`` in [0, 1] (0 when nothing rises above the median). Invariant to the
+    signal's scale and offset, so BM25 and cosines compare."""
+    if not len(scores):
+        return 0.0
+    top = -np.partition(-scores, min(k, len(scores)) - 1)[:min(k, len(scores))]
+    best, kth, median = float(top.max()), float(top.min()), float(np.median(scores))
+    return (best - kth) / (best - median) if best > median else 0.0
+
+
+def fusion_weight(sparse: np.ndarray, dense: np.ndarray, settings: FusionSettingsLike) -> float:
+    """BM25's share of a score fusion for this query: ``sparse_weight`` (w) alone when
+    ``confidence_k`` is 0, else ``w·c_s / (w·c_s + (1 − w)·c_d)`` with ``c`` each signal's
+    ``separation`` at depth ``confidence_k`` (w again when neither separates anything)."""
+    w = float(settings.sparse_weight)
+    if settings.confidence_k <= 0:
+        return w
+    c_sparse, c_dense = separation(sparse, settings.confidence_k), separation(dense, settings.confidence_k)
+    mixed = w * c_sparse + (1.0 - w) * c_dense
+    return w * c_sparse / mixed if mixed > 0 else w
+
+
 def fuse_scores(sparse: np.ndarray, dense: np.ndarray, settings: FusionSettingsLike) -> np.ndarray:
     """Fused score per unit (see module doc); higher is better, non-negative."""
     sparse = np.asarray(sparse, dtype=np.float64)
     dense = np.asarray(dense, dtype=np.float64)
-    w = float(settings.sparse_weight)
     if settings.fusion == "score":
+        w = fusion_weight(sparse, dense, settings)
         return w * minmax(sparse) + (1.0 - w) * minmax(dense)
+    w = float(settings.sparse_weight)
     k = float(settings.rrf_k)
     return w / (k + ranks(sparse, sparse > 0)) + (1.0 - w) / (k + ranks(dense))
 

@@ -16,7 +16,8 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..types import Document, Page, Pages, Usage
 
-CACHE_BATCH = 500  # keys per cache lookup query (under every backend's parameter limit)
+CACHE_BATCH = 500  # keys per cache or record lookup query (under every backend's parameter limit)
+RECORD_PAGE = 2000  # rows per query when iterating a namespace
 
 
 class SQLReads:
@@ -100,14 +101,37 @@ class SQLReads:
         rows = self._rows("SELECT value FROM records WHERE namespace = ? AND key = ?", [namespace, key])
         return json.loads(rows[0][0]) if rows else None
 
+    def get_records(self, namespace: str, keys: Iterable[str]) -> dict[str, Any]:
+        """The values of those ``keys`` that exist, by key (``CACHE_BATCH`` keys per query)."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, Any] = {}
+        for start in range(0, len(wanted), CACHE_BATCH):
+            batch = wanted[start:start + CACHE_BATCH]
+            marks = ", ".join("?" * len(batch))
+            rows = self._rows(f"SELECT key, value FROM records WHERE namespace = ? AND key IN ({marks})",
+                              [namespace, *batch])
+            found.update((key, json.loads(value)) for key, value in rows)
+        return found
+
     def iter_records(self, namespace: str, doc_id: str | None = None) -> Iterator[tuple[str, Any]]:
-        if doc_id is None:
-            rows = self._rows("SELECT key, value FROM records WHERE namespace = ? ORDER BY key", [namespace])
-        else:
-            rows = self._rows("SELECT key, value FROM records WHERE namespace = ? AND doc_id = ? ORDER BY key",
-                              [namespace, doc_id])
-        for key, value in rows:
-            yield key, json.loads(value)
+        """Records in key order, read ``RECORD_PAGE`` rows at a time (keyset pagination), so a
+        namespace of any size is never held in memory whole. Rows written by the caller while
+        it iterates appear only if their key is after the last row read."""
+        owner = "" if doc_id is None else " AND doc_id = ?"
+        extra = [] if doc_id is None else [doc_id]
+        after: str | None = None
+        while True:
+            if after is None:
+                rows = self._rows(f"SELECT key, value FROM records WHERE namespace = ?{owner} "
+                                  f"ORDER BY key LIMIT {RECORD_PAGE}", [namespace, *extra])
+            else:
+                rows = self._rows(f"SELECT key, value FROM records WHERE namespace = ?{owner} AND key > ? "
+                                  f"ORDER BY key LIMIT {RECORD_PAGE}", [namespace, *extra, after])
+            for key, value in rows:
+                yield key, json.loads(value)
+            if len(rows) < RECORD_PAGE:
+                return
+            after = rows[-1][0]
 
     def delete_records(self, namespace: str, keys: Iterable[str] | None = None,
                        doc_id: str | None = None) -> int:

@@ -55,15 +55,17 @@ def add_contribution(store: Store, doc_id: str, part: Contribution) -> None:
     """Merge a document's part into the global rows (replacing an older part of the same document)."""
     with store.transaction():
         rows = []
+        known = store.get_records(NS_CONCEPT, part.concepts)
         for concept, data in part.concepts.items():
-            row = store.get_record(NS_CONCEPT, concept) or {"name": concept, "docs": {}}
+            row = known.get(concept) or {"name": concept, "docs": {}}
             row["docs"][doc_id] = data
             rows.append((concept, row, None))
         store.put_records(NS_CONCEPT, rows)
         rows = []
+        known = store.get_records(NS_EDGE, [edge_key(*edge) for edge in part.edges])
         for (head, relation, tail), count in part.edges.items():
             key = edge_key(head, relation, tail)
-            row = store.get_record(NS_EDGE, key) or {"head": head, "relation": relation, "tail": tail, "docs": {}}
+            row = known.get(key) or {"head": head, "relation": relation, "tail": tail, "docs": {}}
             row["docs"][doc_id] = count
             rows.append((key, row, None))
         store.put_records(NS_EDGE, rows)

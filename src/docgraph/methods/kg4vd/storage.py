@@ -126,8 +126,9 @@ def index_document_graph(store: Store, entities: Iterable[Entity], relations: It
             for mention in item.mentions:
                 per_doc.setdefault(mention.doc_id, (set(), set()))[slot].add(item.id)
     rows = []
+    known = store.get_records(NS_DOC_GRAPH, per_doc)
     for doc_id, (entity_ids, relation_ids) in sorted(per_doc.items()):
-        old = store.get_record(NS_DOC_GRAPH, doc_id) or {}
+        old = known.get(doc_id) or {}
         rows.append((doc_id, {"entities": sorted(entity_ids | set(old.get("entities", []))),
                               "relations": sorted(relation_ids | set(old.get("relations", [])))}, doc_id))
     store.put_records(NS_DOC_GRAPH, rows)
@@ -150,10 +151,9 @@ def document_graph(store: Store, doc_id: str) -> tuple[dict[str, Entity], dict[s
     if not store.get_meta(DOC_GRAPH_META):
         return load_entities(store), load_relations(store)
     listed = store.get_record(NS_DOC_GRAPH, doc_id) or {}
-    entities = {k: Entity.model_validate(v) for k in listed.get("entities", [])
-                if (v := store.get_record(NS_ENTITY, k)) is not None}
-    relations = {k: Relation.model_validate(v) for k in listed.get("relations", [])
-                 if (v := store.get_record(NS_RELATION, k)) is not None}
+    entities = {k: Entity.model_validate(v) for k, v in store.get_records(NS_ENTITY, listed.get("entities", [])).items()}
+    relations = {k: Relation.model_validate(v)
+                 for k, v in store.get_records(NS_RELATION, listed.get("relations", [])).items()}
     return entities, relations
 
 
