@@ -103,15 +103,16 @@ class SQLReads:
 
     def get_records(self, namespace: str, keys: Iterable[str]) -> dict[str, Any]:
         """The values of those ``keys`` that exist, by key (``CACHE_BATCH`` keys per query)."""
+        return {key: json.loads(value) for key, value in self._by_keys("records", namespace, keys)}
+
+    def _by_keys(self, table: str, namespace: str, keys: Iterable[str]) -> Iterator[tuple[str, Any]]:
+        """``(key, value)`` rows of ``table`` for the given keys that exist, ``CACHE_BATCH`` per query."""
         wanted = list(dict.fromkeys(keys))
-        found: dict[str, Any] = {}
         for start in range(0, len(wanted), CACHE_BATCH):
             batch = wanted[start:start + CACHE_BATCH]
             marks = ", ".join("?" * len(batch))
-            rows = self._rows(f"SELECT key, value FROM records WHERE namespace = ? AND key IN ({marks})",
-                              [namespace, *batch])
-            found.update((key, json.loads(value)) for key, value in rows)
-        return found
+            yield from self._rows(f"SELECT key, value FROM {table} WHERE namespace = ? AND key IN ({marks})",
+                                  [namespace, *batch])
 
     def iter_records(self, namespace: str, doc_id: str | None = None) -> Iterator[tuple[str, Any]]:
         """Records in key order, read ``RECORD_PAGE`` rows at a time (keyset pagination), so a
@@ -169,15 +170,7 @@ class SQLReads:
         return bytes(rows[0][0]) if rows else None
 
     def cache_get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
-        wanted = list(dict.fromkeys(keys))
-        found: dict[str, bytes] = {}
-        for start in range(0, len(wanted), CACHE_BATCH):
-            batch = wanted[start:start + CACHE_BATCH]
-            marks = ", ".join("?" * len(batch))
-            rows = self._rows(f"SELECT key, value FROM cache WHERE namespace = ? AND key IN ({marks})",
-                              [namespace, *batch])
-            found.update((key, bytes(value)) for key, value in rows)
-        return found
+        return {key: bytes(value) for key, value in self._by_keys("cache", namespace, keys)}
 
     def usage(self) -> dict[str, Usage]:
         return {stage: Usage.model_validate_json(data)
