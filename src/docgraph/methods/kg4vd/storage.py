@@ -151,7 +151,8 @@ def document_graph(store: Store, doc_id: str) -> tuple[dict[str, Entity], dict[s
     if not store.get_meta(DOC_GRAPH_META):
         return load_entities(store), load_relations(store)
     listed = store.get_record(NS_DOC_GRAPH, doc_id) or {}
-    entities = {k: Entity.model_validate(v) for k, v in store.get_records(NS_ENTITY, listed.get("entities", [])).items()}
+    entities = {k: Entity.model_validate(v)
+                for k, v in store.get_records(NS_ENTITY, listed.get("entities", [])).items()}
     relations = {k: Relation.model_validate(v)
                  for k, v in store.get_records(NS_RELATION, listed.get("relations", [])).items()}
     return entities, relations
