@@ -17,7 +17,6 @@ ranked pages for one question per document title.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import time
@@ -27,12 +26,12 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+from ingest import shared_documents  # noqa: E402  (benchmarks/ingest.py, beside this file)
 
 
-def shared_documents(count: int) -> list[Path]:
+def smallest_documents(count: int) -> list[Path]:
     """The ``count`` smallest shared PDFs by size (0 = all), in name order."""
-    folder = Path(os.environ.get("DOCGRAPH_SHARED_DATA", ROOT.parent / "shared" / "data")) / "documents"
-    pdfs = sorted(folder.glob("*.pdf"), key=lambda p: p.stat().st_size)
+    pdfs = sorted(shared_documents().glob("*.pdf"), key=lambda p: p.stat().st_size)
     return sorted(pdfs[:count] if count else pdfs)
 
 
@@ -99,7 +98,7 @@ def main() -> None:
     parser.add_argument("--ray-cpus", type=int, default=2, help="CPUs of the local Ray cluster")
     parser.add_argument("--work", type=Path, default=ROOT / "benchmarks" / ".work" / "ray_overhead")
     args = parser.parse_args()
-    files, methods = shared_documents(args.docs), [m for m in args.methods.split(",") if m]
+    files, methods = smallest_documents(args.docs), [m for m in args.methods.split(",") if m]
     print(f"{len(files)} documents: {', '.join(f.name for f in files)}", flush=True)
     warm_up(args.work / "warm-up")
     local = run(args.work / "local", files, methods, {})
