@@ -5,11 +5,12 @@
 Born-digital: every PDF of ``shared/data/documents`` in one ``ingest`` call (pages in
 parallel, one worker per core; pool start-up included). Scanned: pages of the World History
 excerpt rasterised at 150 dpi into an image-only PDF (its 5 pages repeated to reach N), so
-they take the OCR path; they are ingested five times: with the pre-tuning OCR settings
-(full-resolution detection, lines recognised at full width, onnxruntime), with the current
-defaults run by onnxruntime, by OpenVINO (bf16 where the CPU computes it natively), by
-OpenVINO in f32, and as shipped (``ocr_runtime = "auto"``: OpenVINO where bf16 is native,
-else onnxruntime; the row names which); each row gives the word recovery against the source PDF's own text layer. Reports
+they take the OCR path; they are ingested six times, the first five with rapidocr reading
+the lines (the approach before Tesseract): with the pre-tuning settings (full-resolution
+detection, lines recognised at full width, onnxruntime), with its tuned settings run by
+onnxruntime, by OpenVINO (bf16 where the CPU computes it natively), by OpenVINO in f32, and
+with ``ocr_runtime = "auto"`` (OpenVINO where bf16 is native, else onnxruntime; the row
+names which); the last as shipped (``ocr_engine = "tesseract"``); each row gives the word recovery against the source PDF's own text layer. Reports
 wall-clock pages/s and CPU seconds per page (this process plus its page workers, pool and
 model start-up included), which stays comparable when other work shares the machine; the
 "est. pages/s" column is workers / CPU-s-per-page, the rate on idle cores. Targets on
@@ -128,13 +129,14 @@ def run_scanned(scan: Path, source: Path, root: Path, settings: IngestSettings) 
     return wall, cpu, report.pages, recovery([page.text for page in doc.pages], reference)
 
 
-PREVIOUS_OCR = {"ocr_det_dpi": 0, "ocr_rec_width_scale": 1.0, "ocr_rec_batch": 6,
+PREVIOUS_OCR = {"ocr_engine": "rapidocr", "ocr_det_dpi": 0, "ocr_rec_width_scale": 1.0, "ocr_rec_batch": 6,
                 "ocr_runtime": "onnxruntime"}  # before the speed tuning
 OCR_ROWS = (("previous OCR settings", PREVIOUS_OCR),
-            ("default OCR, onnxruntime", {"ocr_runtime": "onnxruntime"}),  # before OpenVINO
-            ("default OCR, openvino", {"ocr_runtime": "openvino"}),
-            ("default OCR, openvino f32", {"ocr_runtime": "openvino", "ocr_precision": "f32"}),
-            (f"default OCR settings ({resolve_runtime('auto')})", {}))
+            ("rapidocr, onnxruntime", {"ocr_engine": "rapidocr", "ocr_runtime": "onnxruntime"}),  # before OpenVINO
+            ("rapidocr, openvino", {"ocr_engine": "rapidocr", "ocr_runtime": "openvino"}),
+            ("rapidocr, openvino f32", {"ocr_engine": "rapidocr", "ocr_runtime": "openvino", "ocr_precision": "f32"}),
+            (f"rapidocr as shipped before ({resolve_runtime('auto')})", {"ocr_engine": "rapidocr"}),
+            ("default OCR settings (tesseract)", {}))
 
 
 def born_digital_rows(backends: list[str]) -> list[tuple[str, dict]]:

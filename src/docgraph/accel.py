@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -35,10 +36,29 @@ def native_bf16() -> bool:
         return False
 
 
+def compiled_model_cache() -> Path | None:
+    """Where OpenVINO keeps the models it has compiled from files, so that the next process
+    loads them instead of compiling again (the CDLA regions network: 0.9 -> 0.17 CPU s; every
+    page worker and CLI call pays it): ``DOCGRAPH_OPENVINO_CACHE`` (empty: no cache), else
+    ``$XDG_CACHE_HOME/docgraph/openvino`` (``~/.cache/...``). None when it cannot be created.
+    OpenVINO keys each entry by the model's content, the compile options and its own
+    version, and compiles afresh when an entry does not load."""
+    env = os.environ.get("DOCGRAPH_OPENVINO_CACHE")
+    if env is not None and not env.strip():
+        return None
+    root = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "docgraph" / "openvino"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return root if os.access(root, os.W_OK) else None
+
+
 def compile_on_cpu(model: Any, threads: int = 0, precision: str = "auto") -> Any:
     """``model`` (an ONNX path or an ``openvino.Model``) compiled for OpenVINO's CPU plugin:
     latency hint, no core pinning (page workers share the cores), ``threads`` inference
-    threads (0 = the plugin's choice), ``precision`` one of ``PRECISIONS``."""
+    threads (0 = the plugin's choice), ``precision`` one of ``PRECISIONS``. A model given by
+    its path goes through ``compiled_model_cache``."""
     import openvino as ov
 
     config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY", "ENABLE_CPU_PINNING": False}
@@ -46,6 +66,9 @@ def compile_on_cpu(model: Any, threads: int = 0, precision: str = "auto") -> Any
         config["INFERENCE_NUM_THREADS"] = threads
     if precision == "f32":
         config["INFERENCE_PRECISION_HINT"] = "f32"
+    cache = compiled_model_cache() if isinstance(model, (str, Path)) else None
+    if cache is not None:
+        config["CACHE_DIR"] = str(cache)
     return ov.Core().compile_model(model, "CPU", config)
 
 

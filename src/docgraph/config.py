@@ -33,6 +33,12 @@ class IngestSettings(Section):
     max_file_mb: int = Field(1024, description="refuse input files larger than this")
     workers: int = Field(0, description="parallel page workers; 0 = one per CPU core")
     ocr_min_chars: int = Field(20, description="a page with fewer text-layer characters is OCRed")
+    ocr_engine: Literal["tesseract", "rapidocr"] = Field(
+        "tesseract", description="what reads a scanned page's text lines: tesseract (LSTM, ~4x less CPU per "
+                                 "page, same word recovery on body text) or rapidocr (PP-OCR: Chinese and "
+                                 "stylised slide text; the ocr_det/ocr_rec settings below are its)")
+    ocr_languages: str = Field("eng", description="Tesseract's languages, joined by '+' (eng+deu); each needs "
+                                                  "its model: pip install tessdata.fast-<lang>")
     ocr_det_dpi: int = Field(72, ge=0, le=600, description="resolution at which OCR finds text lines (they are "
                                                           "read at the OCR render's); 0 = the full render, 144 "
                                                           "dpi (~4x slower detection, no better word recovery "
@@ -44,10 +50,11 @@ class IngestSettings(Section):
                                                                         "accurate, ~25% slower")
     ocr_rec_batch: int = Field(6, ge=1, le=64, description="text lines recognised per OCR model call")
     ocr_runtime: Literal["auto", "openvino", "onnxruntime"] = Field(
-        "auto", description="what runs the OCR networks: auto = openvino on CPUs that compute bf16 natively "
-                            "(AMX, AVX512-BF16: ~2x less CPU per scanned page), onnxruntime elsewhere (on "
-                            "AVX2-only CPUs openvino's f32 is ~20% slower); openvino (onnxruntime when it is "
-                            "not installed); onnxruntime")
+        "auto", description="what runs the OCR networks: auto = openvino for the CDLA regions next to "
+                            "tesseract; with rapidocr openvino on CPUs that compute bf16 natively (AMX, "
+                            "AVX512-BF16: ~2x less CPU per scanned page), onnxruntime elsewhere (on AVX2-only "
+                            "CPUs openvino's f32 is ~20% slower); openvino (onnxruntime when it is not "
+                            "installed); onnxruntime")
     ocr_precision: Literal["auto", "f32"] = Field(
         "auto", description="OpenVINO's arithmetic: auto = bf16 on CPUs that compute it natively (AMX, "
                             "AVX512-BF16; word recovery within 0.1 point of f32 here), f32 elsewhere; "

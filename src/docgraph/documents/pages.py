@@ -88,7 +88,8 @@ def ocr_options(settings: IngestSettings) -> OcrOptions:
     """The OCR engine options of ``settings`` (``ingest.ocr_*``)."""
     return OcrOptions(det_dpi=settings.ocr_det_dpi, rec_width_scale=settings.ocr_rec_width_scale,
                       rec_batch=settings.ocr_rec_batch, runtime=settings.ocr_runtime,
-                      precision=settings.ocr_precision)
+                      precision=settings.ocr_precision, engine=settings.ocr_engine,
+                      languages=settings.ocr_languages)
 
 
 def _limit_onnx_threads(threads: int) -> None:

@@ -1,0 +1,94 @@
+"""Tesseract as the OCR line reader (``ingest.ocr_engine = "tesseract"``, the default): the
+words and boxes of a real scanned page, the regions still typed by CDLA, clear errors for
+languages that are not installed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pymupdf
+import pytest
+
+from docgraph.config import IngestSettings
+from docgraph.documents import ocr_runtime, pages
+from docgraph.documents.ocr import OcrEngine, OcrOptions
+from docgraph.documents.ocr_runtime import OpenVinoSession
+from docgraph.documents.ocr_tesseract import TesseractReader, tessdata_dir
+from docgraph.documents.render import render_page
+from docgraph.errors import ConfigError
+from docgraph.types import ComponentKind
+
+from docs_helpers import rasterise, word_recall
+
+WORLD_HISTORY = "openstax_world_history_v1_excerpt.pdf"
+
+
+@pytest.fixture(scope="module")
+def scanned_page(tmp_path_factory, documents_dir):
+    """World History page 3 as a scan (image-only PDF at 150 dpi) rendered at 144 dpi, its text
+    layer, and where the text layer puts the words "Pedagogical Foundation" (points)."""
+    scan = rasterise(documents_dir / WORLD_HISTORY, [3], tmp_path_factory.mktemp("tesseract") / "scan.pdf")
+    with pymupdf.open(scan) as doc, pymupdf.open(documents_dir / WORLD_HISTORY) as src:
+        page = doc[0]
+        (heading,) = src[2].search_for("Pedagogical Foundation")[:1]
+        yield (np.asarray(render_page(page, 144)), page.rect.width, page.rect.height, src[2].get_text(),
+               tuple(heading))
+
+
+def test_tesseract_is_the_default_reader():
+    options = pages.ocr_options(IngestSettings())
+    assert options.engine == "tesseract" and options.languages == "eng"
+    assert pages.ocr_options(IngestSettings(ocr_engine="rapidocr", ocr_languages="eng+deu")) == \
+        OcrOptions(engine="rapidocr", languages="eng+deu")
+
+
+def test_lines_carry_the_pages_words_with_boxes_in_points(scanned_page):
+    rgb, width, height, reference, heading = scanned_page
+    lines = TesseractReader("eng").lines(rgb, 2.0)
+    assert len(lines) >= 20
+    assert word_recall(" ".join(line.text for line in lines), reference) >= 0.97
+    for line in lines:
+        x0, y0, x1, y1 = line.bbox
+        assert 0 <= x0 < x1 <= width + 1 and 0 <= y0 < y1 <= height + 1
+        assert line.text == line.text.strip() and "\n" not in line.text
+    (found,) = [line for line in lines if "Pedagogical Foundation" in line.text]
+    assert all(abs(a - b) <= 6 for a, b in zip(found.bbox[1::2], heading[1::2]))  # same height on the page
+    assert found.bbox[0] <= heading[0] + 6 and found.bbox[2] >= heading[2] - 6
+
+
+def test_the_engine_merges_tesseract_lines_into_typed_regions(scanned_page):
+    rgb, width, height, reference, _ = scanned_page
+    blocks = OcrEngine(threads=1).blocks(rgb, 2.0, width, height)
+    assert all(block.source == "ocr" for block in blocks)
+    assert word_recall(" ".join(block.text for block in blocks), reference) >= 0.97
+    kinds = {block.kind for block in blocks}
+    assert ComponentKind.PARAGRAPH in kinds and ComponentKind.TITLE in kinds
+
+
+def test_a_blank_page_reads_as_no_lines():
+    assert TesseractReader("eng").lines(np.full((400, 300, 3), 255, np.uint8), 2.0) == []
+
+
+def test_a_language_without_its_model_is_a_clear_error(tmp_path, monkeypatch):
+    assert (tessdata_dir() / "eng.traineddata").is_file()
+    with pytest.raises(ConfigError, match=r"no xyz\.traineddata in .*pip install tessdata\.fast-xyz"):
+        TesseractReader("eng+xyz")
+    monkeypatch.setenv("TESSDATA_PREFIX", str(tmp_path))
+    assert tessdata_dir() == tmp_path
+    with pytest.raises(ConfigError, match="TESSDATA_PREFIX"):
+        TesseractReader("eng")
+    with pytest.raises(ConfigError, match="ocr_languages"):
+        TesseractReader("eng; rm -rf /")
+    with pytest.raises(ConfigError, match="ocr_engine"):
+        OcrEngine(threads=1, options=OcrOptions(engine="easyocr"))._load()
+
+
+@pytest.mark.parametrize("available", [True, False])
+def test_auto_runs_the_regions_network_on_openvino_wherever_it_is_installed(monkeypatch, available):
+    monkeypatch.setattr(ocr_runtime, "openvino_available", lambda: available)
+    monkeypatch.setattr(ocr_runtime, "native_bf16", lambda: False)
+    assert ocr_runtime.resolve_runtime("auto", "tesseract") == ("openvino" if available else "onnxruntime")
+    assert ocr_runtime.resolve_runtime("auto", "rapidocr") == "onnxruntime"
+    engine = OcrEngine(threads=1)
+    engine._load()
+    assert isinstance(engine._regions.session.session, OpenVinoSession) is available
+    assert isinstance(engine._text, TesseractReader)
