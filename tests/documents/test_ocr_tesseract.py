@@ -92,3 +92,17 @@ def test_auto_runs_the_regions_network_on_openvino_wherever_it_is_installed(monk
     engine._load()
     assert isinstance(engine._regions.session.session, OpenVinoSession) is available
     assert isinstance(engine._text, TesseractReader)
+
+
+def test_threads_sharing_a_reader_take_turns(scanned_page):
+    """One Tesseract instance is not thread-safe; a reader shared by threads (in-process
+    ingests beside the web app's) must give each page its own lines."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rgb, width, height, reference, _ = scanned_page
+    blank = np.full((400, 300, 3), 255, np.uint8)
+    reader = TesseractReader("eng")
+    with ThreadPoolExecutor(3) as pool:
+        results = list(pool.map(lambda image: reader.lines(image, 2.0), [rgb, blank, rgb, blank]))
+    assert results[1] == [] and results[3] == []
+    assert results[0] == results[2] and word_recall(" ".join(line.text for line in results[0]), reference) >= 0.97

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,7 @@ class TesseractReader:
 
     ``languages``: traineddata names joined by ``+`` (``"eng"``, ``"eng+deu"``). The wheel's
     libtesseract is built without OpenMP: one thread per reader, so page workers share the cores.
+    One Tesseract instance reads one page at a time: threads sharing a reader take turns.
     """
 
     def __init__(self, languages: str = "eng"):
@@ -58,12 +60,17 @@ class TesseractReader:
         # inverted-text retries cost time and find nothing on rendered pages
         self._api = tesserocr.PyTessBaseAPI(path=str(folder), lang=languages, psm=tesserocr.PSM.AUTO,
                                             oem=tesserocr.OEM.LSTM_ONLY, variables={"tessedit_do_invert": "0"})
+        self._lock = threading.Lock()
 
     def lines(self, rgb: np.ndarray, scale: float) -> list[OcrLine]:
         """The non-empty text lines of ``rgb`` (rendered at ``scale`` pixels per point), boxes in points."""
         from PIL import Image
 
         gray = Image.fromarray(np.ascontiguousarray(rgb)).convert("L")  # Tesseract binarises grey; ~10% faster
+        with self._lock:
+            return self._read(gray, scale)
+
+    def _read(self, gray, scale: float) -> list[OcrLine]:
         api, level = self._api, self._tesserocr.RIL.TEXTLINE
         api.SetImage(gray)
         api.Recognize()
@@ -80,6 +87,3 @@ class TesseractReader:
                 x0, y0, x1, y1 = (v / scale for v in box)
                 found.append(OcrLine((float(x0), float(y0), float(x1), float(y1)), " ".join(text.split())))
         return found
-
-    def close(self) -> None:
-        self._api.End()
