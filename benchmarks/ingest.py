@@ -10,7 +10,8 @@ the lines (the approach before Tesseract): with the pre-tuning settings (full-re
 detection, lines recognised at full width, onnxruntime), with its tuned settings run by
 onnxruntime, by OpenVINO (bf16 where the CPU computes it natively), by OpenVINO in f32, and
 with ``ocr_runtime = "auto"`` (OpenVINO where bf16 is native, else onnxruntime; the row
-names which); the last as shipped (``ocr_engine = "tesseract"``); each row gives the word recovery against the source PDF's own text layer. Reports
+names which); the last as shipped (``ocr_engine = "tesseract"``). Each row gives the word
+recovery against the source PDF's own text layer. Reports
 wall-clock pages/s and CPU seconds per page (this process plus its page workers, pool and
 model start-up included), which stays comparable when other work shares the machine; the
 "est. pages/s" column is workers / CPU-s-per-page, the rate on idle cores. Targets on

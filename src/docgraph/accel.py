@@ -46,7 +46,8 @@ def compiled_model_cache() -> Path | None:
     env = os.environ.get("DOCGRAPH_OPENVINO_CACHE")
     if env is not None and not env.strip():
         return None
-    root = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "docgraph" / "openvino"
+    cache_home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    root = Path(env) if env else cache_home / "docgraph" / "openvino"
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -56,10 +56,11 @@ class OcrOptions:
     crop is narrowed to this fraction of its width before recognition (1.0 = unchanged);
     recognition cost is proportional to width. ``rec_batch``: lines per recognition batch.
     ``engine``: what reads the text lines, ``"tesseract"`` (``ocr_tesseract``; ``languages``
-    names its models) or ``"rapidocr"`` (PP-OCR, the knobs below). ``runtime``: what runs
-    the ONNX networks (rapidocr's and the CDLA regions'), ``"auto"`` (with rapidocr OpenVINO where the CPU
-    computes bf16 natively, else onnxruntime; with Tesseract OpenVINO: ``ocr_runtime.resolve_runtime``), ``"openvino"`` (falls back
-    to onnxruntime when it is not installed) or ``"onnxruntime"``; ``precision``: ``"auto"`` (bf16 where the CPU
+    names its models) or ``"rapidocr"`` (PP-OCR, the knobs above). ``runtime``: what runs
+    the ONNX networks (rapidocr's and the CDLA regions'), ``"auto"`` (with rapidocr OpenVINO
+    where the CPU computes bf16 natively, else onnxruntime; with Tesseract OpenVINO:
+    ``ocr_runtime.resolve_runtime``), ``"openvino"`` (falls back to onnxruntime when it is
+    not installed) or ``"onnxruntime"``; ``precision``: ``"auto"`` (bf16 where the CPU
     computes it natively) or ``"f32"`` (OpenVINO only).
     """
 
