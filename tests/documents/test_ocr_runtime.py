@@ -36,8 +36,8 @@ def scanned_page(tmp_path_factory, documents_dir):
 
 
 def inner_sessions(engine: OcrEngine) -> list:
-    text = engine._text
-    return [holder.session.session for holder in (text._load_det_model(), text._load_rec_model(), engine._regions)]
+    reader = engine.reader
+    return [holder.session.session for holder in (reader.detector, reader.recogniser, engine.regions)]
 
 
 def test_openvino_moves_every_network_there(scanned_page):
@@ -72,7 +72,7 @@ def test_f32_openvino_gives_onnxruntimes_outputs(scanned_page):
     rgb, *_ = scanned_page
     engine = OcrEngine(threads=1, options=OcrOptions(engine="rapidocr", runtime="onnxruntime"))
     engine._load()
-    detector = engine._text._load_det_model()
+    detector = engine.reader.detector
     ort_session = detector.session.session
     image = detector.get_preprocess()(np.ascontiguousarray(rgb[:, :, ::-1]))  # the detector's own input
     (expected,) = ort_session.run(None, {ort_session.get_inputs()[0].name: image})

@@ -12,7 +12,8 @@ import pytest
 
 from docgraph.config import IngestSettings
 from docgraph.documents import pages
-from docgraph.documents.ocr import OcrEngine, OcrOptions, narrow
+from docgraph.documents.ocr import OcrEngine, OcrOptions
+from docgraph.documents.ocr_rapidocr import narrow
 from docgraph.documents.render import render_page
 
 from docs_helpers import rasterise
@@ -30,7 +31,7 @@ def record_inputs(engine: OcrEngine) -> dict[str, list[tuple[int, ...]]]:
     """Wrap the detector's and recogniser's model sessions to record the shapes they are given."""
     engine._load()
     seen: dict[str, list[tuple[int, ...]]] = {"det": [], "rec": []}
-    for name, model in (("det", engine._text._load_det_model()), ("rec", engine._text._load_rec_model())):
+    for name, model in (("det", engine.reader.detector), ("rec", engine.reader.recogniser)):
         session = model.session
 
         def call(batch, _session=session, _name=name):

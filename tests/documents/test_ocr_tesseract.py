@@ -90,8 +90,8 @@ def test_auto_runs_the_regions_network_on_openvino_wherever_it_is_installed(monk
     assert ocr_runtime.resolve_runtime("auto", "rapidocr") == "onnxruntime"
     engine = OcrEngine(threads=1)
     engine._load()
-    assert isinstance(engine._regions.session.session, OpenVinoSession) is available
-    assert isinstance(engine._text, TesseractReader)
+    assert isinstance(engine.regions.session.session, OpenVinoSession) is available
+    assert isinstance(engine.reader, TesseractReader)
 
 
 def test_threads_sharing_a_reader_take_turns(scanned_page):
@@ -106,3 +106,15 @@ def test_threads_sharing_a_reader_take_turns(scanned_page):
         results = list(pool.map(lambda image: reader.lines(image, 2.0), [rgb, blank, rgb, blank]))
     assert results[1] == [] and results[3] == []
     assert results[0] == results[2] and word_recall(" ".join(line.text for line in results[0]), reference) >= 0.97
+
+
+def test_only_the_chosen_reader_is_imported():
+    """A page worker reading with Tesseract never imports rapidocr (~1 s of its start-up)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom docgraph.documents.ocr import OcrEngine, OcrOptions\n"
+            "engine = OcrEngine(threads=1)\nengine._load()\n"
+            "print(type(engine.reader).__name__, 'rapidocr' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["TesseractReader", "False"]

@@ -62,6 +62,10 @@ class TesseractReader:
                                             oem=tesserocr.OEM.LSTM_ONLY, variables={"tessedit_do_invert": "0"})
         self._lock = threading.Lock()
 
+    def networks(self) -> list:
+        """None on ONNX: Tesseract runs its own LSTM (``OcrEngine`` asks every reader)."""
+        return []
+
     def lines(self, rgb: np.ndarray, scale: float) -> list[OcrLine]:
         """The non-empty text lines of ``rgb`` (rendered at ``scale`` pixels per point), boxes in points."""
         from PIL import Image

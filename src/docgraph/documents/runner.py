@@ -72,7 +72,10 @@ class PageRunner:
             pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
                                        initializer=pages.init_worker)
             try:
-                pool.submit(os.getpid).result()  # a worker that cannot start breaks the pool here
+                # one probe per worker: each submit starts a worker, so all start side by side
+                # (one probe started the second worker only after the first was up: ~2 s later)
+                for probe in [pool.submit(os.getpid) for _ in range(self.workers)]:
+                    probe.result()  # a worker that cannot start breaks the pool here
             except BrokenProcessPool:
                 pool.shutdown(wait=False, cancel_futures=True)
                 self._note("pages are processed on one core: page workers could not start in this "
