@@ -94,13 +94,21 @@ def per_document(timeline: Timeline, started: float) -> list[tuple[str, int, flo
     return [(doc, counts[doc], ends[i + 1] - ends[i]) for i, doc in enumerate(finished)]
 
 
+SCAN_DPI = 150
+
+
+def add_scan(page: pymupdf.Page, dst: pymupdf.Document) -> pymupdf.Page:
+    """Append to ``dst`` an image-only copy of ``page``: its pixels at 150 dpi, as a scanner would."""
+    scan = dst.new_page(width=page.rect.width, height=page.rect.height)
+    scan.insert_image(page.rect, pixmap=page.get_pixmap(dpi=SCAN_DPI, alpha=False))
+    return scan
+
+
 def rasterise(src: Path, pages: int, out: Path) -> Path:
-    """An image-only PDF of ``pages`` pages: the pages of ``src`` at 150 dpi, repeated as needed."""
+    """An image-only PDF of ``pages`` pages: the pages of ``src`` scanned (``add_scan``), repeated as needed."""
     with pymupdf.open(src) as doc, pymupdf.open() as dst:
         for index in range(pages):
-            page = doc[index % doc.page_count]
-            pix = page.get_pixmap(dpi=150, alpha=False)
-            dst.new_page(width=page.rect.width, height=page.rect.height).insert_image(page.rect, pixmap=pix)
+            add_scan(doc[index % doc.page_count], dst)
         dst.save(out)
     return out
 

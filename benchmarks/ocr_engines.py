@@ -20,13 +20,13 @@ from pathlib import Path
 import numpy as np
 import pymupdf
 
-from ingest import recovery, shared_documents
+from ingest import add_scan, recovery, shared_documents
 
 from docgraph.documents.ocr import OcrEngine, OcrOptions
 from docgraph.documents.render import render_page
 
 MIN_WORDS = 30
-SCAN_DPI, OCR_DPI = 150, 144
+OCR_DPI = 144
 
 
 def scanned_pages(pdf: Path, count: int) -> list[tuple[np.ndarray, float, float, str]]:
@@ -38,9 +38,8 @@ def scanned_pages(pdf: Path, count: int) -> list[tuple[np.ndarray, float, float,
             if len(text.split()) < MIN_WORDS:
                 continue
             with pymupdf.open() as scan:
-                image = scan.new_page(width=page.rect.width, height=page.rect.height)
-                image.insert_image(page.rect, pixmap=page.get_pixmap(dpi=SCAN_DPI, alpha=False))
-                out.append((np.asarray(render_page(image, OCR_DPI)), page.rect.width, page.rect.height, text))
+                out.append((np.asarray(render_page(add_scan(page, scan), OCR_DPI)), page.rect.width,
+                            page.rect.height, text))
             if len(out) == count:
                 break
     return out
