@@ -215,3 +215,28 @@ def test_hipporag_defaults_are_the_papers():
     assert (hp.dense_prior_top, hp.offline_passage_node_weight) == (10, 1.0)
     base = BaselineSettings()
     assert (base.top_k, base.top_pages) == (10, 10), "the papers' top-10 budgets"
+
+
+def test_the_walk_is_made_once_per_graph(hotpot, monkeypatch):
+    """Queries diffuse over the graph's walk operator, made on first use and kept with the
+    graph: no query rebuilds it, and it is the walk ``personalized_pagerank`` would make."""
+    import numpy as np
+
+    from docgraph.graph import ppr
+    from docgraph.methods import get_method
+    from docgraph.methods.baselines.common import baseline_settings
+
+    ws, items, _ = hotpot
+    method, ctx = get_method("hipporag"), ws.context()
+    settings, chunks = baseline_settings(ctx, {}, "hipporag"), method.chunks(ctx)
+    method.search(ctx, items[0].question, chunks, settings)
+    made = []
+    original = ppr.transition
+    monkeypatch.setattr(ppr, "transition", lambda adj: made.append(1) or original(adj))
+    for item in items:
+        _, seeds, graph, scores = method.search(ctx, item.question, chunks, settings)
+        assert seeds and scores is not None and abs(scores.sum() - 1.0) < 1e-9
+    assert made == [], "no query makes the walk again"
+    walk, dangling = graph.walk()
+    expected_walk, expected_dangling = original(graph.adjacency)
+    assert (walk != expected_walk).nnz == 0 and np.array_equal(dangling, expected_dangling)

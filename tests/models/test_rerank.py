@@ -86,3 +86,26 @@ def test_rerank_reply_shapes():
     assert scores_from_response({"results": [{"index": 0, "relevance_score": 2}]}, 2, "e") == [2.0, float("-inf")]
     with pytest.raises(ModelError):
         scores_from_response({"results": [{"index": 5, "relevance_score": 1}]}, 2, "e")
+
+
+def test_one_shot_bm25_gives_the_index_scores_exactly(shared_data):
+    """The reranker's one-shot ``bm25_scores`` skips indexing terms the query lacks; its scores
+    must stay those of a full ``BM25`` index, bit for bit (repeated query terms, empty texts,
+    texts without any query term included)."""
+    import random
+
+    import numpy as np
+    import pymupdf
+
+    from docgraph.models.bm25 import BM25, bm25_scores
+
+    with pymupdf.open(shared_data / "documents" / "grammar_matters_textbook.pdf") as doc:
+        words = " ".join(page.get_text() for page in doc).split()
+    texts = [" ".join(words[i:i + 80]) for i in range(0, len(words), 80)]
+    rng = random.Random(7)
+    queries = ["What is a verb phrase?", "noun noun clause", "the", "", "subject-verb agreement in 3.5 cases"]
+    for query in queries:
+        docs = rng.sample(texts, 60) + ["", "noun"]
+        expected = BM25(docs).scores(query)
+        assert np.array_equal(bm25_scores(query, docs), expected)
+    assert bm25_scores("verb", texts[:40]).max() > 0

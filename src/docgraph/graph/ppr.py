@@ -126,6 +126,15 @@ def transition(adj: sp.spmatrix) -> tuple[sp.csr_matrix, np.ndarray]:
     return sp.csr_matrix(csr.multiply(inv[:, None]).T), dangling
 
 
+def cached_walk(holder) -> tuple[sp.csr_matrix, np.ndarray]:
+    """``transition(holder.adjacency)``, computed on first use and kept on ``holder._walk``:
+    for a graph held in memory that every query diffuses over (its adjacency never changes
+    in place; a changed graph is a new holder)."""
+    if getattr(holder, "_walk", None) is None:
+        holder._walk = transition(holder.adjacency)
+    return holder._walk
+
+
 def power_iterate(walk: sp.csr_matrix, dangling: np.ndarray, p: np.ndarray, *, alpha: float,
                   tol: float = 1e-8, max_iter: int = 100) -> np.ndarray:
     """r ← (1 − α)·(walk·r + dangling mass·p) + α·p from r₀ = p until the L1 change is below

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .adjacency import build_adjacency
-from .ppr import power_iterate, transition
+from .ppr import cached_walk, power_iterate
 
 EDGE_TYPES = ("contains", "next_chunk", "next_page", "section", "caption", "similar")
 
@@ -82,9 +82,7 @@ class StructureGraph:
         return self.n_chunks + self.n_pages
 
     def walk(self) -> tuple[sp.csr_matrix, np.ndarray]:
-        if self._walk is None:
-            self._walk = transition(self.adjacency)
-        return self._walk
+        return cached_walk(self)
 
 
 def _pairs(mask: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -45,15 +45,7 @@ class BM25:
     def scores(self, query: str | Sequence[str]) -> np.ndarray:
         """BM25 score of every document for ``query`` (0 where no term matches)."""
         terms = tokenize(query) if isinstance(query, str) else list(query)
-        out = np.zeros(len(self.docs), dtype=np.float64)
-        norm = self.k1 * (1.0 - self.b + self.b * self.lengths / self.avgdl)
-        for term in terms:
-            posting = self.postings.get(term)
-            if posting is None:
-                continue
-            ids, tfs, idf = posting
-            out[ids] += idf * tfs * (self.k1 + 1.0) / (tfs + norm[ids])
-        return out
+        return _accumulate(terms, self.postings.get, self.lengths, self.avgdl, self.k1, self.b)
 
     def top_k(self, query: str | Sequence[str], k: int) -> list[tuple[int, float]]:
         """The ``k`` best (index, score) pairs with a positive score, best first (ties by index)."""
@@ -62,6 +54,33 @@ class BM25:
         return [(int(i), float(s[i])) for i in order if s[i] > 0]
 
 
+def _accumulate(terms: Sequence[str], posting, lengths: np.ndarray, avgdl: float, k1: float,
+                b: float) -> np.ndarray:
+    """Σ over ``terms`` (in order, repeats counted) of each document's BM25 term score;
+    ``posting(term)`` gives (document indices ascending, term frequencies, idf) or None."""
+    out = np.zeros(len(lengths), dtype=np.float64)
+    norm = k1 * (1.0 - b + b * lengths / avgdl)
+    for term in terms:
+        found = posting(term)
+        if found is None:
+            continue
+        ids, tfs, idf = found
+        out[ids] += idf * tfs * (k1 + 1.0) / (tfs + norm[ids])
+    return out
+
+
 def bm25_scores(query: str, documents: Sequence[str], k1: float = 1.5, b: float = 0.75) -> np.ndarray:
-    """One-shot BM25 scores of ``documents`` for ``query``."""
-    return BM25(documents, k1=k1, b=b).scores(query)
+    """One-shot BM25 scores of ``documents`` for ``query``: the scores of ``BM25(documents)``,
+    without indexing the terms the query does not have (the per-query reranker calls this)."""
+    docs = [tokenize(d) if isinstance(d, str) else list(d) for d in documents]
+    terms = tokenize(query) if isinstance(query, str) else list(query)
+    lengths = np.array([len(d) for d in docs], dtype=np.float64)
+    avgdl = float(lengths.mean()) if len(docs) and lengths.sum() else 1.0
+    wanted = set(terms)
+    counts = [Counter(t for t in doc if t in wanted) for doc in docs]
+    postings: dict[str, tuple[np.ndarray, np.ndarray, float] | None] = {}
+    for term in wanted:
+        ids = [i for i, c in enumerate(counts) if term in c]
+        postings[term] = (np.array(ids), np.array([counts[i][term] for i in ids], dtype=np.float64),
+                          math.log(1.0 + (len(docs) - len(ids) + 0.5) / (len(ids) + 0.5))) if ids else None
+    return _accumulate(terms, postings.get, lengths, avgdl, k1, b)

@@ -207,9 +207,10 @@ class ChunkBaseline(IndexedBaseline):
         return answer_from_passages(ctx, self.name, query, evidence, passages)
 
 
-def chunk_positions(ids: Sequence[str], chunks: Sequence[Chunk]) -> np.ndarray:
-    """The position in ``chunks`` of each id (-1: no current chunk has it)."""
-    where = {c.id: i for i, c in enumerate(chunks)}
+def chunk_positions(ids: Sequence[str], chunks: Sequence[Chunk], where: dict[str, int] | None = None) -> np.ndarray:
+    """The position in ``chunks`` of each id (-1: no current chunk has it); ``where`` is the
+    id → position map of ``chunks`` when the caller has it."""
+    where = {c.id: i for i, c in enumerate(chunks)} if where is None else where
     return np.array([where.get(i, -1) for i in ids], dtype=np.int64)
 
 

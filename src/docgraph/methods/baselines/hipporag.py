@@ -27,7 +27,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ...errors import ModelError, ModelOutputError
-from ...graph.ppr import personalized_pagerank
+from ...graph.ppr import personalization_vector, power_iterate
 from ...models.base import user
 from ...models.usage import embedding_stage
 from ...prompts import render_prompt
@@ -223,7 +223,8 @@ class HippoRAGBaseline(ChunkBaseline):
             return ranked_chunks(dense, table.row_chunk), seeds, graph, None
         weight = hp.passage_node_weight if ctx.models.chat("answer") is not None else hp.offline_passage_node_weight
         reset = seed_weights(graph, [(t, s) for t, s, _ in seeds], passage_scores, weight, hp.dense_prior_top)
-        scores = personalized_pagerank(graph.adjacency, reset, alpha=hp.restart)
+        walk, dangling = graph.walk()  # as personalized_pagerank(graph.adjacency, ...), the walk made once
+        scores = power_iterate(walk, dangling, personalization_vector(reset), alpha=hp.restart)
         return ranked_chunks(scores[graph.n_phrases:], table.node_chunk), seeds, graph, scores
 
     def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],
@@ -238,9 +239,9 @@ class HippoRAGBaseline(ChunkBaseline):
             raise not_built(ctx, self.name)
         ranked, seeds, graph, scores = self.search(ctx, query, chunks, settings)
         evidence = evidence_from_ranking(query, self.name, ((chunks[i], s) for i, s in ranked), settings)
-        by_id = {c.id: c for c in chunks}
+        chunk_at = self._table(ctx, settings, graph, chunks).chunk_at
         for n, (triple, score, cid) in enumerate(seeds):
-            chunk = by_id.get(cid)
+            chunk = chunks[chunk_at[cid]] if cid in chunk_at else None
             mentions = [Mention(doc_id=chunk.doc_id, page=chunk.page, component_ids=chunk.component_ids)] \
                 if chunk else []
             relation = Relation(id=f"{cid}#fact{n}", source=triple[0], target=triple[2], label=triple[1],

@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...graph.adjacency import IdIndex, build_adjacency
+from ...graph.ppr import cached_walk
 from ...scoring import calibrated_cut, minmax
 from ...text import tokenize
 from .common import chunk_positions
@@ -80,9 +81,14 @@ class HippoGraph:
     phrase_passages: np.ndarray         # passages containing each phrase (≥ 1)
     facts: list[tuple[str, str, str]] = field(default_factory=list)  # aligned with fact keys
     fact_chunks: list[str] = field(default_factory=list)
+    _walk: tuple[sp.csr_matrix, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     def passage_nodes(self) -> range:
         return range(self.n_phrases, len(self.nodes))
+
+    def walk(self) -> tuple[sp.csr_matrix, np.ndarray]:
+        """The PPR walk operator of ``adjacency``, made once per graph (not per query)."""
+        return cached_walk(self)
 
 
 @dataclass
@@ -95,6 +101,7 @@ class PassageTable:
     node_row: np.ndarray
     row_chunk: np.ndarray
     by_chunk: dict[str, list[tuple[str, str, str]]]
+    chunk_at: dict[str, int] = field(default_factory=dict)  # chunk id → position in the chunks
 
     @classmethod
     def build(cls, graph: HippoGraph, passage_keys: list[str], chunks: list) -> "PassageTable":
@@ -103,9 +110,10 @@ class PassageTable:
         by_chunk: dict[str, list[tuple[str, str, str]]] = {}
         for triple, cid in zip(graph.facts, graph.fact_chunks):
             by_chunk.setdefault(cid, []).append(triple)
-        return cls(node_chunk=chunk_positions(ids, chunks),
+        chunk_at = {c.id: i for i, c in enumerate(chunks)}
+        return cls(node_chunk=chunk_positions(ids, chunks, chunk_at),
                    node_row=np.array([row_at.get(i, -1) for i in ids], dtype=np.int64),
-                   row_chunk=chunk_positions(passage_keys, chunks), by_chunk=by_chunk)
+                   row_chunk=chunk_positions(passage_keys, chunks, chunk_at), by_chunk=by_chunk, chunk_at=chunk_at)
 
 
 def synonym_pairs(phrase_matrix: np.ndarray, threshold: float, top_k: int,
