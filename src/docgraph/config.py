@@ -298,6 +298,11 @@ class RetrievalSettings(Section):
     structure: bool = Field(True, description="False = structural layer off (ablation)")
     seed_chunks: int = Field(20, ge=1, description="top fused chunks seeding the diffusion")
     restart: float = Field(0.5, gt=0.0, le=1.0, description="restart probability of the structural diffusion")
+    local_diffusion_edges: int = Field(300_000, ge=0, description="structural graphs with more edges than this "
+                                                                  "diffuse by local forward push, whose cost follows "
+                                                                  "the seeds' neighbourhood, instead of exact power "
+                                                                  "iteration over every edge (graph.structure.diffuse; "
+                                                                  "0 = always exact)")
     graph_seed_share: float = Field(0.3, ge=0.0, le=1.0,
                                     description="share of the seed mass from the method's own graph")
     flat_weight: float = Field(0.8, ge=0.0, le=1.0,

@@ -62,3 +62,29 @@ def test_diffusion_spreads_seed_mass_to_structural_neighbours():
     assert np.argmax(mass) == 1 and mass[0] > 0, "the seed's page, then the page it continues from"
     assert mass[2] == 0, "page 3 starts a new section and shares nothing with the seed"
     assert np.all(diffuse(g, np.zeros(6), alpha=0.5) == 0)
+
+
+def chain_layout(pages: int) -> ChunkLayout:
+    """One document of ``pages`` pages, two chunks each, one section: a long reading-order chain."""
+    page = np.repeat(np.arange(pages), 2)
+    return ChunkLayout(doc=np.zeros(2 * pages, int), page=page, section=np.zeros(2 * pages, int),
+                       caption=np.zeros(2 * pages, bool), visual=np.zeros(2 * pages, bool),
+                       page_doc=np.zeros(pages, int), page_number=np.arange(1, pages + 1))
+
+
+def test_a_large_graph_diffuses_locally_with_the_exact_ranking_near_the_seeds():
+    """Past ``local_above`` edges the diffusion is a forward push: the pages near the seeds rank
+    as exact power iteration ranks them, and pages the pushed mass never reached get nothing
+    (exact iteration gives every reachable page a little)."""
+    g = build_structure(chain_layout(400), weights(section=0.0, similar=0.0))
+    seeds = np.zeros(800)
+    seeds[[400, 401, 420]] = [1.0, 0.5, 0.8]
+    exact = diffuse(g, seeds, alpha=0.5)
+    local = diffuse(g, seeds, alpha=0.5, local_above=g.adjacency.nnz - 1)
+    assert np.array_equal(np.argsort(-exact)[:10], np.argsort(-local)[:10])
+    assert np.abs(local - exact).max() < 1e-4 * exact.max()
+    unreached = np.flatnonzero((exact > 0) & (local == 0))
+    assert len(unreached) >= 10, "further along the chain exact iteration leaves crumbs, push nothing"
+    assert exact[unreached].max() < 1e-5 * exact.max()
+    assert np.array_equal(diffuse(g, seeds, alpha=0.5, local_above=g.adjacency.nnz), exact), \
+        "at or under the threshold: exact"

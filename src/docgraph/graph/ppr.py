@@ -135,6 +135,34 @@ def cached_walk(holder) -> tuple[sp.csr_matrix, np.ndarray]:
     return holder._walk
 
 
+def forward_push(spread: sp.csr_matrix, dangling: np.ndarray, p: np.ndarray, *, alpha: float,
+                 eps: float = 1e-6) -> np.ndarray:
+    """PPR with restart ``alpha`` from ``p`` (sums to 1) by forward push (Andersen, Chung & Lang,
+    2006), the local counterpart of ``power_iterate``: every node holding more than ``eps`` of
+    not-yet-spread mass keeps ``alpha`` of it and passes the rest to its neighbours
+    (``spread[u]``: u's out-neighbours and the share of u's mass each gets, the transpose of
+    the walk; a dangling node's share goes back through ``p``), all such nodes at once, until
+    none holds more. Its cost follows the seeds' neighbourhood, not the graph; the mass left
+    unspread (under ``eps`` per node) is dropped. The result is normalised to sum 1."""
+    estimate = np.zeros(len(p), dtype=np.float64)
+    residual = np.asarray(p, dtype=np.float64).copy()
+    while True:
+        frontier = np.flatnonzero(residual > eps)
+        if not len(frontier):
+            break
+        held = residual[frontier]
+        residual[frontier] = 0.0
+        estimate[frontier] += alpha * held
+        passed = (1.0 - alpha) * held
+        rows = spread[frontier]
+        np.add.at(residual, rows.indices, np.repeat(passed, np.diff(rows.indptr)) * rows.data)
+        back = passed[dangling[frontier]].sum()
+        if back > 0:
+            residual += back * p
+    total = estimate.sum()
+    return estimate / total if total > 0 else np.asarray(p, dtype=np.float64)
+
+
 def power_iterate(walk: sp.csr_matrix, dangling: np.ndarray, p: np.ndarray, *, alpha: float,
                   tol: float = 1e-8, max_iter: int = 100) -> np.ndarray:
     """r ← (1 − α)·(walk·r + dangling mass·p) + α·p from r₀ = p until the L1 change is below

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .adjacency import build_adjacency
-from .ppr import cached_walk, power_iterate
+from .ppr import cached_walk, forward_push, power_iterate
 
 EDGE_TYPES = ("contains", "next_chunk", "next_page", "section", "caption", "similar")
 
@@ -76,6 +76,7 @@ class StructureGraph:
     adjacency: sp.csr_matrix
     edge_counts: dict[str, int] = field(default_factory=dict)
     _walk: tuple[sp.csr_matrix, np.ndarray] | None = None
+    _spread: sp.csr_matrix | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -83,6 +84,12 @@ class StructureGraph:
 
     def walk(self) -> tuple[sp.csr_matrix, np.ndarray]:
         return cached_walk(self)
+
+    def spread(self) -> sp.csr_matrix:
+        """The walk's transpose (row u: where u's mass goes), for ``forward_push``; made once."""
+        if self._spread is None:
+            self._spread = sp.csr_matrix(self.walk()[0].T)
+        return self._spread
 
 
 def _pairs(mask: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -175,10 +182,16 @@ def build_structure(layout: ChunkLayout, weights: EdgeWeightsLike, vectors: np.n
 
 
 def diffuse(graph: StructureGraph, chunk_seeds: np.ndarray, *, alpha: float, page_seeds: np.ndarray | None = None,
-            tol: float = 1e-6, max_iter: int = 50) -> np.ndarray:
+            tol: float = 1e-6, max_iter: int = 50, local_above: int = 0) -> np.ndarray:
     """Page mass after PPR from non-negative ``chunk_seeds`` (one per chunk; plus optional
     ``page_seeds``, one per page) with restart ``alpha``: each page's node mass plus its
-    chunks' mass. All zeros when there is no seed mass."""
+    chunks' mass. All zeros when there is no seed mass.
+
+    Exact power iteration costs every edge per step; on a graph of more than ``local_above``
+    edges (0 = never) the walk is a ``forward_push`` with threshold ``tol`` instead, whose
+    cost follows the seeds' neighbourhood (measured on the 827-page packed corpus's graph,
+    64k edges, seeds of 100 questions: push 5.6 ms against 2.2, the same top 20 nodes in the
+    same order; on 13 copies of it, 828k edges: push 6.3 ms against 25.9)."""
     seeds = np.zeros(graph.n_nodes, dtype=np.float64)
     seeds[:graph.n_chunks] = np.maximum(np.asarray(chunk_seeds, dtype=np.float64), 0.0)
     if page_seeds is not None:
@@ -187,7 +200,10 @@ def diffuse(graph: StructureGraph, chunk_seeds: np.ndarray, *, alpha: float, pag
     if total <= 0 or graph.n_pages == 0:
         return np.zeros(graph.n_pages)
     walk, dangling = graph.walk()
-    mass = power_iterate(walk, dangling, seeds / total, alpha=alpha, tol=tol, max_iter=max_iter)
+    if 0 < local_above < graph.adjacency.nnz:
+        mass = forward_push(graph.spread(), dangling, seeds / total, alpha=alpha, eps=tol)
+    else:
+        mass = power_iterate(walk, dangling, seeds / total, alpha=alpha, tol=tol, max_iter=max_iter)
     pages = mass[graph.n_chunks:].copy()
     np.add.at(pages, graph.chunk_page, mass[:graph.n_chunks])
     return pages

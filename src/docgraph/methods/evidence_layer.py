@@ -199,7 +199,8 @@ class EvidenceLayer:
         if graph_seeds is not None and share > 0 and float(np.sum(graph_seeds)) > 0 and settings.edges.entity > 0:
             extra = np.maximum(np.asarray(graph_seeds, dtype=np.float64), 0.0)
             seeds = (1.0 - share) * seeds + share * extra / extra.sum()
-        diffused = minmax(diffuse(self.graph, seeds, alpha=settings.restart))
+        diffused = minmax(diffuse(self.graph, seeds, alpha=settings.restart,
+                                  local_above=settings.local_diffusion_edges))
         w = settings.flat_weight
         return PageRanking(self.pages, flat.flat, diffused, w * flat.flat + (1.0 - w) * diffused, fused)
 
