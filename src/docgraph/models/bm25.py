@@ -24,9 +24,8 @@ class BM25:
     def __init__(self, documents: Sequence[str | Sequence[str]], k1: float = 1.5, b: float = 0.75):
         self.k1 = k1
         self.b = b
-        self.docs = [tokenize(d) if isinstance(d, str) else list(d) for d in documents]
-        self.lengths = np.array([len(d) for d in self.docs], dtype=np.float64)
-        self.avgdl = float(self.lengths.mean()) if len(self.docs) and self.lengths.sum() else 1.0
+        self.docs = _tokenized(documents)
+        self.lengths, self.avgdl = _lengths(self.docs)
         postings: dict[str, tuple[list[int], list[int]]] = {}
         for i, doc in enumerate(self.docs):
             for term, f in Counter(doc).items():
@@ -35,8 +34,7 @@ class BM25:
                 tfs.append(f)
         n = len(self.docs)
         # term -> (document indices, term frequencies, idf): an inverted index
-        self.postings = {t: (np.array(ids), np.array(tfs, dtype=np.float64),
-                             math.log(1.0 + (n - len(ids) + 0.5) / (len(ids) + 0.5)))
+        self.postings = {t: (np.array(ids), np.array(tfs, dtype=np.float64), _idf(n, len(ids)))
                          for t, (ids, tfs) in postings.items()}
 
     def __len__(self) -> int:
@@ -52,6 +50,21 @@ class BM25:
         s = self.scores(query)
         order = np.argsort(-s, kind="stable")[:k]
         return [(int(i), float(s[i])) for i in order if s[i] > 0]
+
+
+def _tokenized(documents: Sequence[str | Sequence[str]]) -> list[list[str]]:
+    return [tokenize(d) if isinstance(d, str) else list(d) for d in documents]
+
+
+def _lengths(docs: list[list[str]]) -> tuple[np.ndarray, float]:
+    """Each document's length in tokens, and their mean (1 when there are none)."""
+    lengths = np.array([len(d) for d in docs], dtype=np.float64)
+    return lengths, float(lengths.mean()) if len(docs) and lengths.sum() else 1.0
+
+
+def _idf(n: int, df: int) -> float:
+    """BM25+ IDF of a term in ``df`` of ``n`` documents (never negative)."""
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
 def _accumulate(terms: Sequence[str], posting, lengths: np.ndarray, avgdl: float, k1: float,
@@ -72,15 +85,14 @@ def _accumulate(terms: Sequence[str], posting, lengths: np.ndarray, avgdl: float
 def bm25_scores(query: str, documents: Sequence[str], k1: float = 1.5, b: float = 0.75) -> np.ndarray:
     """One-shot BM25 scores of ``documents`` for ``query``: the scores of ``BM25(documents)``,
     without indexing the terms the query does not have (the per-query reranker calls this)."""
-    docs = [tokenize(d) if isinstance(d, str) else list(d) for d in documents]
+    docs = _tokenized(documents)
     terms = tokenize(query) if isinstance(query, str) else list(query)
-    lengths = np.array([len(d) for d in docs], dtype=np.float64)
-    avgdl = float(lengths.mean()) if len(docs) and lengths.sum() else 1.0
+    lengths, avgdl = _lengths(docs)
     wanted = set(terms)
     counts = [Counter(t for t in doc if t in wanted) for doc in docs]
     postings: dict[str, tuple[np.ndarray, np.ndarray, float] | None] = {}
     for term in wanted:
         ids = [i for i, c in enumerate(counts) if term in c]
         postings[term] = (np.array(ids), np.array([counts[i][term] for i in ids], dtype=np.float64),
-                          math.log(1.0 + (len(docs) - len(ids) + 0.5) / (len(ids) + 0.5))) if ids else None
+                          _idf(len(docs), len(ids))) if ids else None
     return _accumulate(terms, postings.get, lengths, avgdl, k1, b)
