@@ -335,6 +335,11 @@ class HippoRAGSettings(Section):
     dense_prior_top: int = Field(10, ge=0, description="passages with a dense reset weight: the best N by dense "
                                                        "score, min-max over them (0 = every passage, as "
                                                        "HippoRAG 2's code)")
+    local_walk_edges: int = Field(300_000, ge=0, description="graphs with more edges than this walk by local "
+                                                             "forward push, whose cost follows the seeds' "
+                                                             "neighbourhood, instead of power iteration over every "
+                                                             "edge (graph.ppr.walk_from; 0 = always exact)")
+    local_walk_eps: float = Field(1e-7, gt=0.0, description="forward push: mass a node must hold to pass it on")
     max_phrase_words: int = Field(8, ge=1, description="longer subjects/objects are not phrase nodes (build)")
 
 

@@ -240,3 +240,26 @@ def test_the_walk_is_made_once_per_graph(hotpot, monkeypatch):
     walk, dangling = graph.walk()
     expected_walk, expected_dangling = original(graph.adjacency)
     assert (walk != expected_walk).nnz == 0 and np.array_equal(dangling, expected_dangling)
+
+
+def test_a_large_graph_walks_locally_with_the_same_ranking(hotpot):
+    """Past ``local_walk_edges`` edges the walk is a forward push: the same passages in the
+    same order as exact power iteration, and the per-call option can force either."""
+    import numpy as np
+
+    from docgraph.methods import get_method
+    from docgraph.methods.baselines.common import baseline_settings
+
+    ws, items, _ = hotpot
+    method, ctx = get_method("hipporag"), ws.context()
+    chunks = method.chunks(ctx)
+    for item in items:
+        exact = baseline_settings(ctx, {"local_walk_edges": 0}, "hipporag")
+        local = baseline_settings(ctx, {"local_walk_edges": 1}, "hipporag")
+        ranked_exact, _, graph, scores_exact = method.search(ctx, item.question, chunks, exact)
+        ranked_local, _, _, scores_local = method.search(ctx, item.question, chunks, local)
+        assert graph.adjacency.nnz > 1 and scores_exact is not None and scores_local is not None
+        assert not np.array_equal(scores_exact, scores_local), "the push is a different computation"
+        assert np.abs(scores_exact - scores_local).sum() < 1e-3
+        top = lambda ranking: [i for i, _ in list(ranking)[:5]]  # noqa: E731
+        assert top(ranked_local) == top(ranked_exact), item.question

@@ -135,6 +135,26 @@ def cached_walk(holder) -> tuple[sp.csr_matrix, np.ndarray]:
     return holder._walk
 
 
+def cached_spread(holder) -> sp.csr_matrix:
+    """The transpose of ``cached_walk(holder)``'s operator (row u: where u's mass goes), for
+    ``forward_push``; computed on first use and kept on ``holder._spread``."""
+    if getattr(holder, "_spread", None) is None:
+        holder._spread = sp.csr_matrix(cached_walk(holder)[0].T)
+    return holder._spread
+
+
+def walk_from(holder, p: np.ndarray, *, alpha: float, tol: float = 1e-8, max_iter: int = 100,
+              local_above: int = 0, eps: float = 1e-6) -> np.ndarray:
+    """PPR with restart ``alpha`` from ``p`` (sums to 1) over ``holder.adjacency``, whose walk is
+    kept on the holder (``cached_walk``). Exact power iteration costs every edge per step; on a
+    graph of more than ``local_above`` edges (0 = never) it is a ``forward_push`` with
+    threshold ``eps`` instead, whose cost follows the seeds' neighbourhood, not the graph."""
+    walk, dangling = cached_walk(holder)
+    if 0 < local_above < holder.adjacency.nnz:
+        return forward_push(cached_spread(holder), dangling, p, alpha=alpha, eps=eps)
+    return power_iterate(walk, dangling, p, alpha=alpha, tol=tol, max_iter=max_iter)
+
+
 def forward_push(spread: sp.csr_matrix, dangling: np.ndarray, p: np.ndarray, *, alpha: float,
                  eps: float = 1e-6) -> np.ndarray:
     """PPR with restart ``alpha`` from ``p`` (sums to 1) by forward push (Andersen, Chung & Lang,

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .adjacency import build_adjacency
-from .ppr import cached_walk, forward_push, power_iterate
+from .ppr import cached_walk, walk_from
 
 EDGE_TYPES = ("contains", "next_chunk", "next_page", "section", "caption", "similar")
 
@@ -85,11 +85,6 @@ class StructureGraph:
     def walk(self) -> tuple[sp.csr_matrix, np.ndarray]:
         return cached_walk(self)
 
-    def spread(self) -> sp.csr_matrix:
-        """The walk's transpose (row u: where u's mass goes), for ``forward_push``; made once."""
-        if self._spread is None:
-            self._spread = sp.csr_matrix(self.walk()[0].T)
-        return self._spread
 
 
 def _pairs(mask: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -199,11 +194,7 @@ def diffuse(graph: StructureGraph, chunk_seeds: np.ndarray, *, alpha: float, pag
     total = seeds.sum()
     if total <= 0 or graph.n_pages == 0:
         return np.zeros(graph.n_pages)
-    walk, dangling = graph.walk()
-    if 0 < local_above < graph.adjacency.nnz:
-        mass = forward_push(graph.spread(), dangling, seeds / total, alpha=alpha, eps=tol)
-    else:
-        mass = power_iterate(walk, dangling, seeds / total, alpha=alpha, tol=tol, max_iter=max_iter)
+    mass = walk_from(graph, seeds / total, alpha=alpha, tol=tol, max_iter=max_iter, local_above=local_above, eps=tol)
     pages = mass[graph.n_chunks:].copy()
     np.add.at(pages, graph.chunk_page, mass[:graph.n_chunks])
     return pages

@@ -27,7 +27,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ...errors import ModelError, ModelOutputError
-from ...graph.ppr import personalization_vector, power_iterate
+from ...graph.ppr import personalization_vector, walk_from
 from ...models.base import user
 from ...models.usage import embedding_stage
 from ...prompts import render_prompt
@@ -223,8 +223,8 @@ class HippoRAGBaseline(ChunkBaseline):
             return ranked_chunks(dense, table.row_chunk), seeds, graph, None
         weight = hp.passage_node_weight if ctx.models.chat("answer") is not None else hp.offline_passage_node_weight
         reset = seed_weights(graph, [(t, s) for t, s, _ in seeds], passage_scores, weight, hp.dense_prior_top)
-        walk, dangling = graph.walk()  # as personalized_pagerank(graph.adjacency, ...), the walk made once
-        scores = power_iterate(walk, dangling, personalization_vector(reset), alpha=hp.restart)
+        scores = walk_from(graph, personalization_vector(reset), alpha=hp.restart,  # the walk made once
+                           local_above=hp.local_walk_edges, eps=hp.local_walk_eps)
         return ranked_chunks(scores[graph.n_phrases:], table.node_chunk), seeds, graph, scores
 
     def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],

@@ -82,6 +82,7 @@ class HippoGraph:
     facts: list[tuple[str, str, str]] = field(default_factory=list)  # aligned with fact keys
     fact_chunks: list[str] = field(default_factory=list)
     _walk: tuple[sp.csr_matrix, np.ndarray] | None = field(default=None, repr=False, compare=False)
+    _spread: sp.csr_matrix | None = field(default=None, repr=False, compare=False)
 
     def passage_nodes(self) -> range:
         return range(self.n_phrases, len(self.nodes))
