@@ -1,7 +1,7 @@
 """Large builds in parts: the structural layer and the cross-page connection are written in
 batches (``INDEX_BATCH_PAGES``, ``kg4vd.connect_batch_pages``), so memory stays bounded and an
 interrupted connection resumes at its batch; removing a document reads only its part of the
-graph (``kg4vd.docgraph``)."""
+graph (``kg4vd.docgraph``), and connecting one only the part it touches (``kg4vd.incident``)."""
 
 from __future__ import annotations
 
@@ -120,3 +120,62 @@ def test_a_workspace_built_before_the_index_is_indexed_at_its_next_build(wh_work
     for doc in ws.documents():
         mentioned, listed = _mentioning(ws, doc.id), _listed(ws, doc.id)
         assert mentioned[0] and mentioned[0] <= listed[0] and mentioned[1] <= listed[1], doc.id
+
+
+def _incidence_covers_every_relation(ws) -> None:
+    listed = {k: set(v["relations"]) for k, v in ws.store.iter_records(st.NS_INCIDENT)}
+    relations = st.load_relations(ws.store)
+    assert relations
+    for key, rel in relations.items():
+        assert key in listed.get(rel.source, set()) and key in listed.get(rel.target, set()), key
+
+
+def test_connecting_a_document_reads_only_the_part_of_the_graph_it_touches(wh_workspace, shared_data, monkeypatch):
+    """A later document is connected without reading the whole canonical graph: the entities
+    read are its candidates and the ones it merges, the relations those around the merged ones."""
+    from docgraph.methods.kg4vd import canonical
+
+    ws = wh_workspace(name="touched")
+    ws.build("kg4vd")
+    before = st.load_entities(ws.store), st.load_relations(ws.store)
+    _incidence_covers_every_relation(ws)
+    read_entities, read_relations, asked = set(), set(), set()
+    entities, touching = canonical.StoredGraph.entities, canonical.StoredGraph.relations_touching
+
+    def spy_entities(self, ids):
+        found = entities(self, ids)
+        read_entities.update(found)
+        return found
+
+    def spy_touching(self, ids):
+        ids = list(ids)
+        asked.update(ids)
+        found = touching(self, ids)
+        read_relations.update(found)
+        return found
+
+    monkeypatch.setattr(canonical.StoredGraph, "entities", spy_entities)
+    monkeypatch.setattr(canonical.StoredGraph, "relations_touching", spy_touching)
+    ws.add(shared_data / ESG)
+    ws.build("kg4vd")
+    monkeypatch.undo()
+    assert read_entities and len(read_entities) < len(before[0]), "candidates only, not every entity"
+    assert read_relations and len(read_relations) < len(before[1])
+    assert all(before[1][k].source in asked or before[1][k].target in asked for k in read_relations)
+    _incidence_covers_every_relation(ws)
+
+
+def test_a_workspace_built_before_the_incidence_index_is_indexed_at_its_next_build(wh_workspace, shared_data):
+    reference = wh_workspace(name="indexed")
+    reference.build("kg4vd")
+    reference.add(shared_data / ESG)
+    reference.build("kg4vd")
+    ws = wh_workspace(name="legacy-incidence")
+    ws.build("kg4vd")
+    ws.store.delete_records(st.NS_INCIDENT)
+    ws.store.set_meta(st.INCIDENT_META, "")
+    ws.add(shared_data / ESG)
+    ws.build("kg4vd")
+    assert ws.store.get_meta(st.INCIDENT_META)
+    _incidence_covers_every_relation(ws)
+    assert snapshot(ws) == snapshot(reference)

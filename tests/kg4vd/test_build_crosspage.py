@@ -7,6 +7,7 @@ import zlib
 
 import numpy as np
 
+from docgraph.methods.kg4vd.canonical import GraphInMemory
 from docgraph.methods.kg4vd.crosspage import candidate_pairs, connect
 from docgraph.methods.kg4vd.judge import OfflineJudge, Verdict
 from docgraph.methods.kg4vd.patch import Edge, Node, PageGraph
@@ -66,7 +67,7 @@ PAGES = [
 
 
 def run(graphs, existing_entities=None, existing_relations=None, judge=None, top_k=10):
-    return connect(graphs, existing_entities or {}, existing_relations or {}, embed=embed_by_name,
+    return connect(graphs, GraphInMemory(existing_entities, existing_relations), embed=embed_by_name,
                    existing_vectors=lambda _id: None, judge=judge, top_k=top_k)
 
 

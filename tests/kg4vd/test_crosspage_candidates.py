@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from docgraph.methods.kg4vd import crosspage
+from docgraph.methods.kg4vd.canonical import GraphInMemory
 from docgraph.methods.kg4vd.crosspage import candidate_pairs, connect
 from docgraph.methods.kg4vd.judge import JudgeItem, JudgeReply, ModelJudge, OfflineJudge, Verdict, candidate_policy
 from docgraph.methods.kg4vd.patch import Node, PageGraph
@@ -124,7 +125,7 @@ def embed_fixed(entities):
 
 
 def run_connect(judge, top_k=5):
-    return connect(page_graphs(), {}, {}, embed=embed_fixed, existing_vectors=lambda _: None, judge=judge,
+    return connect(page_graphs(), GraphInMemory(), embed=embed_fixed, existing_vectors=lambda _: None, judge=judge,
                    top_k=top_k)
 
 

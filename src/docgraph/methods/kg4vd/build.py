@@ -43,6 +43,7 @@ from ..base import BuildReport, MethodContext
 from ..build_stats import OFFLINE_FALLBACK
 from ..vector_index import delete_vectors, load_index
 from .build_config import CONFIG_META, apply_settings_changes
+from .canonical import StoredGraph, ensure_incidence_index, index_incidence
 from .crosspage import ConnectResult, connect
 from .index import (CropFinder, GroundingContext, check_models, embed_entities, index_pages, indexed_relation,
                     missing_page_vectors, relation_matrix, restore_graph_vectors, write_graph_vectors)
@@ -53,9 +54,8 @@ from .offline import OfflineStrategy
 from .schemas import EntitySchema, get_schema
 from ..memo import bump_version
 from .storage import CONNECTION_RECORDS, LAYER, NS_CHUNK, NS_CONNECTED, NS_DOC_GRAPH, NS_ENTITY, NS_PAGEGRAPH, \
-    NS_RELATION, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, StoredPageGraph, document_graph, \
-    ensure_document_index, index_document_graph, load_entities, load_page_graph, load_relations, page_key, \
-    parse_page_key
+    NS_INCIDENT, NS_RELATION, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, StoredPageGraph, document_graph, \
+    ensure_document_index, index_document_graph, load_page_graph, page_key, parse_page_key
 
 OFFLINE_WORKERS = 2
 
@@ -271,7 +271,8 @@ def _connect_batch(ctx: MethodContext, schema: EntitySchema, keys: list[str]) ->
     graphs = [g for key in keys if (g := load_page_graph(ctx.store, *parse_page_key(key)))]
     if not graphs:
         return None
-    entities, relations = load_entities(ctx.store), load_relations(ctx.store)
+    ensure_incidence_index(ctx.store, NS_RELATION)
+    canonical = StoredGraph(ctx.store, NS_ENTITY, NS_RELATION)
     index = load_index(ctx.store, VEC_ENTITY)
     crops = CropFinder(ctx)
     grounding = GroundingContext(ctx)
@@ -279,14 +280,13 @@ def _connect_batch(ctx: MethodContext, schema: EntitySchema, keys: list[str]) ->
     workers = max(1, ctx.settings.models.build.max_concurrency) if isinstance(judge, ModelJudge) else 1
     judged = _LazyBar(ctx, sum(len(g.entities) for g in graphs), "kg4vd cross-page")
     try:
-        result = connect(graphs, entities, relations,
+        result = connect(graphs, canonical,
                          embed=lambda ents: embed_entities(ctx, ents, crops, ctx.progress, grounding),
                          existing_vectors=index.vector, judge=judge, top_k=ctx.settings.kg4vd.cross_page_top_k,
                          crop=crops, workers=workers, on_judged=judged.advance)
     finally:
         judged.close()
-    names = {eid: e.name for eid, e in entities.items()}
-    names.update({eid: e.name for eid, e in result.entities.items()})
+    names = {**result.names, **{eid: e.name for eid, e in result.entities.items()}}
     entity_rows = embed_entities(ctx, list(result.entities.values()), crops, ctx.progress, grounding)
     indexed = {k: r for k, r in result.relations.items() if indexed_relation(r)}
     relation_rows = relation_matrix(ctx, list(indexed.values()), names, ctx.progress, grounding)
@@ -301,6 +301,9 @@ def _connect_batch(ctx: MethodContext, schema: EntitySchema, keys: list[str]) ->
         ctx.store.put_records(NS_CONNECTED, [(g.key, {"entities": len(g.entities), "relations": len(g.relations)},
                                               g.doc_id) for g in graphs])
         index_document_graph(ctx.store, result.entities.values(), result.relations.values())
+        index_incidence(ctx.store, result.relations.values())
+        if result.deleted_entities:
+            ctx.store.delete_records(NS_INCIDENT, keys=result.deleted_entities)
         write_graph_vectors(ctx, result.entities, entity_rows, indexed, relation_rows,
                             result.deleted_entities, result.deleted_relations)
         ctx.models.record_embedding_model()
@@ -374,6 +377,7 @@ def remove_document(ctx: MethodContext, doc_id: str) -> None:
         store.put_records(NS_RELATION, [(k, r.model_dump(mode="json"), None) for k, r in kept_relations.items()])
         if gone_entities:
             store.delete_records(NS_ENTITY, keys=sorted(gone_entities))
+            store.delete_records(NS_INCIDENT, keys=sorted(gone_entities))
             delete_vectors(store, VEC_ENTITY, keys=sorted(gone_entities))
         if gone_relations:
             store.delete_records(NS_RELATION, keys=sorted(gone_relations))

@@ -1,6 +1,8 @@
 """Cross-page connection: page-level entities join the canonical, document-level graph.
 
-``connect(...)`` takes the page graphs not yet connected and the canonical graph so far:
+``connect(...)`` takes the page graphs not yet connected and the canonical graph so far,
+read by id (``canonical.CanonicalGraph``: every entity's vector, but only the entities and
+relations that steps 2–4 look at or change):
 1. every page-local entity becomes an *instance* ``"<doc>:<page>:<local id>"``, every
    page-local relation a relation between instances;
 2. with a judge (the "no cross-page connection" ablation passes none): each instance's
@@ -34,13 +36,14 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from ...graph.merge import merge_entities
 from ...scoring import calibrated_cut
 from ...types import Entity, Mention, Relation, Usage
+from .canonical import CanonicalGraph
 from .judge import Judge, JudgeItem, candidate_policy, entity_names
 from .storage import StoredPageGraph
 
@@ -62,6 +65,7 @@ class ConnectResult:
     below_floor: int = 0  # top-k candidates not sent to the judge: under its similarity floor
     usage: Usage = field(default_factory=Usage)
     merged_earlier: int = 0  # instances merged away in batches absorbed before (``absorb``)
+    names: dict[str, str] = field(default_factory=dict)  # id → name of every entity read or merged here
 
     @property
     def merged_instances(self) -> int:
@@ -93,14 +97,20 @@ def _single_page(entity: Entity) -> tuple[str, int] | None:
 
 def candidate_pairs(instances: Sequence[Entity], instance_vectors: np.ndarray, pool: Sequence[Entity],
                     pool_vectors: np.ndarray, top_k: int, *, pair_once: bool = True,
-                    min_cosine: float = -np.inf) -> tuple[list[tuple[int, list[tuple[int, float]]]], int]:
+                    min_cosine: float = -np.inf, stored: int = 0,
+                    read: Callable[[Sequence[int]], None] = lambda rows: None,
+                    ) -> tuple[list[tuple[int, list[tuple[int, float]]]], int]:
     """For each instance (index into ``instances``), its top-``top_k`` pool entries (index into
     ``pool``, cosine) on other pages, best first, less those with a cosine under
     ``min_cosine`` that share no normalised name or alias with it; with ``pair_once`` a pair
     already listed for an earlier instance is not listed again. ``pool`` contains the
     instances themselves. An instance lies on one page; a pool entity is on another page
     unless all its mentions are on the instance's page. Also returns the number of
-    top-``top_k`` candidates left out for the floor."""
+    top-``top_k`` candidates left out for the floor.
+
+    The first ``stored`` pool entries are read lazily: only those that make an instance's
+    top ``top_k`` are looked at (``read(rows)`` is told first, so a lazy ``pool`` can fetch
+    them at once), and one found on the instance's page makes way for the next best."""
     if not len(instances) or not len(pool) or top_k <= 0:
         return [], 0
     names: dict[str, set[str]] = {}
@@ -112,7 +122,24 @@ def candidate_pairs(instances: Sequence[Entity], instance_vectors: np.ndarray, p
         return bool(names[a.id] & names[b.id])
 
     page_ids: dict[tuple[str, int] | None, int] = {None: -1}
-    pool_page = np.array([page_ids.setdefault(_single_page(e), len(page_ids)) for e in pool], dtype=np.int64)
+    pool_page = np.full(len(pool), -2, dtype=np.int64)  # -2: not looked at yet (a stored entry)
+    pool_page[stored:] = [page_ids.setdefault(_single_page(pool[j]), len(page_ids)) for j in range(stored, len(pool))]
+
+    def top_of(sims: np.ndarray, page: int) -> np.ndarray:
+        while True:
+            k = min(top_k, int(np.isfinite(sims).sum()))
+            if k <= 0:
+                return np.zeros(0, dtype=np.int64)
+            top = np.argpartition(-sims, k - 1)[:k]
+            unread = top[pool_page[top] == -2]
+            if len(unread):
+                read(unread)
+                pool_page[unread] = [page_ids.setdefault(_single_page(pool[j]), len(page_ids)) for j in unread]
+            here = top[pool_page[top] == page]
+            if not len(here):
+                return top[np.lexsort((top, -sims[top]))]
+            sims[here] = -np.inf
+
     seen: set[frozenset[str]] = set()
     out: list[tuple[int, list[tuple[int, float]]]] = []
     below = 0
@@ -121,14 +148,10 @@ def candidate_pairs(instances: Sequence[Entity], instance_vectors: np.ndarray, p
         for col in range(block.shape[1]):
             i = start + col
             sims = block[:, col].copy()
-            sims[pool_page == page_ids.get(_single_page(instances[i]), -2)] = -np.inf
-            k = min(top_k, int(np.isfinite(sims).sum()))
-            if k <= 0:
-                continue
-            top = np.argpartition(-sims, k - 1)[:k]
-            top = top[np.lexsort((top, -sims[top]))]
+            page = page_ids.get(_single_page(instances[i]), -3)
+            sims[pool_page == page] = -np.inf
             chosen = []
-            for j in top:
+            for j in top_of(sims, page):
                 if sims[j] < min_cosine and not same_name(instances[i], pool[j]):
                     below += 1
                     continue
@@ -176,32 +199,67 @@ def _instance_rank(entity_id: str) -> tuple:
     return (doc, int(page), int(digits) if digits else 0, local)
 
 
-def connect(graphs: Sequence[StoredPageGraph], existing_entities: dict[str, Entity],
-            existing_relations: dict[str, Relation], embed: EmbedFn, existing_vectors: Callable[[str], np.ndarray | None],
-            judge: Judge | None, top_k: int, crop: Callable[[Entity], Path | None] = lambda e: None,
-            workers: int = 1, on_judged: Callable[[int], None] | None = None) -> ConnectResult:
+class _Pool(Sequence[Entity]):
+    """The candidate pool: the canonical graph's entities (read on first use) then the instances."""
+
+    def __init__(self, canonical: CanonicalGraph, instances: list[Entity]):
+        self.canonical, self.ids, self.instances = canonical, canonical.entity_ids(), instances
+        self.stored = len(self.ids)
+        self.read: dict[str, Entity] = {}
+
+    def __len__(self) -> int:
+        return self.stored + len(self.instances)
+
+    def __getitem__(self, j):  # type: ignore[override]
+        if j >= self.stored:
+            return self.instances[j - self.stored]
+        if self.ids[j] not in self.read:
+            self.fetch([j])
+        return self.read[self.ids[j]]
+
+    def fetch(self, rows: Sequence[int]) -> None:
+        wanted = [self.ids[j] for j in rows if j < self.stored and self.ids[j] not in self.read]
+        if wanted:
+            self.read.update(self.canonical.entities(wanted))
+
+    def existing(self, ids: Iterable[str]) -> dict[str, Entity]:
+        wanted = [i for i in ids if i not in self.read]
+        if wanted:
+            self.read.update(self.canonical.entities(wanted))
+        return {i: self.read[i] for i in ids if i in self.read}
+
+
+def connect(graphs: Sequence[StoredPageGraph], canonical: CanonicalGraph, embed: EmbedFn,
+            existing_vectors: Callable[[str], np.ndarray | None], judge: Judge | None, top_k: int,
+            crop: Callable[[Entity], Path | None] = lambda e: None, workers: int = 1,
+            on_judged: Callable[[int], None] | None = None) -> ConnectResult:
     """Connect the page graphs ``graphs`` to the canonical graph (see the module docstring).
-    ``existing_vectors(id)`` gives a stored entity vector (None → embedded now); ``crop``
-    gives a visual entity's crop image for the judge; ``workers`` judge calls run at once
-    (results are used in a fixed order, so the outcome does not depend on timing);
-    ``on_judged(n)`` is told after each judged anchor with its number of candidates."""
+    ``canonical`` is read by id (``canonical.CanonicalGraph``): every entity's vector, but only
+    the candidates, the merged entities and the relations around them; ``existing_vectors(id)``
+    gives a stored entity vector (None → embedded now); ``crop`` gives a visual entity's crop
+    image for the judge; ``workers`` judge calls run at once (results are used in a fixed
+    order, so the outcome does not depend on timing); ``on_judged(n)`` is told after each
+    judged anchor with its number of candidates."""
     result = ConnectResult(pages=len(graphs))
     instances, inst_relations = _instances(graphs)
+    pool = _Pool(canonical, instances)
+    existing = set(pool.ids)
     same: list[tuple[str, str]] = []
     related: list[tuple[Entity, Entity, str]] = []
     if judge is not None and instances:
-        pool = list(existing_entities.values()) + instances
         inst_vectors = embed(instances)
-        stored = [existing_vectors(e.id) for e in existing_entities.values()]
-        missing = [e for e, v in zip(existing_entities.values(), stored) if v is None]
-        fresh = iter(embed(missing)) if missing else iter(())
+        stored = [existing_vectors(eid) for eid in pool.ids]
+        missing = [j for j, v in enumerate(stored) if v is None]
+        pool.fetch(missing)
+        fresh = iter(embed([pool[j] for j in missing])) if missing else iter(())
         rows = [v if v is not None else next(fresh) for v in stored]
         pool_vectors = np.vstack(rows + [inst_vectors]) if rows else inst_vectors
         pair_once, floor = candidate_policy(judge)
         calibrated = floor is not None and len(pool) >= FLOOR_MIN_POOL
         min_cosine = calibrated_cut(pool_vectors, floor) if calibrated else -np.inf
         pairs, result.below_floor = candidate_pairs(instances, inst_vectors, pool, pool_vectors, top_k,
-                                                    pair_once=pair_once, min_cosine=min_cosine)
+                                                    pair_once=pair_once, min_cosine=min_cosine,
+                                                    stored=pool.stored, read=pool.fetch)
 
         def ask(entry: tuple[int, list[tuple[int, float]]]):
             anchor = instances[entry[0]]
@@ -222,28 +280,34 @@ def connect(graphs: Sequence[StoredPageGraph], existing_entities: dict[str, Enti
                 elif verdict.label == "related":
                     related.append((anchor, item.entity, verdict.reason))
 
-    everything = {**existing_entities, **{e.id: e for e in instances}}
-    all_relations = list(existing_relations.values()) + inst_relations
-    rank = lambda eid: (0, eid) if eid in existing_entities else (1, *_instance_rank(eid))  # noqa: E731
+    # Only what the verdicts touch is read: merged canonical entities, those a related edge
+    # would join, and the relations around them (the rest of the graph does not change).
+    touched = {eid for pair in same for eid in pair if eid in existing}
+    touched |= {b.id for _, b, _ in related if b.id in existing}
+    old_relations = canonical.relations_touching(sorted(touched))
+    ends = {eid for r in old_relations.values() for eid in (r.source, r.target)}
+    everything = {**pool.existing(sorted(touched | ends)), **{e.id: e for e in instances}}
+    all_relations = list(old_relations.values()) + inst_relations
+    rank = lambda eid: (0, eid) if eid in existing else (1, *_instance_rank(eid))  # noqa: E731
     merged = merge_entities(list(everything), same, [(r.source, r.target, r.label) for r in all_relations], key=rank)
 
     for head, member_ids in merged.groups.items():
-        if len(member_ids) == 1 and head in existing_entities:
+        if len(member_ids) == 1 and head in existing:
             continue  # untouched canonical entity
         result.entities[head] = _merge_group(head, [everything[m] for m in member_ids])
-    result.deleted_entities = sorted(e for e in existing_entities if merged.canonical[e] != e)
+    result.deleted_entities = sorted(e for e in everything if e in existing and merged.canonical[e] != e)
     result.canonical = {e.id: merged.canonical[e.id] for e in instances}
 
     kept: set[str] = set()
     for rel in merged.relations:
         members = [all_relations[i] for i in rel.members]
-        old = [r for r in members if r.id in existing_relations]
+        old = [r for r in members if r.id in old_relations]
         rid = min(r.id for r in old) if old else members[0].id
         kept.add(rid)
         unchanged = (len(members) == 1 and old and (old[0].source, old[0].target) == (rel.source, rel.target))
         if not unchanged:
             result.relations[rid] = _merge_relation(rid, rel.source, rel.target, members)
-    result.deleted_relations = sorted(r for r in existing_relations if r not in kept)
+    result.deleted_relations = sorted(r for r in old_relations if r not in kept)
 
     linked = {frozenset((r.source, r.target)) for r in all_relations if r.label == CROSS_PAGE_LABEL}
     linked = {frozenset(merged.canonical[e] for e in pair) for pair in linked}
@@ -258,4 +322,5 @@ def connect(graphs: Sequence[StoredPageGraph], existing_entities: dict[str, Enti
         mentions = [a.mentions[0], b.mentions[0]] if a.mentions and b.mentions else [*a.mentions, *b.mentions]
         result.relations[rid] = Relation(id=rid, source=source, target=target, label=CROSS_PAGE_LABEL,
                                          description=reason, mentions=mentions[:2], cross_page=True)
+    result.names = {eid: e.name for eid, e in everything.items()}
     return result

@@ -20,6 +20,11 @@ Records (``Store.put_record``):
   document — a superset, so removing a document reads those records and not the whole
   graph. Complete once meta ``kg4vd.docgraph_indexed`` is set (a workspace built before
   it is indexed by one full read at its next build).
+- ``kg4vd.incident`` — key entity id, owner None: ``{"relations": [...]}``, the ids of the
+  relations written with that entity as source or target — a superset (a relation deleted
+  or re-pointed since stays listed, readers check the endpoints), so connecting pages reads
+  the relations around the entities it merges and not the whole graph
+  (``canonical.StoredGraph``). Complete once meta ``kg4vd.incident_indexed`` is set.
 
 Vectors (``methods.vector_index``), all in the *image embedder's* space, so a query is
 embedded once with ``embed_query``:
@@ -52,7 +57,10 @@ NS_RELATION = "kg4vd.relation"
 NS_CHUNK = "kg4vd.chunk"
 NS_DOC_GRAPH = "kg4vd.docgraph"
 DOC_GRAPH_META = "kg4vd.docgraph_indexed"
-CONNECTION_RECORDS = (NS_CONNECTED, NS_ENTITY, NS_RELATION, NS_DOC_GRAPH)  # written by the connection, cleared together
+NS_INCIDENT = "kg4vd.incident"
+INCIDENT_META = "kg4vd.incident_indexed"
+CONNECTION_RECORDS = (NS_CONNECTED, NS_ENTITY, NS_RELATION, NS_DOC_GRAPH, NS_INCIDENT)  # written by the connection,
+# cleared together
 VEC_PAGE = "kg4vd.page"
 VEC_CHUNK = "kg4vd.chunk"
 LAYER = "kg4vd.layer"  # memo name of the in-memory structural layer (bumped when chunks change)
