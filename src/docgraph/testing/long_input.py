@@ -95,7 +95,7 @@ def long_input_case(base: Path, work: Path, *, pages: int = 5000, kill_fraction:
     [doc_id] = sorted(set(after["documents"]) - before_ids) or ["?"]
     rows, distinct, top, result.status = _pages(root, doc_id)
     result.stored_pages, result.duplicated, result.lost = distinct, rows - distinct, pages - distinct
-    result.images = sum(1 for _ in (root / "pages" / doc_id).glob("p*.png"))
+    result.images = sum(1 for _ in (root / "pages" / doc_id).glob("p*.*"))
     result.check_findings = len(check_workspace(root).findings)
     for table in ("documents", "pages", "records", "vectors"):
         after[table] = {k: v for k, v in after[table].items() if doc_id not in repr(k) and doc_id not in repr(v)[:200]}
