@@ -69,7 +69,7 @@ def get_page(doc_id: str, number: int, state: ServerState = Depends(server_state
     return page_json(find_page(state.ws, doc_id, number))
 
 
-@router.get("/image", response_class=FileResponse, summary="The rendered page image (PNG at the page's dpi)")
+@router.get("/image", response_class=FileResponse, summary="The rendered page image (JPEG, or PNG with ingest.image_format = png, at the page's dpi)")
 def page_image(doc_id: str, number: int, state: ServerState = Depends(server_state)) -> FileResponse:
     page = find_page(state.ws, doc_id, number)
     return image_response(workspace_file(state.ws.root, page.image_path))
