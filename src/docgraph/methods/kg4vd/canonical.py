@@ -30,7 +30,8 @@ class CanonicalGraph(Protocol):
         """Every canonical entity id, in a fixed order (the candidate pool's)."""
 
     def entities(self, ids: Iterable[str]) -> dict[str, Entity]:
-        """The entities of ``ids`` that exist, by id."""
+        """The entities of ``ids`` that exist, by id. Asked often, for a few ids at a time: a
+        store-backed graph keeps what it has read."""
 
     def relations_touching(self, ids: Iterable[str]) -> dict[str, Relation]:
         """Every relation whose source or target is one of ``ids``, by id, in id order."""

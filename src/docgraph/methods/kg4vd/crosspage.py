@@ -36,7 +36,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -200,12 +200,12 @@ def _instance_rank(entity_id: str) -> tuple:
 
 
 class _Pool(Sequence[Entity]):
-    """The candidate pool: the canonical graph's entities (read on first use) then the instances."""
+    """The candidate pool: the canonical graph's entities (read on first use; the graph keeps
+    what it has read) then the instances."""
 
     def __init__(self, canonical: CanonicalGraph, instances: list[Entity]):
         self.canonical, self.ids, self.instances = canonical, canonical.entity_ids(), instances
         self.stored = len(self.ids)
-        self.read: dict[str, Entity] = {}
 
     def __len__(self) -> int:
         return self.stored + len(self.instances)
@@ -213,20 +213,11 @@ class _Pool(Sequence[Entity]):
     def __getitem__(self, j):  # type: ignore[override]
         if j >= self.stored:
             return self.instances[j - self.stored]
-        if self.ids[j] not in self.read:
-            self.fetch([j])
-        return self.read[self.ids[j]]
+        return self.canonical.entities([self.ids[j]])[self.ids[j]]
 
     def fetch(self, rows: Sequence[int]) -> None:
-        wanted = [self.ids[j] for j in rows if j < self.stored and self.ids[j] not in self.read]
-        if wanted:
-            self.read.update(self.canonical.entities(wanted))
-
-    def existing(self, ids: Iterable[str]) -> dict[str, Entity]:
-        wanted = [i for i in ids if i not in self.read]
-        if wanted:
-            self.read.update(self.canonical.entities(wanted))
-        return {i: self.read[i] for i in ids if i in self.read}
+        """Read the stored entries of ``rows`` at once."""
+        self.canonical.entities([self.ids[j] for j in rows if j < self.stored])
 
 
 def connect(graphs: Sequence[StoredPageGraph], canonical: CanonicalGraph, embed: EmbedFn,
@@ -286,7 +277,7 @@ def connect(graphs: Sequence[StoredPageGraph], canonical: CanonicalGraph, embed:
     touched |= {b.id for _, b, _ in related if b.id in existing}
     old_relations = canonical.relations_touching(sorted(touched))
     ends = {eid for r in old_relations.values() for eid in (r.source, r.target)}
-    everything = {**pool.existing(sorted(touched | ends)), **{e.id: e for e in instances}}
+    everything = {**canonical.entities(sorted(touched | ends)), **{e.id: e for e in instances}}
     all_relations = list(old_relations.values()) + inst_relations
     rank = lambda eid: (0, eid) if eid in existing else (1, *_instance_rank(eid))  # noqa: E731
     merged = merge_entities(list(everything), same, [(r.source, r.target, r.label) for r in all_relations], key=rank)
