@@ -59,7 +59,8 @@ from .extract_text import ModelTextStrategy, OfflineTextStrategy
 from .holistic import (ApplyReport, HolisticView, Resolution, apply_resolution, candidate_groups, merge_duplicates,
                        register_extraction)
 from .state import (NS_CHUNK, NS_ENTITY, NS_EXTRACT, NS_STATE, VEC_CHUNK, VEC_ENTITY, entity_record_key,
-                    get_state, load_view, log_conflicts, put_state, reset_document, save_diff)
+                    count_conflicts_once, get_state, load_view, log_conflicts, put_state, reset_document,
+                    save_diff)
 
 METHOD = "hvm"
 EMBED_CHARS = 2000
@@ -391,6 +392,8 @@ def build(ctx: MethodContext) -> BuildReport:
     for gone in (set(states) | graph_documents(ctx.store)) - present:
         with ctx.store.transaction():
             remove(ctx, gone)
+        states.pop(gone, None)
+    count_conflicts_once(ctx.store, states)
     todo, skipped = [], 0
     rebuilt: dict[str, list[str]] = {}  # settings change -> documents rebuilt for it
     for doc in docs:

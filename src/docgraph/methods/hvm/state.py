@@ -96,6 +96,17 @@ def conflict_counts(store: Store, doc_id: str, state: dict[str, Any]) -> tuple[i
     return len(rows), sum(1 for row in rows if row.get("unresolved"))
 
 
+def count_conflicts_once(store: Store, states: dict[str, dict[str, Any]]) -> None:
+    """Give the states written before they counted their conflicts the counters (one read of
+    those documents' conflict records, at a build), so ``status`` never decodes them again;
+    ``states`` (doc id → state) is updated in place."""
+    for doc_id, state in sorted(states.items()):
+        if "conflicts_logged" not in state:
+            state["conflicts_logged"], state["conflicts_unresolved"] = conflict_counts(store, doc_id, state)
+            with store.transaction():
+                put_state(store, doc_id, state)
+
+
 def log_conflicts(store: Store, doc_id: str, state: dict[str, Any], log: list[tuple[str, dict, str]]) -> None:
     """Write conflict-log entries and count them in ``state`` (the caller saves the state in
     the same transaction), so status reads two numbers instead of decoding every entry."""
