@@ -21,8 +21,7 @@ from typing import Iterable, Protocol, Sequence
 
 from ...store.base import Store
 from ...types import Entity, Relation
-from .storage import INCIDENT_META, NS_INCIDENT
-_READ_BATCH = 500  # keys per store read
+from .storage import INCIDENT_META, NS_INCIDENT, add_ids
 
 
 class CanonicalGraph(Protocol):
@@ -72,44 +71,32 @@ class StoredGraph:
     def entities(self, ids: Iterable[str]) -> dict[str, Entity]:
         wanted = list(dict.fromkeys(ids))
         missing = [i for i in wanted if i not in self._read]
-        for start in range(0, len(missing), _READ_BATCH):
-            found = self._store.get_records(self._entity_ns, missing[start:start + _READ_BATCH])
+        if missing:
+            found = self._store.get_records(self._entity_ns, missing)
             self._read.update({k: Entity.model_validate(v) for k, v in found.items()})
         return {i: self._read[i] for i in wanted if i in self._read}
 
     def relations_touching(self, ids: Iterable[str]) -> dict[str, Relation]:
-        wanted = list(dict.fromkeys(ids))
-        listed: set[str] = set()
-        for start in range(0, len(wanted), _READ_BATCH):
-            for value in self._store.get_records(NS_INCIDENT, wanted[start:start + _READ_BATCH]).values():
-                listed.update(value.get("relations", []))
-        ordered, values = sorted(listed), {}
-        for start in range(0, len(ordered), _READ_BATCH):
-            values.update(self._store.get_records(self._relation_ns, ordered[start:start + _READ_BATCH]))
-        wanted_set, found = set(wanted), {}
+        wanted = set(ids)
+        listed = {rid for value in self._store.get_records(NS_INCIDENT, wanted).values()
+                  for rid in value.get("relations", [])}
+        ordered = sorted(listed)
+        values, found = self._store.get_records(self._relation_ns, ordered), {}
         for key in ordered:  # key order, as the whole graph would be read
             if key in values:
                 relation = Relation.model_validate(values[key])
-                if relation.source in wanted_set or relation.target in wanted_set:  # the index is a superset
+                if relation.source in wanted or relation.target in wanted:  # the index is a superset
                     found[key] = relation
         return found
 
 
 def index_incidence(store: Store, relations: Iterable[Relation]) -> None:
     """Add the ids of ``relations`` (just written) to their endpoints' ``kg4vd.incident`` records."""
-    per_entity: dict[str, set[str]] = {}
+    per_entity: dict[str, dict[str, set[str]]] = {}
     for relation in relations:
         for endpoint in (relation.source, relation.target):
-            per_entity.setdefault(endpoint, set()).add(relation.id)
-    if not per_entity:
-        return
-    known = {}
-    keys = sorted(per_entity)
-    for start in range(0, len(keys), _READ_BATCH):
-        known.update(store.get_records(NS_INCIDENT, keys[start:start + _READ_BATCH]))
-    store.put_records(NS_INCIDENT, [(key, {"relations": sorted(per_entity[key] | set((known.get(key) or {})
-                                                                                    .get("relations", [])))}, None)
-                                    for key in keys])
+            per_entity.setdefault(endpoint, {"relations": set()})["relations"].add(relation.id)
+    add_ids(store, NS_INCIDENT, per_entity, owned=False)
 
 
 def ensure_incidence_index(store: Store, relation_ns: str) -> None:

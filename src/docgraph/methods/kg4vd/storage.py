@@ -125,21 +125,27 @@ def load_relations(store: Store) -> dict[str, Relation]:
     return {key: Relation.model_validate(value) for key, value in store.iter_records(NS_RELATION)}
 
 
+def add_ids(store: Store, namespace: str, additions: dict[str, dict[str, set[str]]], owned: bool) -> None:
+    """Union the id sets of ``additions`` (record key → field → ids) into ``namespace``'s
+    records, each field a sorted list; a record's owner is its key when ``owned``."""
+    known = store.get_records(namespace, additions)
+    rows = []
+    for key, fields in sorted(additions.items()):
+        old = known.get(key) or {}
+        rows.append((key, {name: sorted(ids | set(old.get(name, []))) for name, ids in fields.items()},
+                     key if owned else None))
+    store.put_records(namespace, rows)
+
+
 def index_document_graph(store: Store, entities: Iterable[Entity], relations: Iterable[Relation]) -> None:
     """Add the ids of ``entities`` and ``relations`` (just written) to the ``kg4vd.docgraph``
     record of every document they mention."""
-    per_doc: dict[str, tuple[set[str], set[str]]] = {}
-    for items, slot in ((entities, 0), (relations, 1)):
+    per_doc: dict[str, dict[str, set[str]]] = {}
+    for items, name in ((entities, "entities"), (relations, "relations")):
         for item in items:
             for mention in item.mentions:
-                per_doc.setdefault(mention.doc_id, (set(), set()))[slot].add(item.id)
-    rows = []
-    known = store.get_records(NS_DOC_GRAPH, per_doc)
-    for doc_id, (entity_ids, relation_ids) in sorted(per_doc.items()):
-        old = known.get(doc_id) or {}
-        rows.append((doc_id, {"entities": sorted(entity_ids | set(old.get("entities", []))),
-                              "relations": sorted(relation_ids | set(old.get("relations", [])))}, doc_id))
-    store.put_records(NS_DOC_GRAPH, rows)
+                per_doc.setdefault(mention.doc_id, {"entities": set(), "relations": set()})[name].add(item.id)
+    add_ids(store, NS_DOC_GRAPH, per_doc, owned=True)
 
 
 def ensure_document_index(store: Store) -> None:
