@@ -99,12 +99,17 @@ def conflict_counts(store: Store, doc_id: str, state: dict[str, Any]) -> tuple[i
 def count_conflicts_once(store: Store, states: dict[str, dict[str, Any]]) -> None:
     """Give the states written before they counted their conflicts the counters (one read of
     those documents' conflict records, at a build), so ``status`` never decodes them again;
-    ``states`` (doc id → state) is updated in place."""
+    ``states`` (doc id → state) is updated in place. A state without counters and without
+    conflicts is left as it is: today's builds write the counters with the first conflict (in
+    the same transaction), so such a state is the same whether it is old or new, and reading
+    its conflicts costs nothing."""
     for doc_id, state in sorted(states.items()):
         if "conflicts_logged" not in state:
-            state["conflicts_logged"], state["conflicts_unresolved"] = conflict_counts(store, doc_id, state)
-            with store.transaction():
-                put_state(store, doc_id, state)
+            total, unresolved = conflict_counts(store, doc_id, state)
+            if total:
+                state["conflicts_logged"], state["conflicts_unresolved"] = total, unresolved
+                with store.transaction():
+                    put_state(store, doc_id, state)
 
 
 def log_conflicts(store: Store, doc_id: str, state: dict[str, Any], log: list[tuple[str, dict, str]]) -> None:
