@@ -86,7 +86,6 @@ class StructureGraph:
         return cached_walk(self)
 
 
-
 def _pairs(mask: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.stack([a[mask], b[mask]], axis=1) if mask.any() else np.zeros((0, 2), np.int64)
 

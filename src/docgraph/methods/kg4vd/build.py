@@ -258,6 +258,7 @@ def _connect_pending(ctx: MethodContext, schema: EntitySchema, ready_keys: list[
     pending = sorted((_keys(ctx, NS_PAGEGRAPH) - _keys(ctx, NS_CONNECTED)) & set(ready_keys), key=parse_page_key)
     if pending:
         ensure_document_index(ctx.store)
+        ensure_incidence_index(ctx.store, NS_RELATION)
     total: ConnectResult | None = None
     for batch in connect_batches(pending, ctx.settings.kg4vd.connect_batch_pages):
         result = _connect_batch(ctx, schema, batch)
@@ -271,7 +272,6 @@ def _connect_batch(ctx: MethodContext, schema: EntitySchema, keys: list[str]) ->
     graphs = [g for key in keys if (g := load_page_graph(ctx.store, *parse_page_key(key)))]
     if not graphs:
         return None
-    ensure_incidence_index(ctx.store, NS_RELATION)
     canonical = StoredGraph(ctx.store, NS_ENTITY, NS_RELATION)
     index = load_index(ctx.store, VEC_ENTITY)
     crops = CropFinder(ctx)

@@ -7,12 +7,10 @@ touch those. ``crosspage.connect`` asks for them through the ``CanonicalGraph`` 
 
 - ``GraphInMemory`` — dicts (tests, small graphs);
 - ``StoredGraph`` — the workspace store: entities read by key and kept once read,
-  relations found through the incidence index below. Memory and read time follow the
-  batch and the part of the graph it touches, not the graph (at 638 pages the whole graph
-  was 120 MB of objects and 5.5 s to read, per batch).
-
-Relations are found through the incidence index (record ``kg4vd.incident``, storage.py),
-written here with every relation the connection writes.
+  relations found through the incidence index (record ``kg4vd.incident``, storage.py),
+  which ``index_incidence`` extends with every relation the connection writes. Memory and
+  read time follow the batch and the part of the graph it touches, not the graph (at 638
+  pages the whole graph was 120 MB of objects and 5.5 s to read, per batch).
 """
 
 from __future__ import annotations
