@@ -10,7 +10,7 @@ from query_graph import history_graph, random_graph, write_graph
 from docgraph import Workspace
 from docgraph.errors import InputError, NotBuiltError
 from docgraph.methods.kg4vd import query
-from docgraph.methods.kg4vd.graph_view import load_view
+from docgraph.methods.kg4vd.graph_view import GraphChanged, load_view
 from docgraph.methods.kg4vd.retrieval import fuse, retrieve_graph
 from docgraph.scoring import minmax, top_k
 from docgraph.methods.hybrid import fuse_scores
@@ -124,7 +124,7 @@ def test_page_anchors_and_seed_weights(synth_ws):
     assert len(trace.anchors) == 3
     view = load_view(synth_ws.store)
     anchor_pages = {p for p, _ in trace.anchors}
-    assert {(m.doc_id, m.page) for n in trace.seeds for m in view.entities[int(n)].mentions} <= anchor_pages
+    assert {(m.doc_id, m.page) for e in view.entities_of(synth_ws.store, trace.seeds) for m in e.mentions} <= anchor_pages
     assert len(trace.seeds) == 15
     assert trace.seed_weights.sum() == pytest.approx(1.0)
     assert np.all(trace.seed_weights >= 0)
@@ -133,7 +133,7 @@ def test_page_anchors_and_seed_weights(synth_ws):
 def test_seed_weights_follow_query_similarity(history_ws):
     trace = retrieve_graph(history_ws.context(), "Marco Polo the Venetian merchant", "local")
     view = load_view(history_ws.store)
-    weights = dict(zip((view.entities[int(n)].name for n in trace.seeds), trace.seed_weights))
+    weights = dict(zip((view.names[int(n)] for n in trace.seeds), trace.seed_weights))
     assert max(weights, key=weights.get) == "Marco Polo"
 
 
@@ -192,8 +192,8 @@ def test_graph_view_reloads_when_relations_change(tmp_path):
         write_vectors(ws.store, "kg4vd.relation", [rel.id], np.ones((1, 4), dtype=np.float32), "m")
         fresh = load_view(ws.store)
         assert fresh is not view
-        assert "r99" in {r.id for r in fresh.relations}
-        assert len(fresh.relations) == len(view.relations) + 1
+        assert "r99" in fresh.relation_ids
+        assert len(fresh.relation_ids) == len(view.relation_ids) + 1
         delete_vectors(ws.store, "kg4vd.page", doc_id="hist0001")  # what removing a document does
         assert load_view(ws.store) is not fresh
 
@@ -204,9 +204,42 @@ def test_graph_view_skips_dangling_relations():
     e = [Entity(id=i, name=i, type="t") for i in ("a", "b")]
     r = [Relation(id="1", source="a", target="b", label="x"), Relation(id="2", source="a", target="zz", label="x"),
          Relation(id="3", source="a", target="b", label="y"), Relation(id="4", source="b", target="b", label="z")]
-    view = build_view(e, r)
-    assert [x.id for x in view.relations] == ["1", "3"]
+    view = build_view([x.model_dump() for x in e], [x.model_dump() for x in r])
+    assert view.relation_ids == ["1", "3"]
     assert view.adjacency[0, 1] == 2.0 and view.adjacency[1, 0] == 2.0
+
+
+def test_graph_view_keeps_arrays_and_reads_records_when_asked(tmp_path):
+    with Workspace(tmp_path) as ws:
+        spec = history_graph()
+        write_graph(ws, spec)
+        view = load_view(ws.store)
+        assert not hasattr(view, "entities") and not hasattr(view, "relations")
+        node = view.ids.index("kublai")
+        [entity] = view.entities_of(ws.store, [node])
+        assert entity == Entity.model_validate(ws.store.get_record("kg4vd.entity", "kublai"))
+        assert view.names[node] == entity.name and view.types[node] == entity.type
+        rels = view.relations_of(ws.store, view.node_relations[node])
+        assert rels and all("kublai" in (r.source, r.target) for r in rels)
+
+
+def test_a_query_that_meets_a_changed_graph_starts_over_on_the_new_one(tmp_path):
+    question = "Which dynasty did the grandson of Genghis Khan establish?"
+    with Workspace(tmp_path / "a") as ws:
+        write_graph(ws, history_graph())
+        assert "Kublai Khan" in [s.entity.name for s in query.retrieve(ws.context(), question, mode="multi_hop").entities]
+    with Workspace(tmp_path / "b") as ws:
+        write_graph(ws, history_graph())
+        stale = load_view(ws.store)  # made, no record read yet
+        # a build merges an entity away between the view's load and its record reads (the
+        # vectors' version stamp moves later, in the build's next transaction)
+        ws.store.delete_records("kg4vd.entity", ["kublai"])
+        after = query.retrieve(ws.context(), question, mode="multi_hop")
+        assert after.entities and "Kublai Khan" not in [s.entity.name for s in after.entities]
+        fresh = load_view(ws.store)
+        assert fresh is not stale and "kublai" not in fresh.ids
+        with pytest.raises(GraphChanged, match="kublai"):
+            stale.entities_of(ws.store, [stale.ids.index("kublai")])
 
 
 def test_empty_workspace_and_bad_options(tmp_path, history_ws):

@@ -63,6 +63,14 @@ class StoreCache:
                 self._items.popitem(last=False)
         return value
 
+    def drop(self, store: Store, key: Hashable, value: Any) -> None:
+        """Forget ``key``'s entry for this store if it still holds ``value`` (found stale by its user)."""
+        full = (_root(store), key)
+        with self._lock:
+            hit = self._items.get(full)
+            if hit is not None and hit[1] is value:
+                del self._items[full]
+
     def keys_of(self, store: Store) -> list[Hashable]:
         root = _root(store)
         with self._lock:

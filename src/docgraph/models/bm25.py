@@ -24,21 +24,21 @@ class BM25:
     def __init__(self, documents: Sequence[str | Sequence[str]], k1: float = 1.5, b: float = 0.75):
         self.k1 = k1
         self.b = b
-        self.docs = _tokenized(documents)
-        self.lengths, self.avgdl = _lengths(self.docs)
+        docs = _tokenized(documents)  # not kept: the postings and lengths are all scoring reads
+        self.lengths, self.avgdl = _lengths(docs)
         postings: dict[str, tuple[list[int], list[int]]] = {}
-        for i, doc in enumerate(self.docs):
+        for i, doc in enumerate(docs):
             for term, f in Counter(doc).items():
                 ids, tfs = postings.setdefault(term, ([], []))
                 ids.append(i)
                 tfs.append(f)
-        n = len(self.docs)
+        n = len(docs)
         # term -> (document indices, term frequencies, idf): an inverted index
         self.postings = {t: (np.array(ids), np.array(tfs, dtype=np.float64), _idf(n, len(ids)))
                          for t, (ids, tfs) in postings.items()}
 
     def __len__(self) -> int:
-        return len(self.docs)
+        return len(self.lengths)
 
     def scores(self, query: str | Sequence[str]) -> np.ndarray:
         """BM25 score of every document for ``query`` (0 where no term matches)."""

@@ -1,11 +1,19 @@
 """The KG4VD entity graph as query-time arrays, cached in memory per graph version.
 
 Built from the canonical records the build writes (``kg4vd.entity`` and
-``kg4vd.relation``, read with ``storage.load_entities`` / ``load_relations``): node ``i`` is an entity, every relation is an
-undirected edge of weight 1 and parallel relations between the same pair add up
-(``build_adjacency(combine="sum")``). Also kept: which entities are grounded on each
-page, the relations incident to each node, and the row of each entity in the entity
-vector index.
+``kg4vd.relation``): node ``i`` is an entity, every relation is an undirected edge of
+weight 1 and parallel relations between the same pair add up
+(``build_adjacency(combine="sum")``). Also kept: each entity's name, type and aliases,
+which entities are grounded on each page, the relations incident to each node, and the
+row of each entity in the entity vector index.
+
+The view holds arrays and names, not the records: an entity or relation object (its
+description, every mention) is read from the store when a query needs it —
+``entities_of(store, nodes)`` / ``relations_of(store, rels)``, one batched read, the
+recently read ones kept in a bounded cache. A 10,000-page graph (~200k entities, ~500k
+relations) would otherwise hold ~2 GB of objects per process. Building the view decodes
+the records as plain dicts and keeps only the fields above (~3× faster than validating
+every record into a model).
 
 The view is rebuilt only when the graph changes, detected on every query by a few meta
 lookups (O(1); counting the records instead costs ~0.2 s at 500k records): the version
@@ -13,47 +21,116 @@ stamps that ``vector_index.write_vectors`` / ``delete_vectors`` bump for the pag
 and relation vectors — the build rewrites the vectors of every entity and relation it
 adds or changes and deletes those of the ones it drops, and removing a document deletes
 its page vectors — plus the build's own ``kg4vd.graph_version`` meta value if it sets one.
+A record read after the view was made that is gone from the store (a build merged or
+dropped it in between) raises :class:`GraphChanged`; the caller reloads the view.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import sys
+import threading
+from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 
+from ...errors import DocgraphError
 from ...graph import IdIndex, build_adjacency
+from ...models.bm25 import BM25
 from ...store.base import Store
 from ...types import Entity, Relation
 from ..memo import StoreCache
 from ..vector_index import VectorIndex
-from ...models.bm25 import BM25
-from .storage import VEC_ENTITY, VEC_PAGE, VEC_RELATION, entity_text, load_entities, load_relations
+from .storage import NS_ENTITY, NS_RELATION, VEC_ENTITY, VEC_PAGE, VEC_RELATION, entity_text_of
 
 GRAPH_VERSION_META = "kg4vd.graph_version"
+RECORD_CACHE = 8192  # entity and relation objects a view keeps, each kind, least recently used dropped
 
 PageKey = tuple[str, int]
+T = TypeVar("T", Entity, Relation)
 
 
-@dataclass
+class GraphChanged(DocgraphError):
+    """A record the view lists is gone from the store: the graph changed since the view was
+    made. ``view`` is that view (``load_view(store, stale=view)`` replaces it)."""
+
+    view: "GraphView | None" = None
+
+
+class _RecordCache:
+    """Objects of one record namespace by view position, read in batches, LRU-bounded."""
+
+    def __init__(self, namespace: str, keys: list[str], parse: Callable[[Any], T], size: int = RECORD_CACHE):
+        self.namespace, self.keys, self.parse, self.size = namespace, keys, parse, size
+        self._items: OrderedDict[int, T] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def read(self, store: Store, positions: Iterable[int]) -> list[T]:
+        wanted = [int(p) for p in positions]
+        with self._lock:
+            found = {p: self._items[p] for p in wanted if p in self._items}
+            for p in found:
+                self._items.move_to_end(p)
+        missing = sorted(set(wanted) - found.keys())
+        if missing:
+            values = store.get_records(self.namespace, [self.keys[p] for p in missing])
+            gone = [self.keys[p] for p in missing if self.keys[p] not in values]
+            if gone:
+                raise GraphChanged(f"{self.namespace} record {gone[0]!r} is gone: the graph changed during the query")
+            fresh = {p: self.parse(values[self.keys[p]]) for p in missing}
+            found.update(fresh)
+            with self._lock:
+                self._items.update(fresh)
+                while len(self._items) > self.size:
+                    self._items.popitem(last=False)
+        return [found[p] for p in wanted]
+
+
+@dataclass(eq=False)
 class GraphView:
-    """Arrays over the entity graph; node order is ``ids`` order."""
+    """Arrays over the entity graph; node order is ``ids`` order, relation order ``relation_ids``."""
 
     version: tuple
     ids: IdIndex
-    entities: list[Entity]
-    relations: list[Relation]
+    names: list[str]
+    types: list[str]
+    aliases: dict[int, list[str]]
+    relation_ids: list[str]
     adjacency: sp.csr_matrix
     endpoints: np.ndarray  # (m, 2) node indices of each relation
     page_nodes: dict[PageKey, np.ndarray]
     node_relations: list[np.ndarray]
     degree: np.ndarray
-    _vector_rows: dict[int, np.ndarray] = field(default_factory=dict)
+    _lexical_texts: list[str] | None = None
     _bm25: BM25 | None = None
+    _vector_rows: dict[int, np.ndarray] = field(default_factory=dict)
+    _entities: _RecordCache | None = None
+    _relations: _RecordCache | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self._entities = _RecordCache(NS_ENTITY, list(self.ids), Entity.model_validate)
+        self._relations = _RecordCache(NS_RELATION, self.relation_ids, Relation.model_validate)
 
     def __len__(self) -> int:
-        return len(self.entities)
+        return len(self.names)
+
+    def entities_of(self, store: Store, nodes: Iterable[int]) -> list[Entity]:
+        """The entity objects of ``nodes``, in order (read from ``store`` unless cached)."""
+        return self._read(self._entities, store, nodes)
+
+    def relations_of(self, store: Store, rels: Iterable[int]) -> list[Relation]:
+        """The relation objects of relation indices ``rels``, in order."""
+        return self._read(self._relations, store, rels)
+
+    def _read(self, records: _RecordCache, store: Store, positions: Iterable[int]) -> list:
+        try:
+            return records.read(store, positions)
+        except GraphChanged as changed:
+            changed.view = self
+            raise
 
     def nodes_on_pages(self, pages: list[PageKey]) -> np.ndarray:
         """Nodes grounded on any of ``pages`` (sorted, unique)."""
@@ -62,11 +139,17 @@ class GraphView:
             return np.zeros(0, dtype=np.int64)
         return np.unique(np.concatenate(parts))
 
+    def node_pages(self) -> Iterator[tuple[int, PageKey]]:
+        """Every (node, page it is grounded on), in node order."""
+        pairs = [(int(n), key) for key, nodes in self.page_nodes.items() for n in nodes]
+        pairs.sort(key=lambda pair: pair[0])
+        return iter(pairs)
+
     def relations_within(self, nodes: np.ndarray) -> np.ndarray:
         """Indices of relations whose two endpoints are both in ``nodes``."""
-        if not len(self.relations) or not len(nodes):
+        if not len(self.relation_ids) or not len(nodes):
             return np.zeros(0, dtype=np.int64)
-        inside = np.zeros(len(self.entities), dtype=bool)
+        inside = np.zeros(len(self), dtype=bool)
         inside[nodes] = True
         incident = np.unique(np.concatenate([self.node_relations[int(n)] for n in nodes]))
         if not len(incident):
@@ -77,7 +160,7 @@ class GraphView:
     def affinity(self, index: VectorIndex, query: np.ndarray) -> np.ndarray:
         """Cosine of the query with every node's entity vector (0 for nodes without one)."""
         rows = self._rows(index)
-        out = np.zeros(len(self.entities), dtype=np.float64)
+        out = np.zeros(len(self), dtype=np.float64)
         if len(index):
             scores = index.scores(query)
             have = rows >= 0
@@ -86,16 +169,17 @@ class GraphView:
 
     def lexical(self, query: str) -> np.ndarray:
         """BM25 of the query against every node's indexed text ("name, type, description";
-        the index is made on first use)."""
-        if self._bm25 is None:
-            self._bm25 = BM25([entity_text(e) for e in self.entities])
-        return self._bm25.scores(query) if len(self.entities) else np.zeros(0)
+        the index is made on first use and the texts then dropped)."""
+        with self._lock:
+            if self._bm25 is None:
+                self._bm25 = BM25(self._lexical_texts or [])
+                self._lexical_texts = None
+        return self._bm25.scores(query) if len(self) else np.zeros(0)
 
     def _rows(self, index: VectorIndex) -> np.ndarray:
         rows = self._vector_rows.get(id(index))
         if rows is None:
-            rows = np.fromiter((index.position.get(e.id, -1) for e in self.entities), dtype=np.int64,
-                               count=len(self.entities))
+            rows = np.fromiter((index.position.get(i, -1) for i in self.ids), dtype=np.int64, count=len(self))
             self._vector_rows.clear()  # one live index at a time; the old one is stale
             self._vector_rows[id(index)] = rows
         return rows
@@ -108,46 +192,54 @@ def graph_version(store: Store) -> tuple:
         GRAPH_VERSION_META))
 
 
-def build_view(entities: list[Entity], relations: list[Relation], version: tuple = ()) -> GraphView:
-    """The arrays of a graph; relations with an unknown endpoint or a self-loop are skipped."""
-    entities = sorted(entities, key=lambda e: e.id)
-    ids = IdIndex(e.id for e in entities)
-    kept: list[Relation] = []
+def build_view(entities: Iterable[Mapping[str, Any]], relations: Iterable[Mapping[str, Any]],
+               version: tuple = ()) -> GraphView:
+    """The view of entity and relation records (``Entity`` / ``Relation`` dumps, read once,
+    in any order, not kept); relations with an unknown endpoint or a self-loop are skipped."""
+    slim = sorted((e["id"], e["name"], sys.intern(e["type"]), list(e.get("aliases") or ()),
+                   [(m["doc_id"], m["page"]) for m in e.get("mentions") or ()],
+                   entity_text_of(e["name"], e["type"], e.get("description", ""))) for e in entities)
+    ids = IdIndex(e[0] for e in slim)
+    kept: list[str] = []
     pairs: list[tuple[int, int]] = []
-    for rel in sorted(relations, key=lambda r: r.id):
-        s, t = ids.get(rel.source), ids.get(rel.target)
+    for rid, source, target in sorted((r["id"], r["source"], r["target"]) for r in relations):
+        s, t = ids.get(source), ids.get(target)
         if s is None or t is None or s == t:
             continue
-        kept.append(rel)
+        kept.append(rid)
         pairs.append((s, t))
-    n = len(entities)
+    n = len(slim)
     endpoints = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     adjacency = build_adjacency(n, endpoints, combine="sum")
     pages: dict[PageKey, set[int]] = defaultdict(set)
-    for i, entity in enumerate(entities):
-        for mention in entity.mentions:
-            pages[(mention.doc_id, mention.page)].add(i)
+    for i, (*_, grounded, _text) in enumerate(slim):
+        for key in grounded:
+            pages[key].add(i)
     incident: list[list[int]] = [[] for _ in range(n)]
     for r, (s, t) in enumerate(pairs):
         incident[s].append(r)
         incident[t].append(r)
     return GraphView(
-        version=version, ids=ids, entities=entities, relations=kept, adjacency=adjacency,
-        endpoints=endpoints,
-        page_nodes={k: np.fromiter(sorted(v), dtype=np.int64) for k, v in pages.items()},
+        version=version, ids=ids, names=[e[1] for e in slim], types=[e[2] for e in slim],
+        aliases={i: e[3] for i, e in enumerate(slim) if e[3]}, relation_ids=kept, adjacency=adjacency,
+        endpoints=endpoints, page_nodes={k: np.fromiter(sorted(v), dtype=np.int64) for k, v in pages.items()},
         node_relations=[np.asarray(x, dtype=np.int64) for x in incident],
-        degree=np.diff(adjacency.indptr).astype(np.float64))
+        degree=np.diff(adjacency.indptr).astype(np.float64), _lexical_texts=[e[5] for e in slim])
 
 
 def load_view_from_store(store: Store, version: tuple = ()) -> GraphView:
     """Read every entity and relation record and build the view (no caching)."""
-    return build_view(list(load_entities(store).values()), list(load_relations(store).values()), version)
+    return build_view((value for _, value in store.iter_records(NS_ENTITY)),
+                      (value for _, value in store.iter_records(NS_RELATION)), version)
 
 
 _VIEWS = StoreCache(8)
 
 
-def load_view(store: Store) -> GraphView:
-    """The cached view of the store's graph, rebuilt when :func:`graph_version` changes (``memo``)."""
+def load_view(store: Store, stale: GraphView | None = None) -> GraphView:
+    """The cached view of the store's graph, rebuilt when :func:`graph_version` changes
+    (``memo``) or when ``stale`` — a view that met :class:`GraphChanged` — is the cached one."""
     version = graph_version(store)
+    if stale is not None:
+        _VIEWS.drop(store, "view", stale)
     return _VIEWS.get(store, "view", version, lambda: load_view_from_store(store, version))

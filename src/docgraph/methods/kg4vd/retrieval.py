@@ -64,9 +64,9 @@ from ...types import ScoredEntity, ScoredPage, ScoredRelation
 from ..base import not_built
 from ..timing import Timer
 from ..vector_index import VectorIndex, load_index
-from .graph_view import GraphView, PageKey, load_view
+from .graph_view import GraphChanged, GraphView, PageKey, load_view
 from .index import page_item
-from ...types import Chunk
+from ...types import Chunk, Entity, Relation
 from ..evidence_layer import EvidenceLayer, indexed_text, retrieval_settings
 from ..hybrid import fuse_scores
 from ..memo import cached
@@ -139,9 +139,9 @@ def page_text(ctx: "MethodContext", key: PageKey) -> str:
     return _PAGE_TEXT[cache_key]
 
 
-def _relation_text(view: GraphView, rel: int) -> str:
+def _relation_text(view: GraphView, rel: int, relation: Relation) -> str:
     s, t = view.endpoints[rel]
-    return relation_text(view.relations[rel], view.entities[s].name, view.entities[t].name)
+    return relation_text(relation, view.names[s], view.names[t])
 
 
 # ---------------------------------------------------------------------------- the stages
@@ -198,12 +198,12 @@ def page_dense_scores(ctx: "MethodContext", layer: EvidenceLayer, page_index: Ve
     return np.array([0.0 if row is None else scores[row] for row in rows], dtype=np.float64)
 
 
-def chunk_seeds(view: GraphView, layer: EvidenceLayer, nodes: np.ndarray, mass: np.ndarray) -> np.ndarray:
-    """PPR mass of entity ``nodes`` moved onto the chunks their mentions are grounded in
-    (split evenly over a node's chunks): the entity ↔ component edges of the layer."""
+def chunk_seeds(layer: EvidenceLayer, entities: list[Entity], mass: np.ndarray) -> np.ndarray:
+    """PPR mass of ``entities`` moved onto the chunks their mentions are grounded in (split
+    evenly over an entity's chunks): the entity ↔ component edges of the layer."""
     out = np.zeros(len(layer.chunks))
-    for node, value in zip(nodes, mass):
-        rows = [r for m in view.entities[int(node)].mentions for r in layer.chunk_rows(m.doc_id, m.page, m.component_ids)]
+    for entity, value in zip(entities, mass):
+        rows = [r for m in entity.mentions for r in layer.chunk_rows(m.doc_id, m.page, m.component_ids)]
         if rows and value > 0:
             np.add.at(out, rows, float(value) / len(rows))
     return out
@@ -212,7 +212,17 @@ def chunk_seeds(view: GraphView, layer: EvidenceLayer, nodes: np.ndarray, mass: 
 def retrieve_graph(ctx: "MethodContext", query: str, mode: str, *, k_pages: int | None = None,
                    rerank_weight: float = DEFAULT_RERANK_WEIGHT,
                    timings: dict[str, float] | None = None) -> RetrievalTrace:
-    """Steps 2–5 for one query in one mode; fills a :class:`RetrievalTrace`."""
+    """Steps 2–5 for one query in one mode; fills a :class:`RetrievalTrace`. A build that
+    changes the graph while the query reads it makes the query start over once on the new
+    graph (``graph_view.GraphChanged``)."""
+    try:
+        return _retrieve(ctx, query, mode, k_pages, rerank_weight, timings, stale=None)
+    except GraphChanged as changed:
+        return _retrieve(ctx, query, mode, k_pages, rerank_weight, timings, stale=changed.view)
+
+
+def _retrieve(ctx: "MethodContext", query: str, mode: str, k_pages: int | None, rerank_weight: float,
+              timings: dict[str, float] | None, stale: GraphView | None) -> RetrievalTrace:
     cfg = ctx.settings.kg4vd
     rs = retrieval_settings(ctx)
     settings = cfg.mode(mode)
@@ -225,7 +235,7 @@ def retrieve_graph(ctx: "MethodContext", query: str, mode: str, *, k_pages: int 
         raise not_built(ctx, "kg4vd")
     entity_index = load_index(ctx.store, VEC_ENTITY)
     with timer.stage("graph_load"):
-        view = load_view(ctx.store)
+        view = load_view(ctx.store, stale)
         layer = load_layer(ctx, page_index)
     with timer.stage("query_embedding"):
         qvec = query_vector(ctx, query, [page_index, entity_index])
@@ -255,8 +265,10 @@ def retrieve_graph(ctx: "MethodContext", query: str, mode: str, *, k_pages: int 
         in_subgraph = len(rels)
         pool = top_k(rel_prior, RELATION_POOL * settings.k_relations)[0]
         rels, rel_prior = rels[pool], rel_prior[pool]
+        entities = view.entities_of(ctx.store, trace.subgraph)
+        relations = view.relations_of(ctx.store, rels)
     with timer.stage("structure_diffusion"):
-        ranking = layer.propagate(query, qvec, flat, rs, chunk_seeds(view, layer, trace.subgraph, trace.ppr))
+        ranking = layer.propagate(query, qvec, flat, rs, chunk_seeds(layer, entities, trace.ppr))
         pages = list(dict.fromkeys([p for p, _ in anchors] + [p for p, _ in ranking.top(k_pages)]))
         page_prior = np.array([ranking.final[layer.page_position[p]] for p in pages], dtype=np.float64)
     trace.candidates = {"pages": len(pages), "entities": len(trace.subgraph), "relations": len(rels),
@@ -270,10 +282,10 @@ def retrieve_graph(ctx: "MethodContext", query: str, mode: str, *, k_pages: int 
                 hasattr(ctx.models.reranker, "rerank_with_vectors"):
             relation_index = load_index(ctx.store, VEC_RELATION)
             known = ([layer.hybrid.vectors[best[p]] if p in best else None for p in pages]
-                     + [entity_index.vector(view.entities[int(n)].id) for n in trace.subgraph]
+                     + [entity_index.vector(e.id) for e in entities]
                      + [relation_vector(view, entity_index, relation_index, int(r)) for r in rels])
-        _rerank(ctx, query, view, trace, pages, texts, page_prior, rels, rel_prior, k_pages, rerank_weight,
-                qvec, known)
+        _rerank(ctx, query, view, trace, pages, texts, page_prior, entities, (rels, relations, rel_prior),
+                k_pages, rerank_weight, qvec, known)
     with timer.stage("second_hop"):
         merged = layer.with_bridges([((p.doc_id, p.page), p.score) for p in trace.pages], load_bridges(ctx, view, layer),
                                     query, rs, k_pages, ranking.final)
@@ -285,17 +297,17 @@ def load_bridges(ctx: "MethodContext", view: GraphView, layer: EvidenceLayer) ->
     """The graph's entities on the layer's pages, for the second hop (``graph.bridges``);
     value-like entities (dates, numbers) are left out. Cached until the graph or layer changes."""
     return cached(ctx.store, LAYER, f"bridges:{view.version}", lambda: layer.bridge_mentions(
-        (m.doc_id, m.page, e.name) for e in view.entities if e.type.lower() not in NON_BRIDGING_TYPES
-        for m in e.mentions))
+        (doc_id, page, view.names[node]) for node, (doc_id, page) in view.node_pages()
+        if view.types[node].lower() not in NON_BRIDGING_TYPES))
 
 
 def relation_vector(view: GraphView, entities: VectorIndex, relations: VectorIndex, rel: int) -> np.ndarray | None:
     """A relation's stored vector; for an unindexed one (the offline judge's bare cross-page
     edge, "A related to B") the normalised mean of its endpoints' vectors; None if unknown."""
-    stored = relations.vector(view.relations[rel].id)
+    stored = relations.vector(view.relation_ids[rel])
     if stored is not None:
         return stored
-    ends = [entities.vector(view.entities[int(n)].id) for n in view.endpoints[rel]]
+    ends = [entities.vector(view.ids.id(int(n))) for n in view.endpoints[rel]]
     if any(e is None for e in ends):
         return None
     mean = (ends[0] + ends[1]) / 2.0
@@ -303,14 +315,18 @@ def relation_vector(view: GraphView, entities: VectorIndex, relations: VectorInd
 
 
 def _rerank(ctx: "MethodContext", query: str, view: GraphView, trace: RetrievalTrace, pages: list[PageKey],
-            page_texts: list[str], page_prior: np.ndarray, rels: np.ndarray, rel_prior: np.ndarray, k_pages: int,
+            page_texts: list[str], page_prior: np.ndarray, entities: list[Entity],
+            relation_pool: tuple[np.ndarray, list[Relation], np.ndarray], k_pages: int,
             weight: float, qvec: np.ndarray, known: list[np.ndarray | None] | None) -> None:
-    """Step 5: one reranker call over all candidates, then budgets per kind. ``known``: the
-    candidates' stored vectors (offline), so the fusion reranker embeds nothing it has."""
+    """Step 5: one reranker call over all candidates, then budgets per kind. ``entities``:
+    the subgraph's, in its order; ``relation_pool``: (relation indices, their objects, their
+    priors). ``known``: the candidates' stored vectors (offline), so the fusion reranker
+    embeds nothing it has."""
     settings = trace.settings
+    rels, relations, rel_prior = relation_pool
     texts = (list(page_texts)
-             + [entity_text(view.entities[int(n)]) for n in trace.subgraph]
-             + [_relation_text(view, int(r)) for r in rels])
+             + [entity_text(e) for e in entities]
+             + [_relation_text(view, int(r), rel) for r, rel in zip(rels, relations)])
     if not texts:
         scores = np.zeros(0)
     elif known is not None:
@@ -325,12 +341,11 @@ def _rerank(ctx: "MethodContext", query: str, view: GraphView, trace: RetrievalT
 
     trace.pages = [ScoredPage(doc_id=pages[i][0], page=pages[i][1], score=float(page_final[i]))
                    for i in top_k(page_final, k_pages)[0]]
-    trace.entities = [ScoredEntity(entity=view.entities[int(trace.subgraph[i])], score=float(ent_final[i]))
+    trace.entities = [ScoredEntity(entity=entities[i], score=float(ent_final[i]))
                       for i in top_k(ent_final, settings.k_entities)[0]]
     kept = []
     for i in top_k(rel_final, settings.k_relations)[0]:
-        r = int(rels[i])
-        s, t = view.endpoints[r]
-        kept.append(ScoredRelation(relation=view.relations[r], score=float(rel_final[i]),
-                                   source_name=view.entities[s].name, target_name=view.entities[t].name))
+        s, t = view.endpoints[int(rels[i])]
+        kept.append(ScoredRelation(relation=relations[i], score=float(rel_final[i]),
+                                   source_name=view.names[s], target_name=view.names[t]))
     trace.relations = kept

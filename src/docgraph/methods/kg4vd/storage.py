@@ -175,8 +175,12 @@ def document_graph(store: Store, doc_id: str) -> tuple[dict[str, Entity], dict[s
 def entity_text(entity: Entity, description: bool = True) -> str:
     """The text the entity index embeds: ``"name, type, description"`` (without the
     description when ``description`` is false: ``index.embeds_descriptions``)."""
-    parts = (entity.name, entity.type.replace("_", " "), entity.description if description else "")
-    return ", ".join(part for part in parts if part)
+    return entity_text_of(entity.name, entity.type, entity.description if description else "")
+
+
+def entity_text_of(name: str, type_: str, description: str = "") -> str:
+    """:func:`entity_text` from the fields of an entity (its record, or a model)."""
+    return ", ".join(part for part in (name, type_.replace("_", " "), description) if part)
 
 
 def relation_text(relation: Relation, source_name: str, target_name: str, description: bool = True) -> str:

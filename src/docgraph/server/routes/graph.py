@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query
 
-from ..graph_data import MAX_HOPS, MAX_NODES, load_graph, neighbourhood, search_entities
+from ..graph_data import MAX_HOPS, MAX_NODES, neighbourhood, search_entities
 from ..state import ServerState, server_state
 
 router = APIRouter(prefix="/api", tags=["graph"])
@@ -19,10 +19,10 @@ def graph(entity: list[str] = Query(..., description="entity id (repeatable)"),
     """``nodes`` (id, name, type, modality, degree, pages that mention it, seed flag) and
     ``edges`` (relation id, source, target, label, cross_page) within ``hops`` of the seeds;
     ``truncated`` when ``limit`` cut the neighbourhood."""
-    return neighbourhood(load_graph(state.ws.store), entity, hops=hops, limit=limit)
+    return neighbourhood(state.ws.store, entity, hops=hops, limit=limit)
 
 
 @router.get("/entities", summary="Find KG4VD entities by name or alias (empty q: the best connected)")
 def entities(q: str = Query("", max_length=200), limit: int = Query(20, ge=1, le=200),
              state: ServerState = Depends(server_state)) -> dict[str, Any]:
-    return {"entities": search_entities(load_graph(state.ws.store), q, limit)}
+    return {"entities": search_entities(state.ws.store, q, limit)}

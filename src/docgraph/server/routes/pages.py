@@ -19,7 +19,7 @@ from ...errors import InputError
 from ...highlight import highlight_page
 from ...types import BBox, Citation, Page
 from ..files import workspace_file
-from ..graph_data import entities_on_page, load_graph
+from ..graph_data import entities_on_page
 from ..state import ServerState, find_page, server_state
 
 router = APIRouter(prefix="/api/documents/{doc_id}/pages/{number}", tags=["pages"])
@@ -138,7 +138,8 @@ def page_entities(doc_id: str, number: int, state: ServerState = Depends(server_
     """Empty ``entities`` (with a ``note``) when the KG4VD graph has not been built."""
     page = find_page(state.ws, doc_id, number)
     try:
-        view = load_graph(state.ws.store)
+        return {"entities": entities_on_page(state.ws.store, page.doc_id, page.number)}
     except HTTPException as exc:
+        if exc.status_code != 404:
+            raise
         return {"entities": [], "note": exc.detail}
-    return {"entities": entities_on_page(view, page.doc_id, page.number)}
