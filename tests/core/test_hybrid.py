@@ -135,7 +135,10 @@ def test_best_chunk_of_each_page():
     chunks = _chunks()
     layer = EvidenceLayer.build(chunks, np.eye(len(chunks), dtype=np.float32), RetrievalSettings())
     scores = np.array([0.1, 0.9, 0.5, 0.5])  # rows in reading order; page 1 holds rows 0 and 1
-    assert layer.best_chunks(scores) == {("d", 1): 1, ("d", 2): 2, ("d", 3): 3}
+    assert layer.best_chunks(scores, layer.pages) == {("d", 1): 1, ("d", 2): 2, ("d", 3): 3}
+    assert layer.best_chunks(scores, [("d", 3), ("x", 1)]) == {("d", 3): 3}  # only the pages asked; unknown skipped
+    tied = np.array([0.2, 0.2, 0.5, 0.5])
+    assert layer.best_chunks(tied, [("d", 1)]) == {("d", 1): 0}  # a tie goes to the first row
 
 
 def test_second_hop_takes_every_nth_slot_and_keeps_scores_non_increasing():

@@ -165,3 +165,22 @@ def test_forward_push_approximates_power_iteration_with_dangling_nodes():
     assert abs(pushed.sum() - 1.0) < 1e-12
     assert np.abs(pushed - exact).sum() < 1e-4
     assert np.array_equal(np.argsort(-exact)[:10], np.argsort(-pushed)[:10])
+
+
+def test_ppr_on_subgraph_takes_the_query_affinity_as_a_function_of_nodes():
+    rng = np.random.default_rng(4)
+    adj = build_adjacency(500, rng.integers(0, 500, size=(900, 2)))
+    cos = rng.uniform(-1, 1, 500)
+    asked = []
+
+    def affinity_of(nodes):
+        asked.append(len(nodes))
+        return cos[nodes]
+
+    expected = ppr_on_subgraph(adj, [1, 2], [0.7, 0.3], cos, alpha=0.45, beta=0.3, h_max=2, n_max=50,
+                               priority=cos)
+    got = ppr_on_subgraph(adj, [1, 2], [0.7, 0.3], affinity_of, alpha=0.45, beta=0.3, h_max=2, n_max=50,
+                          priority=affinity_of)
+    np.testing.assert_array_equal(expected[0], got[0])
+    np.testing.assert_allclose(expected[1], got[1], rtol=0, atol=1e-15)
+    assert max(asked) < 500

@@ -89,3 +89,22 @@ def test_deterministic_on_random_graph():
     reach = dense[[3, 17, 42]].any(axis=0) | np.isin(np.arange(300), [3, 17, 42])
     reach2 = reach | dense[reach].any(axis=0)
     assert reach2[first].all()
+
+
+def test_a_priority_function_is_asked_only_about_reached_nodes():
+    rng = np.random.default_rng(1)
+    adj = build_adjacency(2000, rng.integers(0, 2000, size=(3000, 2)))
+    priority = rng.random(2000)
+    asked: list[np.ndarray] = []
+
+    def priority_of(nodes):
+        asked.append(np.asarray(nodes).copy())
+        return priority[nodes]
+
+    by_vector = bounded_subgraph(adj, [5, 9], 2, 40, priority)
+    by_function = bounded_subgraph(adj, [5, 9], 2, 40, priority_of)
+    np.testing.assert_array_equal(by_vector, by_function)
+    seen = np.unique(np.concatenate(asked))
+    assert set(by_function.tolist()) <= set(seen.tolist()) and len(seen) < 2000 / 4  # the rings reached, not the graph
+    with pytest.raises(ValueError, match="priority has 3 entries"):
+        bounded_subgraph(adj, [5], 1, 10, [1.0, 2.0, 3.0])

@@ -130,6 +130,32 @@ def test_page_anchors_and_seed_weights(synth_ws):
     assert np.all(trace.seed_weights >= 0)
 
 
+def test_anchored_seeds_score_the_anchor_entities_not_the_whole_graph(synth_ws, monkeypatch):
+    from docgraph.methods.kg4vd.graph_view import GraphView
+    from docgraph.methods.kg4vd.storage import embed_query
+    from docgraph.methods.vector_index import load_index
+
+    ctx = _ctx(synth_ws, page_anchors=3)
+    view = load_view(synth_ws.store)
+    scored: list[int] = []
+    original = GraphView.affinity_of
+
+    def spy(self, index, qvec, nodes):
+        scored.append(len(nodes))
+        return original(self, index, qvec, nodes)
+
+    monkeypatch.setattr(GraphView, "affinity_of", spy)
+    monkeypatch.setattr(GraphView, "affinity", lambda *a: pytest.fail("scored every entity"))
+    trace = retrieve_graph(ctx, "Topic 12", "multi_hop")
+    assert scored and max(scored) < len(view)
+    # the seed weights: the hybrid signal fused over the anchor pages' entities
+    anchors = view.nodes_on_pages([p for p, _ in trace.anchors])
+    cosine = original(view, load_index(synth_ws.store, "kg4vd.entity"), embed_query(ctx.models, "Topic 12"), anchors)
+    signal = np.maximum(fuse_scores(view.lexical("Topic 12")[anchors], cosine, ctx.settings.retrieval), 0)
+    np.testing.assert_array_equal(trace.seeds, anchors)
+    np.testing.assert_allclose(trace.seed_weights, signal / signal.sum())
+
+
 def test_seed_weights_follow_query_similarity(history_ws):
     trace = retrieve_graph(history_ws.context(), "Marco Polo the Venetian merchant", "local")
     view = load_view(history_ws.store)

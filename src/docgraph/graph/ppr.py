@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .adjacency import degrees
-from .subgraph import bounded_subgraph
+from .subgraph import NodeScores, bounded_subgraph, node_scores
 
 
 class PPRModeLike(Protocol):
@@ -201,14 +201,15 @@ def power_iterate(walk: sp.csr_matrix, dangling: np.ndarray, p: np.ndarray, *, a
 
 def ppr_on_subgraph(adj: sp.spmatrix, seeds: Sequence[int] | np.ndarray,
                     seed_weights: Sequence[float] | np.ndarray,
-                    query_affinity: Sequence[float] | np.ndarray | None = None, *,
+                    query_affinity: Sequence[float] | np.ndarray | NodeScores | None = None, *,
                     alpha: float, beta: float, h_max: int, n_max: int,
-                    priority: Sequence[float] | np.ndarray | None = None,
+                    priority: Sequence[float] | np.ndarray | NodeScores | None = None,
                     tol: float = 1e-8, max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
     """Bounded subgraph around ``seeds`` in the full graph, then PPR on it.
 
     ``seed_weights`` has one weight per entry of ``seeds`` (repeated seeds add up);
-    ``query_affinity`` and ``priority`` are vectors over all nodes of ``adj`` (default
+    ``query_affinity`` and ``priority`` are vectors over all nodes of ``adj`` or
+    ``subgraph.NodeScores`` asked only about the nodes the expansion reaches (default
     priority: seeds by weight, other nodes by degree). Returns
     ``(nodes, scores)``: the subgraph's node indices in :func:`bounded_subgraph` order and
     their PPR scores (summing to 1). Seeds dropped by the node cap lose their weight.
@@ -240,10 +241,7 @@ def ppr_on_subgraph(adj: sp.spmatrix, seeds: Sequence[int] | np.ndarray,
             s[slot] += weight
     t = None
     if query_affinity is not None:
-        full = np.asarray(query_affinity, dtype=np.float64).reshape(-1)
-        if len(full) != n:
-            raise ValueError(f"query_affinity has {len(full)} entries for {n} nodes")
-        t = full[nodes]
+        t = np.asarray(node_scores(query_affinity, n, "query_affinity")(nodes), dtype=np.float64)
     sub = sp.csr_matrix(adj)[nodes][:, nodes]
     scores = personalized_pagerank(sub, s, t, alpha=alpha, beta=beta, tol=tol, max_iter=max_iter)
     return nodes, scores

@@ -37,7 +37,7 @@ from ..config import RetrievalSettings
 from ..graph.bridges import EntityBridges, interleave
 from ..graph.structure import ChunkLayout, StructureGraph, build_structure, diffuse
 from ..models.bm25 import BM25
-from ..scoring import minmax
+from ..scoring import minmax, top_k
 from ..types import Chunk
 from .chunking import chunk_context
 from .hybrid import HybridIndex, group_max, rank_fusion, ranks
@@ -79,9 +79,8 @@ class PageRanking:
     chunk_scores: np.ndarray  # fused score per chunk row
 
     def top(self, k: int | None = None) -> list[tuple[PageKey, float]]:
-        order = np.lexsort((np.arange(len(self.final)), -self.final))
-        if k is not None:
-            order = order[:k]
+        """The ``k`` best pages (all when None), best first, ties by position."""
+        order = np.lexsort((np.arange(len(self.final)), -self.final)) if k is None else top_k(self.final, k)[0]
         return [(self.pages[i], float(self.final[i])) for i in order]
 
 
@@ -192,7 +191,7 @@ class EvidenceLayer:
         fused = flat.chunk_scores
         signal = fused if settings.seeds == "hybrid" else self.hybrid.scores(query, qvec, settings, "dense")
         seeds = np.zeros(len(self.chunks))
-        top = np.lexsort((np.arange(len(signal)), -signal))[:settings.seed_chunks]
+        top = top_k(signal, settings.seed_chunks)[0]
         seeds[top] = np.maximum(minmax(signal[top]), 1e-3) if len(top) > 1 else 1.0
         seeds /= seeds.sum()
         share = settings.graph_seed_share
@@ -251,11 +250,20 @@ class EvidenceLayer:
             out.append((self.pages[row], float((previous + (previous if following is None else following)) / 2)))
         return out
 
-    def best_chunks(self, chunk_scores: np.ndarray) -> dict[PageKey, int]:
-        """The best-scoring chunk row of every page that has chunks."""
-        order = np.lexsort((np.arange(len(chunk_scores)), -np.asarray(chunk_scores)))
-        pages, first = np.unique(self.chunk_page[order], return_index=True)
-        return {self.pages[int(p)]: int(order[i]) for p, i in zip(pages, first)}
+    def best_chunks(self, chunk_scores: np.ndarray, pages: Iterable[PageKey]) -> dict[PageKey, int]:
+        """The best-scoring chunk row (ties: the first) of each of ``pages`` that has chunks.
+        Rows are in reading order, so a page's chunks are one contiguous run of rows: the
+        cost follows the pages asked about, not the corpus."""
+        scores = np.asarray(chunk_scores)
+        out: dict[PageKey, int] = {}
+        for page in pages:
+            position = self.page_position.get(page)
+            if position is None:
+                continue
+            lo, hi = np.searchsorted(self.chunk_page, [position, position + 1])
+            if hi > lo:
+                out[page] = int(lo + np.argmax(scores[lo:hi]))
+        return out
 
 
 def retrieval_settings(ctx: object) -> RetrievalSettings:

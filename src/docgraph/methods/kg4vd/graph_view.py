@@ -167,6 +167,19 @@ class GraphView:
             out[have] = scores[rows[have]]
         return out
 
+    def affinity_of(self, index: VectorIndex, query: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+        """:meth:`affinity` of ``nodes`` only (a cost in proportion to them, not the graph)."""
+        rows = self._rows(index)[np.asarray(nodes, dtype=np.int64)]
+        out = np.zeros(len(rows), dtype=np.float64)
+        have = rows >= 0
+        if have.any():
+            out[have] = index.matrix[rows[have]] @ np.asarray(query, dtype=np.float32).reshape(-1)
+        return out
+
+    @property
+    def max_degree(self) -> float:
+        return float(self.degree.max()) if len(self.degree) else 0.0
+
     def lexical(self, query: str) -> np.ndarray:
         """BM25 of the query against every node's indexed text ("name, type, description";
         the index is made on first use and the texts then dropped)."""

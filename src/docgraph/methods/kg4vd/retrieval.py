@@ -7,8 +7,10 @@ METHODS.md "KG4VD — Query", steps 2–5 (paper Section 3.3 and Appendix B.3):
    (``methods.evidence_layer``, ``methods.hybrid``); with a real image embedder the page
    vectors' cosine is rank-fused in (offline they are chunk means, adding nothing).
 2. **Seeds**: the entities grounded on the anchor pages, weighted by their hybrid score
-   (BM25 over "name, type, description" fused with the entity-index cosine; the paper's
-   cosine alone with ``retrieval.seeds = "dense"``), normalised to a distribution s.
+   (BM25 over "name, type, description" fused with the entity-index cosine, the fusion
+   normalised over those entities; the paper's cosine alone with ``retrieval.seeds =
+   "dense"``), normalised to a distribution s. Cosines are computed only for the entities
+   a step reads (``graph.subgraph.NodeScores``), never for the whole graph.
    Ablation ``page_anchoring = false``: the mode's ``k_entities`` best entities.
 3. **Bounded subgraph + PPR** (``graph.ppr_on_subgraph``): up to H_max hops and N_max
    nodes around the seeds (inside a hop ring, nodes most similar to the query are
@@ -55,9 +57,10 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from ...config import PPRModeSettings
+from ...config import PPRModeSettings, RetrievalSettings
 from ...errors import EmbeddingMismatchError
 from ...graph import ppr_on_subgraph
+from ...graph.subgraph import NodeScores
 from ...graph.bridges import NON_BRIDGING_TYPES, EntityBridges
 from ...scoring import minmax, top_k
 from ...types import ScoredEntity, ScoredPage, ScoredRelation
@@ -145,28 +148,46 @@ def _relation_text(view: GraphView, rel: int, relation: Relation) -> str:
 
 
 # ---------------------------------------------------------------------------- the stages
-def seed_entities(view: GraphView, affinity: np.ndarray, anchors: list[PageKey], *, anchored: bool,
+def seed_entities(view: GraphView, signal_of: NodeScores, anchors: list[PageKey], *, anchored: bool,
                   k_direct: int) -> tuple[np.ndarray, np.ndarray]:
-    """(seed nodes, seed distribution s) — step 3, or direct retrieval for the ablation."""
+    """(seed nodes, seed distribution s) — step 2: the entities on the anchor pages weighted
+    by ``signal_of`` them; or, for the ablation, the ``k_direct`` best entities by the signal
+    of every entity (the one path that scores the whole graph)."""
     if anchored:
         nodes = view.nodes_on_pages(anchors)
+        signal = np.asarray(signal_of(nodes), dtype=np.float64)
     else:
-        nodes = top_k(affinity, min(k_direct, len(affinity)))[0]
-        nodes = nodes[affinity[nodes] > 0] if np.any(affinity[nodes] > 0) else nodes
+        everything = signal_of(np.arange(len(view), dtype=np.int64))
+        nodes = top_k(everything, min(k_direct, len(everything)))[0]
+        signal = everything[nodes]
+        if np.any(signal > 0):
+            nodes, signal = nodes[signal > 0], signal[signal > 0]
     if not len(nodes):
-        return nodes, np.zeros(0)
-    weights = np.maximum(affinity[nodes], 0.0)
+        return nodes.astype(np.int64), np.zeros(0)
+    weights = np.maximum(signal, 0.0)
     total = weights.sum()
     weights = weights / total if total > 0 else np.full(len(nodes), 1.0 / len(nodes))
     return nodes.astype(np.int64), weights
 
 
-def expansion_priority(view: GraphView, affinity: np.ndarray) -> np.ndarray:
+def seed_signal(view: GraphView, index: VectorIndex, qvec: np.ndarray, query: str,
+                settings: RetrievalSettings) -> NodeScores:
+    """The seed score of given entities: BM25 over "name, type, description" fused with the
+    entity-index cosine (``retrieval.seeds = "hybrid"``, the fusion's normalisation over the
+    entities scored — the candidates the seeds are picked from), or the cosine alone."""
+    def signal_of(nodes: np.ndarray) -> np.ndarray:
+        cosine = view.affinity_of(index, qvec, nodes)
+        if settings.seeds != "hybrid" or not len(nodes):
+            return cosine
+        return fuse_scores(view.lexical(query)[nodes], cosine, settings)
+    return signal_of
+
+
+def expansion_priority(view: GraphView, affinity_of: NodeScores) -> NodeScores:
     """Which nodes a hop ring admits first under the N_max cap: the most query-similar,
     then the best connected."""
-    deg = view.degree
-    scale = deg.max() if len(deg) and deg.max() > 0 else 1.0
-    return np.maximum(affinity, 0.0) + 1e-6 * deg / scale
+    scale = view.max_degree if view.max_degree > 0 else 1.0
+    return lambda nodes: np.maximum(affinity_of(nodes), 0.0) + 1e-6 * view.degree[nodes] / scale
 
 
 def load_layer(ctx: "MethodContext", page_index: VectorIndex) -> EvidenceLayer:
@@ -246,13 +267,15 @@ def _retrieve(ctx: "MethodContext", query: str, mode: str, k_pages: int | None, 
     trace.anchors = anchors
 
     with timer.stage("entity_retrieval"):
-        affinity = view.affinity(entity_index, qvec)
-        signal = fuse_scores(view.lexical(query), affinity, rs) if rs.seeds == "hybrid" else affinity
         trace.seeds, trace.seed_weights = seed_entities(
-            view, signal, [p for p, _ in anchors], anchored=cfg.page_anchoring, k_direct=settings.k_entities)
+            view, seed_signal(view, entity_index, qvec, query, rs), [p for p, _ in anchors],
+            anchored=cfg.page_anchoring, k_direct=settings.k_entities)
 
     with timer.stage("subgraph_ppr"):
         if len(trace.seeds):
+            def affinity(nodes: np.ndarray) -> np.ndarray:
+                return view.affinity_of(entity_index, qvec, nodes)
+
             trace.subgraph, trace.ppr = ppr_on_subgraph(
                 view.adjacency, trace.seeds, trace.seed_weights, affinity, alpha=settings.alpha,
                 beta=settings.beta, h_max=settings.h_max, n_max=settings.n_max,
@@ -275,7 +298,7 @@ def _retrieve(ctx: "MethodContext", query: str, mode: str, k_pages: int | None, 
                         "subgraph relations": in_subgraph}
 
     with timer.stage("rerank"):
-        best = layer.best_chunks(ranking.chunk_scores)
+        best = layer.best_chunks(ranking.chunk_scores, pages)
         texts = [indexed_text(layer.chunks[best[p]]) if p in best else page_text(ctx, p) for p in pages]
         known = None
         if getattr(ctx.models.image_embedder, "is_text_fallback", False) and \
