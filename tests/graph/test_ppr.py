@@ -184,3 +184,22 @@ def test_ppr_on_subgraph_takes_the_query_affinity_as_a_function_of_nodes():
     np.testing.assert_array_equal(expected[0], got[0])
     np.testing.assert_allclose(expected[1], got[1], rtol=0, atol=1e-15)
     assert max(asked) < 500
+
+
+def test_the_push_gathers_rows_as_the_sparse_matrix_would():
+    """``_rows_of`` is ``matrix[rows]`` without the sparse object — repeated and empty rows
+    included — so the push spreads exactly what it spread through scipy's row indexing."""
+    import scipy.sparse as sp
+
+    from docgraph.graph.ppr import _rows_of
+
+    rng = np.random.default_rng(7)
+    matrix = sp.random(60, 60, density=0.05, random_state=rng, format="csr")
+    rows = np.array([3, 0, 59, 3, 17] + [int(r) for r in np.flatnonzero(np.diff(matrix.indptr) == 0)[:2]])
+    targets, shares, counts = _rows_of(matrix, rows)
+    expected = matrix[rows]
+    np.testing.assert_array_equal(targets, expected.indices)
+    np.testing.assert_array_equal(shares, expected.data)
+    np.testing.assert_array_equal(counts, np.diff(expected.indptr))
+    empty = _rows_of(matrix, np.zeros(0, dtype=np.int64))
+    assert all(len(part) == 0 for part in empty)
