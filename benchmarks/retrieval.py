@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/retrieval.py [--data ../shared/data] [--out results/retrieval]
         [--workspace-root results/eval-corpora] [--methods bm25,dense,pages,hipporag,kg4vd,hvm]
         [--sets mmlongbench,mmlongbench-packed,hotpotqa,musique] [--limit N] [--answers] [--report-only]
+        [--store postgres [--pg-url postgresql://…]] [--embedding-cache FILE]
 
 For each set it runs ``docgraph eval <set> --retrieval-only`` through the same runner
 (so corpora and indexes are cached under the workspace root, and an interrupted run
@@ -12,6 +13,12 @@ and passage recall@2/@5 on the 100 + 100 HotpotQA / MuSiQue questions. Methods t
 not installed in this build are skipped and named. With ``--answers`` the methods also
 answer (offline: their extractive answers) and ``<out>/answers.md`` adds EM / token F1 /
 containment and, on MMLongBench-Doc, the benchmark's own Acc / F1.
+
+``--store postgres`` keeps every corpus workspace's rows in PostgreSQL + pgvector (one schema
+per corpus) on ``--pg-url``, else on a server the ``pgserver`` wheel starts in
+``<workspace-root>/pgdata``. With ``--embedding-cache`` pointing at a SQLite run's
+``embeddings.sqlite`` both runs rank with the same vectors, and ``benchmarks/compare_runs.py``
+compares their rankings question by question (issue 14: the same table from either store).
 """
 
 from __future__ import annotations
@@ -19,7 +26,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 ABLATIONS = {  # name -> [retrieval] settings (issue 12, item 7); builds are shared with the default run
     "flat-only": {"flat_weight": 1.0},
@@ -46,11 +55,6 @@ SETS = {  # name -> (benchmark, data folder, packed)
 def main(argv: list[str] | None = None) -> int:
     repo = Path(__file__).resolve().parents[1]
     sys.path.insert(0, str(repo / "src"))
-    from docgraph.config import load_settings
-    from docgraph.eval.loaders import load_benchmark
-    from docgraph.eval.runner import EvalOptions, run_eval
-    from docgraph.methods.base import available_methods
-    from docgraph.progress import TerminalProgress
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=str(repo.parent / "shared" / "data"))
@@ -69,7 +73,45 @@ def main(argv: list[str] | None = None) -> int:
                              "MMLongBench-Doc, the benchmark's own Acc/F1; writes <out>/answers.md")
     parser.add_argument("--report-only", action="store_true",
                         help="build and ask nothing: the tables from the records already in --out")
+    parser.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite",
+                        help="where the corpus workspaces keep their rows (postgres: one schema per corpus)")
+    parser.add_argument("--pg-url", default=None,
+                        help="PostgreSQL server with pgvector for --store postgres (default: a pgserver "
+                             "server started in <workspace-root>/pgdata)")
+    parser.add_argument("--embedding-cache", default=None,
+                        help="the shared embedding cache file (default <workspace-root>/embeddings.sqlite)")
     args = parser.parse_args(argv)
+    with store_overrides(args) as overrides:
+        return run_sets(args, argv, overrides)
+
+
+@contextmanager
+def store_overrides(args: argparse.Namespace) -> Iterator[dict]:
+    """The settings overrides every corpus workspace of this run gets: the store and the
+    embedding cache. A pgserver PostgreSQL started here is stopped on exit."""
+    overrides: dict = {}
+    if args.embedding_cache:
+        overrides["models"] = {"embedding": {"shared_cache": str(Path(args.embedding_cache).resolve())}}
+    if args.store == "sqlite":
+        yield overrides
+        return
+    from docgraph.testing.postgres import start_postgres
+
+    server, url = (None, args.pg_url) if args.pg_url else start_postgres(Path(args.workspace_root) / "pgdata")
+    overrides["store"] = {"backend": "postgres", "url": url, "pg_schema": "eval"}
+    try:
+        yield overrides
+    finally:
+        if server is not None:
+            server.cleanup()
+
+
+def run_sets(args: argparse.Namespace, argv: list[str] | None, overrides: dict) -> int:
+    from docgraph.config import load_settings
+    from docgraph.eval.loaders import load_benchmark
+    from docgraph.eval.runner import EvalOptions, run_eval
+    from docgraph.methods.base import available_methods
+    from docgraph.progress import TerminalProgress
 
     wanted = [m for m in args.methods.split(",") if m]
     methods = [m for m in wanted if m in available_methods()]
@@ -87,18 +129,20 @@ def main(argv: list[str] | None = None) -> int:
         result = run_eval(EvalOptions(
             benchmark=benchmark, path=Path(args.data) / folder, methods=methods, out=out, loaded=loaded,
             workspace_root=Path(args.workspace_root), limit=args.limit, retrieval_only=not args.answers,
-            packed=packed, settings=load_settings(None), progress=TerminalProgress, report_only=args.report_only))
+            packed=packed, settings=load_settings(None, overrides=overrides), progress=TerminalProgress,
+            report_only=args.report_only))
         sections += [result.markdown, f"({time.perf_counter() - started:.0f} s this run; "
                                       f"{result.questions_run} questions run, {result.questions_skipped} resumed)", ""]
         print(result.markdown, flush=True)
         ablated = [m for m in methods if m in ABLATED_METHODS]
         names = list(ABLATIONS) if args.ablations == "all" else [a for a in args.ablations.split(",") if a]
         if ablated and names:
-            rows = ablation_rows(result.summary, ablated, names, lambda overrides, sub: run_eval(EvalOptions(
+            rows = ablation_rows(result.summary, ablated, names, lambda ablation, sub: run_eval(EvalOptions(
                 benchmark=benchmark, path=Path(args.data) / folder, methods=ablated, out=out / "ablations" / sub,
                 loaded=loaded,
                 workspace_root=Path(args.workspace_root), limit=args.limit, retrieval_only=True, packed=packed,
-                settings=load_settings(None, overrides={"retrieval": overrides}), progress=TerminalProgress,
+                settings=load_settings(None, overrides={**overrides, "retrieval": ablation}),
+                progress=TerminalProgress,
                 report_only=args.report_only)))
             sections += [f"#### {name}: ablations (`--ablations {','.join(names)}`)", "", *rows, ""]
             print("\n".join(rows), flush=True)

@@ -37,10 +37,15 @@ class IngestSettings(Section):
     max_file_mb: int = Field(1024, description="refuse input files larger than this")
     workers: int = Field(0, description="parallel page workers; 0 = one per CPU core")
     ocr_min_chars: int = Field(20, description="a page with fewer text-layer characters is OCRed")
-    ocr_engine: Literal["tesseract", "rapidocr"] = Field(
-        "tesseract", description="what reads a scanned page's text lines: tesseract (LSTM, ~4x less CPU per "
-                                 "page, same word recovery on body text) or rapidocr (PP-OCR: Chinese and "
-                                 "stylised slide text; the ocr_det/ocr_rec settings below are its)")
+    ocr_engine: Literal["auto", "tesseract", "rapidocr"] = Field(
+        "auto", description="what reads a scanned page's text lines: tesseract (LSTM, ~4x less CPU per page, "
+                            "same word recovery on body text), rapidocr (PP-OCR: Chinese and stylised slide "
+                            "text; the ocr_det/ocr_rec settings below are its) or auto: tesseract, and rapidocr "
+                            "again for a page tesseract reads with confidence below ocr_min_confidence")
+    ocr_min_confidence: float = Field(0.85, ge=0.0, le=1.0,
+                                      description="ocr_engine = auto: a page whose tesseract lines have a lower "
+                                                  "mean word confidence (or none, where the layout finds text) "
+                                                  "is read again by rapidocr")
     ocr_languages: str = Field("eng", description="Tesseract's languages, joined by '+' (eng+deu); each needs "
                                                   "its model: pip install tessdata.fast-<lang>")
     ocr_det_dpi: int = Field(72, ge=0, le=600, description="resolution at which OCR finds text lines (they are "

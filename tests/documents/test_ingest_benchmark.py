@@ -18,7 +18,7 @@ def test_the_scanned_row_gives_words_and_the_running_rate(shared_data):
                           capture_output=True, text=True, timeout=600, env=dict(os.environ))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     number = r"\s+([\d.]+)"
-    row = re.search(r"^scanned \(OCR\), default OCR settings \(tesseract\)\s+3" + number * 6 + r"\s*$",
+    row = re.search(r"^scanned \(OCR\), default OCR settings \(auto\)\s+3" + number * 6 + r"\s*$",
                     done.stdout, re.M)
     assert row, done.stdout
     seconds, rate, cpu_per_page, estimated, words, running = map(float, row.groups())

@@ -1,6 +1,7 @@
-"""Tesseract as the OCR line reader (``ingest.ocr_engine = "tesseract"``, the default): the
-words and boxes of a real scanned page, the regions still typed by CDLA, clear errors for
-languages that are not installed."""
+"""Tesseract as the OCR line reader (``ingest.ocr_engine = "tesseract"``, and first under the
+default ``"auto"``): the words and boxes of a real scanned page, the regions still typed by
+CDLA, clear errors for languages that are not installed; ``"auto"`` reading a stylised slide
+that Tesseract doubts again with rapidocr, and leaving a clean page to Tesseract alone."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import pytest
 from docgraph.config import IngestSettings
 from docgraph.documents import ocr_runtime, pages
 from docgraph.documents.ocr import OcrEngine, OcrOptions
+from docgraph.documents.ocr_doubt import doubtful, mean_confidence
+from docgraph.documents.ocr_layout import OcrLine, Region
 from docgraph.documents.ocr_runtime import OpenVinoSession
 from docgraph.documents.ocr_tesseract import TesseractReader, tessdata_dir
 from docgraph.documents.render import render_page
@@ -34,9 +37,10 @@ def scanned_page(tmp_path_factory, documents_dir):
                tuple(heading))
 
 
-def test_tesseract_is_the_default_reader():
+def test_auto_is_the_default_reader():
     options = pages.ocr_options(IngestSettings())
-    assert options.engine == "tesseract" and options.languages == "eng"
+    assert options.engine == "auto" and options.languages == "eng" and options.min_confidence == 0.85
+    assert pages.ocr_options(IngestSettings(ocr_min_confidence=0.5)).min_confidence == 0.5
     assert pages.ocr_options(IngestSettings(ocr_engine="rapidocr", ocr_languages="eng+deu")) == \
         OcrOptions(engine="rapidocr", languages="eng+deu")
 
@@ -62,6 +66,56 @@ def test_the_engine_merges_tesseract_lines_into_typed_regions(scanned_page):
     assert word_recall(" ".join(block.text for block in blocks), reference) >= 0.97
     kinds = {block.kind for block in blocks}
     assert ComponentKind.PARAGRAPH in kinds and ComponentKind.TITLE in kinds
+
+
+def test_lines_carry_tesseracts_confidence(scanned_page):
+    lines = TesseractReader("eng").lines(scanned_page[0], 2.0)
+    assert all(0.0 <= line.confidence <= 1.0 for line in lines)
+    assert mean_confidence(lines) >= 0.9, "clean textbook print"
+
+
+def test_auto_leaves_a_clean_page_to_tesseract(scanned_page):
+    rgb, width, height, reference, _ = scanned_page
+    engine = OcrEngine(threads=1, options=OcrOptions(engine="auto"))
+    blocks = engine.blocks(rgb, 2.0, width, height)
+    assert word_recall(" ".join(block.text for block in blocks), reference) >= 0.97
+    assert engine.reread == 0 and engine.second is None, "rapidocr is never loaded for it"
+
+
+@pytest.fixture(scope="module")
+def stylised_slide(shared_data):
+    """A scanned slide whose title is light text on a coloured band (MMLongBench-Doc's
+    social-media deck, slide 2: "Steps for Measurement on Any Social Channel")."""
+    path = shared_data / "mmlongbench_doc" / "documents" / "measuringsuccessonfacebooktwitterlinkedin-160317142140_95.pdf"
+    with pymupdf.open(path) as doc:
+        page = doc[1]
+        yield np.asarray(render_page(page, 144)), page.rect.width, page.rect.height
+
+
+def test_auto_reads_a_slide_tesseract_doubts_again_with_rapidocr(stylised_slide):
+    rgb, width, height = stylised_slide
+    alone = OcrEngine(threads=1, options=OcrOptions(engine="tesseract"))
+    tesseract_text = " ".join(block.text for block in alone.blocks(rgb, 2.0, width, height))
+    assert "Measurement" not in tesseract_text, "the case this is for: Tesseract loses the title"
+    assert mean_confidence(alone.reader.lines(rgb, 2.0)) < 0.85
+    auto = OcrEngine(threads=1, options=OcrOptions(engine="auto"))
+    text = " ".join(block.text for block in auto.blocks(rgb, 2.0, width, height))
+    assert "Steps for Measurement" in text and "Social Channel" in text
+    assert auto.reread == 1 and auto.second is not None
+
+
+def test_a_reading_is_doubted_by_its_confidence_or_by_text_it_missed():
+    title = Region((10, 10, 200, 40), ComponentKind.TITLE)
+    figure = Region((10, 60, 200, 300), ComponentKind.IMAGE)
+    sure, unsure = OcrLine((10, 10, 200, 40), "two words", 0.95), OcrLine((10, 50, 90, 60), "x7 =) oS", 0.2)
+    assert not doubtful([sure], [title], 0.85)
+    assert mean_confidence([sure, unsure]) == pytest.approx((2 * 0.95 + 3 * 0.2) / 5)
+    assert doubtful([sure, unsure], [title], 0.85)
+    assert doubtful([], [title], 0.85), "nothing read where the layout sees a title"
+    clean = [OcrLine((10, 10, 200, 40), "a well read line of ten words in clean print", 0.97)] * 3
+    assert mean_confidence(clean + [unsure]) > 0.85 and not doubtful(clean, [title], 0.85)
+    assert doubtful(clean + [unsure], [title], 0.85), "a garbled part under a confident title"
+    assert not doubtful([], [figure], 0.85) and not doubtful([], [], 0.85)
 
 
 def test_a_blank_page_reads_as_no_lines():

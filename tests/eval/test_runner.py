@@ -331,3 +331,33 @@ def test_a_model_run_with_some_fallbacks_names_the_model_and_counts_them():
                {**base, "model_used": False, "warnings": ["the answer model failed: HTTP 500"]}]
     row = summarize(records)["methods"]["kg4vd"]
     assert row["answers"] == "qwen (1 offline fallbacks)" and row["answer_fallbacks"] == 1
+
+
+def test_an_eval_on_postgres_keeps_each_corpus_in_its_own_schema_and_ranks_alike(
+        retrieval_run, mini_mmlongbench, stub, postgres_url, tmp_path):
+    """Issue 14: the eval's per-document corpora on one PostgreSQL server, one schema each,
+    rank every question exactly as the SQLite corpora of ``retrieval_run`` did."""
+    import psycopg
+
+    from docgraph.testing.postgres import new_pg_schema
+
+    schema = new_pg_schema()
+    settings = stub_settings(stub, roles=(), embeddings=True,
+                             overrides={"store": {"backend": "postgres", "url": postgres_url, "pg_schema": schema}})
+    result = run_eval(options(mini_mmlongbench, tmp_path / "out", tmp_path / "corpora", stub, settings=settings,
+                              retrieval_only=True))
+    with psycopg.connect(postgres_url) as conn:
+        schemas = [r[0] for r in conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE %s",
+                                              (schema + "\\_%",))]
+    assert len(schemas) == len(KEEP_PAGES), schemas
+    assert not any((tmp_path / "corpora").rglob("docgraph.sqlite")), "the rows live in the server"
+
+    def ranked(path: Path) -> dict[tuple, list[str]]:
+        return {(r["corpus"], r["method"], r["qid"]): r["retrieved"]
+                for r in read_records(path) if r["kind"] == "question"}
+
+    on_postgres, on_sqlite = ranked(result.records_path), ranked(retrieval_run.records_path)
+    assert on_postgres and on_postgres == on_sqlite
+    for method, row in retrieval_run.summary["methods"].items():
+        scores = {k: v for k, v in row.items() if k.startswith("recall@") or k == "mrr"}
+        assert scores and {k: result.summary["methods"][method][k] for k in scores} == scores

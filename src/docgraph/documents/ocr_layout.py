@@ -37,6 +37,7 @@ LINE_HEIGHT_PER_POINT = 1.3  # an OCR line box is ~1.3× the font size
 class OcrLine:
     bbox: Box
     text: str
+    confidence: float = 1.0  # the reader's own, 0..1 (Tesseract: the line's mean word confidence)
 
 
 @dataclass(frozen=True)

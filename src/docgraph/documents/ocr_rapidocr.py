@@ -97,9 +97,10 @@ class RapidOcrReader:
         result = self.ocr(np.ascontiguousarray(rgb[:, :, ::-1]))
         found = []
         if result.boxes is not None:
-            for quad, text in zip(result.boxes, result.txts):
+            scores = list(result.scores) if result.scores is not None else [1.0] * len(result.txts)
+            for quad, text, score in zip(result.boxes, result.txts, scores):
                 if text and text.strip():
                     xs, ys = quad[:, 0] / scale, quad[:, 1] / scale
                     found.append(OcrLine((float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max())),
-                                         text.strip()))
+                                         text.strip(), confidence=float(score)))
         return found

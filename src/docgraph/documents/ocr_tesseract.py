@@ -89,5 +89,6 @@ class TesseractReader:
             box = item.BoundingBox(level)
             if text and text.strip() and box is not None:
                 x0, y0, x1, y1 = (v / scale for v in box)
-                found.append(OcrLine((float(x0), float(y0), float(x1), float(y1)), " ".join(text.split())))
+                found.append(OcrLine((float(x0), float(y0), float(x1), float(y1)), " ".join(text.split()),
+                                     confidence=float(item.Confidence(level)) / 100.0))
         return found

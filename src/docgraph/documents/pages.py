@@ -89,6 +89,7 @@ def ocr_options(settings: IngestSettings) -> OcrOptions:
     return OcrOptions(det_dpi=settings.ocr_det_dpi, rec_width_scale=settings.ocr_rec_width_scale,
                       rec_batch=settings.ocr_rec_batch, runtime=settings.ocr_runtime,
                       precision=settings.ocr_precision, engine=settings.ocr_engine,
+                      min_confidence=settings.ocr_min_confidence,
                       languages=settings.ocr_languages)
 
 
