@@ -97,7 +97,9 @@ def store_overrides(args: argparse.Namespace) -> Iterator[dict]:
         return
     from docgraph.testing.postgres import start_postgres
 
-    server, url = (None, args.pg_url) if args.pg_url else start_postgres(Path(args.workspace_root) / "pgdata")
+    root = Path(args.workspace_root)
+    root.mkdir(parents=True, exist_ok=True)
+    server, url = (None, args.pg_url) if args.pg_url else start_postgres(root / "pgdata")
     overrides["store"] = {"backend": "postgres", "url": url, "pg_schema": "eval"}
     try:
         yield overrides
