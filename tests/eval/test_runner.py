@@ -18,7 +18,8 @@ from docgraph.eval.loaders.base import Benchmark, parse_pages
 from docgraph.eval.metrics import recall_at_k
 from docgraph.eval.records import read_records
 from docgraph.eval.report import markdown, summarize
-from docgraph.eval.runner import EvalOptions, run_eval
+from docgraph.eval.corpus import CorpusSpec
+from docgraph.eval.runner import EvalOptions, corpus_settings, run_eval
 from docgraph.testing.fixtures import stub_settings
 from docgraph.testing.openai_stub import OpenAIStub
 
@@ -358,6 +359,10 @@ def test_an_eval_on_postgres_keeps_each_corpus_in_its_own_schema_and_ranks_alike
 
     on_postgres, on_sqlite = ranked(result.records_path), ranked(retrieval_run.records_path)
     assert on_postgres and on_postgres == on_sqlite
+    passages = [CorpusSpec(name="passages", setting="passages", folder=tmp_path / bench / "passages-0123456789",
+                           files=[], items=[]) for bench in ("hotpotqa", "musique")]
+    assert len({corpus_settings(settings, spec).store.pg_schema for spec in passages}) == 2, \
+        "two benchmarks' passage corpora share a name, not a schema"
     for method, row in retrieval_run.summary["methods"].items():
         scores = {k: v for k, v in row.items() if k.startswith("recall@") or k == "mrr"}
         assert scores and {k: result.summary["methods"][method][k] for k in scores} == scores

@@ -101,14 +101,18 @@ def eval_settings(base: Settings | None, retrieval_only: bool, workspace_root: P
     return settings
 
 
-def corpus_settings(settings: Settings, corpus: str) -> Settings:
+def corpus_settings(settings: Settings, spec: CorpusSpec) -> Settings:
     """One corpus workspace's settings. On a server store (PostgreSQL) every corpus gets its
-    own schema, ``<store.pg_schema>_<10 hex digits of the corpus name>``, so one server keeps
-    an eval's corpora apart as the workspace root's folders do; SQLite's are ``settings``."""
+    own schema, ``<store.pg_schema>_<10 hex digits>`` of its folder's last two parts
+    (``<benchmark>/<corpus folder>``, whose name carries the hash of what defines the corpus:
+    two benchmarks' passage corpora share the name ``passages``, never the folder), so one
+    server keeps an eval's corpora apart as the workspace root's folders do, and moving the
+    root keeps them. SQLite's are ``settings``."""
     if settings.store.backend == "sqlite":
         return settings
     own = settings.model_copy(deep=True)
-    digest = hashlib.sha1(corpus.encode("utf-8")).hexdigest()[:10]
+    where = f"{spec.folder.parent.name}/{spec.folder.name}"
+    digest = hashlib.sha1(where.encode("utf-8")).hexdigest()[:10]
     own.store.pg_schema = f"{settings.store.pg_schema[:52]}_{digest}"
     return own
 
@@ -215,7 +219,7 @@ class Runner:
         in_server = self.settings.store.backend != "sqlite"  # rows in a server: the folder holds the files
         for spec in specs:
             if (spec.folder / SQLiteStore.DB_NAME).is_file() or (in_server and spec.folder.is_dir()):
-                with Workspace(spec.folder, settings=corpus_settings(self.settings, spec.name)) as ws:
+                with Workspace(spec.folder, settings=corpus_settings(self.settings, spec)) as ws:
                     return self._answer_model(ws)
         return None
 
@@ -227,7 +231,7 @@ class Runner:
 
     def run_corpus(self, benchmark: str, spec: CorpusSpec) -> None:
         progress = self.options.progress()
-        with Workspace(spec.folder, settings=corpus_settings(self.settings, spec.name)) as ws:
+        with Workspace(spec.folder, settings=corpus_settings(self.settings, spec)) as ws:
             answer_model = self.answer_model = self._answer_model(ws)
             todo = {m: [i for i in spec.items if not self.log.done(self._qkey(spec, m, i, answer_model))]
                     for m in self.options.methods}
@@ -367,7 +371,7 @@ class Runner:
         for r in self.log.records("question"):
             if r.get("corpus") == spec.name and r.get("run") == "answer" and r.get("answer") and not r.get("error"):
                 answers[(r["method"], r["qid"])] = r["answer"]
-        with Workspace(spec.folder, settings=corpus_settings(self.settings, spec.name)) as ws:
+        with Workspace(spec.folder, settings=corpus_settings(self.settings, spec)) as ws:
             judges = judge_models(ws, self.options.judges)
             if not judges:
                 raise ConfigError("pairwise judging needs a judge model (models.judge.base_url)")
