@@ -44,8 +44,9 @@ class IngestSettings(Section):
                             "again for a page tesseract reads with confidence below ocr_min_confidence")
     ocr_min_confidence: float = Field(0.85, ge=0.0, le=1.0,
                                       description="ocr_engine = auto: a page whose tesseract lines have a lower "
-                                                  "mean word confidence (or none, where the layout finds text) "
-                                                  "is read again by rapidocr")
+                                                  "mean word confidence is read again by rapidocr (so is one "
+                                                  "with over 5% of its words on lines below 0.6, or nothing "
+                                                  "read where the layout finds text: documents/ocr_doubt.py)")
     ocr_languages: str = Field("eng", description="Tesseract's languages, joined by '+' (eng+deu); each needs "
                                                   "its model: pip install tessdata.fast-<lang>")
     ocr_det_dpi: int = Field(72, ge=0, le=600, description="resolution at which OCR finds text lines (they are "

@@ -39,8 +39,8 @@ class OcrOptions:
     recognition cost is proportional to width. ``rec_batch``: lines per recognition batch.
     ``engine``: what reads the text lines, ``"tesseract"`` (``ocr_tesseract``; ``languages``
     names its models), ``"rapidocr"`` (PP-OCR, the knobs above) or ``"auto"``: Tesseract,
-    and PP-OCR again for a page whose reading ``ocr_doubt.doubtful`` finds below
-    ``min_confidence``. ``runtime``: what runs
+    and PP-OCR again for a page whose reading ``ocr_doubt.doubtful`` doubts (its mean
+    confidence below ``min_confidence``, a garbled part, or nothing read where text is). ``runtime``: what runs
     the ONNX networks (rapidocr's and the CDLA regions'), ``"auto"`` (with rapidocr OpenVINO
     where the CPU computes bf16 natively, else onnxruntime; with Tesseract OpenVINO:
     ``ocr_runtime.resolve_runtime``), ``"openvino"`` (falls back to onnxruntime when it is
