@@ -4,12 +4,12 @@ with rapidocr's PP-OCR.
 Tesseract reads dense text as well as PP-OCR at a quarter of the CPU, but stylised slide
 text — light titles on coloured bands, text over photos, logos — comes back as confident
 silence or as low-confidence garbage ("si X=) oS ro) mu" for "Steps for Measurement on Any
-Social Channel"). Tesseract says so itself: on the 117 scanned pages measured
-(docs/eval.md, "Scanned slides read again"), every text page it read well had a mean word
-confidence of 0.87 or more (0.93–0.96 on textbook and report pages) and at most 2 % of its
-words on lines below 0.6, while the slide pages whose words PP-OCR recovered and it did not
-sat at 0.00–0.84, or had a clean title over a garbled screenshot (0.89, 8 % of the words on
-lines below 0.6). A page is doubtful when
+Social Channel"). Tesseract says so itself. On the 64 scanned pages of the calibration
+(docs/eval.md, "scanned slides read again"), plain print (textbook, report and audit pages)
+read at a mean line confidence of 0.88–0.96 with at most 2 % of its words on lines below
+0.6. The slide pages whose words PP-OCR recovered and Tesseract did not sat at 0.00–0.84,
+or had a clean title over a garbled screenshot (0.89, 8 % of the words on lines below 0.6).
+A page is doubtful when
 
 - the word-weighted mean confidence of its lines is below ``min_confidence``, or
 - more than ``MAX_GARBLED_SHARE`` of its words are on lines below ``GARBLED_LINE``, or
