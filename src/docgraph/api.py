@@ -18,6 +18,7 @@ from .methods.base import BuildReport, MethodContext, available_methods, get_met
 from .progress import NullProgress, Progress
 from .store import open_store
 from .store.writelock import write_lock
+from .threads import query_threads
 from .types import Answer, Document, Evidence, Page, Usage
 
 DEFAULT_WORKSPACE = ".docgraph"
@@ -192,10 +193,12 @@ class Workspace:
             return dropped
 
     def retrieve(self, query: str, method: str = "kg4vd", **options: Any) -> Evidence:
-        return get_method(method).retrieve(self.context(), query, **options)
+        with query_threads(self.settings.retrieval.blas_threads):
+            return get_method(method).retrieve(self.context(), query, **options)
 
     def ask(self, query: str, method: str = "kg4vd", **options: Any) -> Answer:
-        return get_method(method).answer(self.context(), query, **options)
+        with query_threads(self.settings.retrieval.blas_threads):
+            return get_method(method).answer(self.context(), query, **options)
 
     def status(self) -> dict[str, dict[str, Any]]:
         """Build status per method."""

@@ -299,8 +299,9 @@ class RetrievalSettings(Section):
     page_sparse: float = Field(0.0, ge=0.0, description="weight of BM25 over whole pages in the flat page "
                                                         "ranking (the best-chunk ranking weighs 1; 0 = off: it "
                                                         "gains on long pages, loses where a page is one passage)")
-    references: bool = Field(True, description="explicit references in the question (figure 3, slide 14) "
-                                               "rank the pages they point at")
+    references: bool = Field(True, description="explicit references in the question (figure 3, slide 14, "
+                                               "page 2: the page printed 2, then the file's 2nd) rank the "
+                                               "pages they point at")
     element_intent: float = Field(0.25, ge=0.0, description="weight of the page's best chunk of the element kind "
                                                            "the question names (charts, photos, tables) in the "
                                                            "flat page ranking (0 = off)")
@@ -324,6 +325,10 @@ class RetrievalSettings(Section):
                                                    "(graph.bridges; 0 = off)")
     bridge_seeds: int = Field(1, ge=1, description="top pages whose entities the second hop starts from")
     edges: EdgeWeights = Field(default_factory=EdgeWeights)
+    blas_threads: int = Field(1, ge=0, description="BLAS threads while a query is answered, every method (a "
+                                                   "query's matrix-vector products gain nothing from more and "
+                                                   "lose much when a build holds the cores: docgraph.threads); "
+                                                   "0 = the libraries' own setting")
 
 
 class HippoRAGSettings(Section):

@@ -112,6 +112,23 @@ def test_questions_resolve_figure_table_and_page_references():
     assert off.top(1)[0][0] == ("d", 1)
 
 
+def test_page_n_is_the_page_printed_n_first_then_the_files_nth_page():
+    chunks = [Chunk(id=f"{d}:{n}:P0", doc_id=d, page=n, component_ids=["P0"], text="the same words")
+              for d in ("manual", "deck") for n in range(1, 7)]
+    vectors = np.ones((len(chunks), 4), dtype=np.float32) / 2.0  # text alone ranks no page above another
+    printed = {"manual": {n: n - 4 for n in range(5, 7)}, "deck": {}}  # the manual's 6th page is printed 2
+    layer = EvidenceLayer.build(chunks, vectors, RetrievalSettings(), printed=printed)
+    weights = dict(zip(layer.pages, layer.referenced_pages("the figure on page 2").tolist()))
+    assert weights[("manual", 6)] == 1.0, "the page printed 2"
+    assert weights[("manual", 2)] == 0.5, "the file's 2nd page, second"
+    assert weights[("deck", 2)] == 1.0, "a document printing no other numbers: its 2nd page"
+    assert sum(1 for w in weights.values() if w) == 3
+    flat = layer.flat("the figure on page 2", vectors[0], RetrievalSettings(page_sparse=0))
+    assert {page for page, _ in flat.top(3)} == {("manual", 6), ("manual", 2), ("deck", 2)}
+    plain = EvidenceLayer.build(chunks, vectors, RetrievalSettings())
+    assert dict(zip(plain.pages, plain.referenced_pages("page 2").tolist()))[("manual", 6)] == 0.0
+
+
 def test_a_question_naming_a_kind_of_element_ranks_the_pages_holding_one():
     from docgraph.methods.references import asked_modalities
 

@@ -43,6 +43,7 @@ def cmd_serve(args: argparse.Namespace, ws) -> int:
 
     from ..server import create_app
     from ..server.app import DEFAULT_MAX_UPLOAD_MB
+    from ..threads import pin_blas_threads
 
     loopback = is_loopback(args.host)
     if not loopback and not args.token:
@@ -55,5 +56,6 @@ def cmd_serve(args: argparse.Namespace, ws) -> int:
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"docgraph: serving {ws.root} at http://{shown}:{args.port}/"
           + (" (token required)" if args.token else ""), file=sys.stderr)
+    pin_blas_threads(ws.settings.retrieval.blas_threads)  # requests run on worker threads: docgraph.threads
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0

@@ -8,7 +8,8 @@ Contract:
   ``InputError`` line naming the file (and page); the other files are still ingested.
 - Pages are processed in parallel and stored as they finish, with the document in status
   ``ingesting``; at the end the title, heading levels and section paths are set on all
-  pages and the document becomes ``ready``, in one transaction.
+  pages, the printed page numbers recorded (``page_numbers``) and the document becomes
+  ``ready``, in one transaction.
 - Interrupted (Ctrl-C, crash): the document stays ``ingesting``; adding the same file again
   resumes and processes only the pages not stored yet.
 - A page that fails while processing: a document this run created is removed entirely
@@ -39,6 +40,7 @@ from ..store.diskspace import disk_full_error, is_disk_full
 from ..types import Document
 from .fonts import FontProblem, font_notes
 from .formats import Kind, check_pdf, classify, collect_inputs, sha256_file, to_pdf
+from .page_numbers import store_printed_numbers
 from .pages import PageJob
 from .parser import parser_target
 from .render import remove_document_files, remove_partial_files, remove_unstored_page_files
@@ -108,7 +110,8 @@ def _prepare(store: Store, path: Path, settings: IngestSettings, password: str |
 
 
 def _finalize(store: Store, item: _Prepared) -> Document:
-    """Title, heading levels and section paths over all pages; status ``ready``; one transaction."""
+    """Title, heading levels, section paths and printed page numbers over all pages; status
+    ``ready``; one transaction."""
     with store.transaction():
         pages = list(store.iter_pages(item.doc_id))
         sizes = {(int(key.rsplit("/", 1)[1]), comp_id): size
@@ -118,6 +121,7 @@ def _finalize(store: Store, item: _Prepared) -> Document:
         assign_sections(pages, sizes, title)
         for page in pages:
             store.put_page(page)
+        store_printed_numbers(store, item.doc_id, pages)
         doc = store.get_document(item.doc_id)
         assert doc is not None
         doc = doc.model_copy(update={"title": title, "status": "ready"})

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -97,12 +97,16 @@ class EvidenceLayer:
     page_bm25: BM25                         # BM25 over whole pages (their chunks' indexed texts)
     labels: LabelIndex
     modality: np.ndarray                    # per chunk row: "text", "table" or "image"
+    printed: dict[str, dict[int, int]]      # per document: file page → printed page number, where they differ
 
     @classmethod
     def build(cls, chunks: Sequence[Chunk], vectors: np.ndarray, settings: RetrievalSettings,
-              extra_pages: Sequence[PageKey] = ()) -> "EvidenceLayer":
+              extra_pages: Sequence[PageKey] = (), printed: Mapping[str, Mapping[int, int]] | None = None
+              ) -> "EvidenceLayer":
         """The layer of ``chunks`` (rows of ``vectors`` aligned with them); ``extra_pages``
-        adds pages without chunks so that they are ranked too."""
+        adds pages without chunks so that they are ranked too; ``printed`` gives the
+        documents' printed page numbers (``documents.page_numbers``) so that "page 2" also
+        finds the page printed 2."""
         order = reading_order(chunks)
         chunks = [chunks[i] for i in order]
         vectors = np.asarray(vectors, dtype=np.float32)[order] if len(order) else np.zeros((0, 1), np.float32)
@@ -130,7 +134,8 @@ class EvidenceLayer:
                    page_position=page_position, chunk_page=chunk_page, hybrid=HybridIndex.build(texts, vectors),
                    graph=graph, component_chunk=component_chunk,
                    page_bm25=BM25(["\n".join(t) for t in page_texts]), labels=LabelIndex.build(chunks),
-                   modality=np.array([c.modality for c in chunks], dtype=object))
+                   modality=np.array([c.modality for c in chunks], dtype=object),
+                   printed={doc: dict(numbers) for doc, numbers in (printed or {}).items() if numbers})
 
     def chunk_rows(self, doc_id: str, page: int, component_ids: Sequence[str]) -> list[int]:
         """Rows of the chunks holding any of the components (grounding of an entity mention)."""
@@ -167,16 +172,21 @@ class EvidenceLayer:
     def referenced_pages(self, query: str) -> np.ndarray:
         """Per page: how strongly the question's explicit references point at it (0: not at all;
         ``methods.references``) — the page a referenced figure/table is on, or page/slide N of
-        each document; earlier references weigh more."""
+        each document; earlier references weigh more. In a document that prints page numbers
+        other than the file's, "page N" is first the page printed N (what the reader sees),
+        then, at half the weight, the file's N-th page (what a PDF viewer counts)."""
         out = np.zeros(len(self.pages))
         for i, (kind, number) in enumerate(query_references(query)):
             weight = 1.0 / (1 + i)
             if kind == "page":
                 if "." in number:
                     continue
-                for p, (_, n) in enumerate(self.pages):
-                    if n == int(number):
+                for p, (doc, n) in enumerate(self.pages):
+                    printed = self.printed.get(doc)
+                    if printed and printed.get(n) == int(number):
                         out[p] = max(out[p], weight)
+                    elif n == int(number):
+                        out[p] = max(out[p], weight / 2 if printed else weight)
             else:
                 for row in self.labels.rows((kind, number)):
                     out[self.chunk_page[row]] = max(out[self.chunk_page[row]], weight)

@@ -38,6 +38,7 @@ from pydantic import ValidationError
 
 from ...config import HVM_PROFILES, HVMSettings
 from ...errors import InputError, NotBuiltError
+from ...documents.page_numbers import stored_printed_numbers
 from ...types import Chunk, Entity, Evidence, Relation, ScoredChunk, ScoredEntity, ScoredPage, ScoredRelation
 from ..base import MethodContext, check_options, not_built
 from ...models.bm25 import BM25
@@ -121,7 +122,8 @@ def load_hvm_index(ctx: MethodContext) -> HVMIndex:
         index.entity_support = [np.unique(_rows(chunk_vectors.position, r.get("support", [])))
                                 for r in index.entity_rows]
     settings = retrieval_settings(ctx)
-    index.layer = EvidenceLayer.build(chunks, chunk_vectors.matrix, settings)
+    index.layer = EvidenceLayer.build(chunks, chunk_vectors.matrix, settings,
+                                      printed=stored_printed_numbers(store, {c.doc_id for c in chunks}))
     index.bridges = index.layer.bridge_mentions(entity_mentions(store, chunks, chunk_vectors))
     index.concept_bm25 = BM25(list(concept_vectors.keys))
     return index

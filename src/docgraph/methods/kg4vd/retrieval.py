@@ -59,6 +59,7 @@ import numpy as np
 
 from ...config import PPRModeSettings, RetrievalSettings
 from ...errors import EmbeddingMismatchError
+from ...documents.page_numbers import stored_printed_numbers
 from ...graph import ppr_on_subgraph
 from ...graph.subgraph import NodeScores
 from ...graph.bridges import NON_BRIDGING_TYPES, EntityBridges
@@ -202,7 +203,9 @@ def load_layer(ctx: "MethodContext", page_index: VectorIndex) -> EvidenceLayer:
         keys = [k for k in vectors.keys if k in records]
         chunks = [Chunk.model_validate(records[k]) for k in keys]
         matrix = vectors.matrix[[vectors.position[k] for k in keys]] if keys else np.zeros((0, 1), np.float32)
-        return EvidenceLayer.build(chunks, matrix, settings, [parse_page_key(k) for k in page_index.keys])
+        extra = [parse_page_key(k) for k in page_index.keys]
+        printed = stored_printed_numbers(ctx.store, {c.doc_id for c in chunks} | {doc for doc, _ in extra})
+        return EvidenceLayer.build(chunks, matrix, settings, extra, printed)
 
     return cached(ctx.store, LAYER, f"layer:{shape}", load)
 
