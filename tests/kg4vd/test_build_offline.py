@@ -105,9 +105,18 @@ def test_resume_after_interruption_yields_the_same_graph(wh_built, wh_workspace)
     assert snapshot(ws) == snapshot(reference)
 
 
+def _status_matches_the_graph(ws) -> None:
+    """``status`` (which counts the graph once per change) agrees with the graph as stored."""
+    status = ws.status()["kg4vd"]
+    assert (status["entities"], status["relations"]) == (len(st.load_entities(ws.store)),
+                                                         len(st.load_relations(ws.store)))
+    assert status["built_pages"] == len(ws.store.record_keys(st.NS_PAGEGRAPH))
+
+
 def test_added_document_is_connected_and_removed_again(wh_workspace, shared_data):
     ws = wh_workspace()
     ws.build("kg4vd")
+    _status_matches_the_graph(ws)
     before = snapshot(ws)
     (esg,) = ws.add(shared_data / "documents" / "acciona_sustainability_report_2020_p1.pdf")
     report = ws.build("kg4vd")
@@ -117,8 +126,11 @@ def test_added_document_is_connected_and_removed_again(wh_workspace, shared_data
     new = [e for e in entities.values() if any(m.doc_id == esg.id for m in e.mentions)]
     assert new and any(e.modality == "visual" and e.type == "table_region" for e in new)
     assert len(ws.store.load_vectors(st.VEC_PAGE)[0]) == 6
+    _status_matches_the_graph(ws)
+    assert ws.status()["kg4vd"]["total_pages"] == 6
 
     ws.remove(esg.id)
+    _status_matches_the_graph(ws)
     after = snapshot(ws)
     assert set(after["entities"]) == set(before["entities"])
     assert set(after["relations"]) == set(before["relations"])

@@ -52,7 +52,7 @@ from .loop import MarksFn, PageStrategy, RoundLog, run_page
 from .model import ModelStrategy
 from .offline import OfflineStrategy
 from .schemas import EntitySchema, get_schema
-from ..memo import bump_version
+from ..memo import bump_version, cached
 from .storage import CONNECTION_RECORDS, LAYER, NS_CHUNK, NS_CONNECTED, NS_DOC_GRAPH, NS_ENTITY, NS_PAGEGRAPH, \
     NS_INCIDENT, NS_RELATION, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, StoredPageGraph, document_graph, \
     ensure_document_index, index_document_graph, load_page_graph, page_key, parse_page_key
@@ -403,9 +403,17 @@ def reset_graph(ctx: MethodContext) -> int:
 
 
 def status(ctx: MethodContext) -> dict[str, Any]:
-    """Build status: pages extracted/connected of the ready documents, entities, relations."""
-    todo, built, all_keys = _pending_pages(ctx)
+    """Build status: pages extracted/connected of the ready documents, entities, relations.
+
+    Polled every second by the web page while builds run, so it reads counts, not keys:
+    page graphs are written for pages of ready documents only and go with their document,
+    so their count is the pages extracted; the graph's size changes only where connected
+    pages are written (the same transaction) or the layer's version is bumped (removal,
+    changed settings), so it is counted once per such change (``memo.cached``)."""
+    total = sum(d.page_count for d in ctx.store.list_documents() if d.status == "ready")
+    built = min(ctx.store.count_records(NS_PAGEGRAPH), total)
     connected = ctx.store.count_records(NS_CONNECTED)
-    return {"built_pages": built, "total_pages": len(all_keys), "connected_pages": connected,
-            "entities": ctx.store.count_records(NS_ENTITY), "relations": ctx.store.count_records(NS_RELATION),
-            "complete": not todo and connected >= built}
+    entities, relations = cached(ctx.store, LAYER, f"graph-size:{connected}", lambda: (
+        ctx.store.count_records(NS_ENTITY), ctx.store.count_records(NS_RELATION)))
+    return {"built_pages": built, "total_pages": total, "connected_pages": connected,
+            "entities": entities, "relations": relations, "complete": built == total and connected >= built}
