@@ -178,3 +178,14 @@ def test_second_hop_takes_every_nth_slot_and_keeps_scores_non_increasing():
     named = layer.with_bridges(top, bridges, "Which team does Buddy Hield play for?",
                                RetrievalSettings(bridge_every=3), 5, own)
     assert named == top, "the question's own entity is not a bridge; nothing else links page 1 onward"
+
+
+def test_grounding_rows_are_the_chunks_of_each_mention_and_are_remembered_by_key():
+    chunks = [Chunk(id="d:1:P0", doc_id="d", page=1, component_ids=["P0", "P1"], text="alpha"),
+              Chunk(id="d:2:P0", doc_id="d", page=2, component_ids=["P0"], text="beta")]
+    layer = EvidenceLayer.build(chunks, np.eye(2, dtype=np.float32), RetrievalSettings())
+    mentions = [("d", 1, ["P1"]), ("d", 2, ["P0"]), ("d", 1, ["P0", "P1"]), ("d", 3, ["P0"])]
+    rows = layer.grounding_rows(("e1", 4), mentions)
+    assert rows.tolist() == [0, 1, 0], "a chunk as often as mentions hit it; an unknown page hits none"
+    assert layer.grounding_rows(("e1", 4), []).tolist() == [0, 1, 0], "remembered under its key"
+    assert layer.grounding_rows(("e1", 5), mentions + [("d", 2, ["P0"])]).tolist() == [0, 1, 0, 1]

@@ -28,8 +28,8 @@ method's graph (``graph.bridges``) take every ``bridge_every``-th slot.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from .hybrid import HybridIndex, group_max, rank_fusion, ranks
 from .references import LabelIndex, asked_modalities, query_references
 
 PageKey = tuple[str, int]
+MAX_GROUNDED = 100_000  # entities whose chunk rows a layer remembers (then it starts over)
 _CAPTION = re.compile(r"^C\d+$")
 _NUMBER = re.compile(r"(\d+)$")
 
@@ -98,6 +99,7 @@ class EvidenceLayer:
     labels: LabelIndex
     modality: np.ndarray                    # per chunk row: "text", "table" or "image"
     printed: dict[str, dict[int, int]]      # per document: file page → printed page number, where they differ
+    _grounded: dict[Hashable, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(cls, chunks: Sequence[Chunk], vectors: np.ndarray, settings: RetrievalSettings,
@@ -142,6 +144,19 @@ class EvidenceLayer:
         rows = {self.component_chunk.get((doc_id, page, cid)) for cid in component_ids}
         rows.discard(None)
         return sorted(rows)  # type: ignore[arg-type]
+
+    def grounding_rows(self, key: Hashable, mentions: Iterable[tuple[str, int, Sequence[str]]]) -> np.ndarray:
+        """The chunk rows of each mention ``(doc_id, page, component_ids)`` in turn (a row as
+        often as mentions hit it), remembered under ``key``: the caller's name for exactly
+        this list of mentions (KG4VD: an entity's id and its mention count — its mentions only
+        grow while the layer lives). Hub entities recur in query after query."""
+        rows = self._grounded.get(key)
+        if rows is None:
+            if len(self._grounded) >= MAX_GROUNDED:
+                self._grounded.clear()
+            rows = np.array([r for d, p, ids in mentions for r in self.chunk_rows(d, p, ids)], dtype=np.int64)
+            self._grounded[key] = rows
+        return rows
 
     def flat(self, query: str, qvec: np.ndarray, settings: RetrievalSettings,
              page_dense: np.ndarray | None = None) -> PageRanking:

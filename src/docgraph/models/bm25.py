@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -52,6 +53,13 @@ class BM25:
         return [(int(i), float(s[i])) for i in order if s[i] > 0]
 
 
+@lru_cache(maxsize=8192)
+def _recent_tokens(text: str) -> tuple[str, ...]:
+    """``tokenize(text)``, remembered for the texts reranked lately: a workspace's queries
+    rerank the same pages, entities and relations again and again."""
+    return tuple(tokenize(text))
+
+
 def _tokenized(documents: Sequence[str | Sequence[str]]) -> list[list[str]]:
     return [tokenize(d) if isinstance(d, str) else list(d) for d in documents]
 
@@ -85,7 +93,7 @@ def _accumulate(terms: Sequence[str], posting, lengths: np.ndarray, avgdl: float
 def bm25_scores(query: str, documents: Sequence[str], k1: float = 1.5, b: float = 0.75) -> np.ndarray:
     """One-shot BM25 scores of ``documents`` for ``query``: the scores of ``BM25(documents)``,
     without indexing the terms the query does not have (the per-query reranker calls this)."""
-    docs = _tokenized(documents)
+    docs = [_recent_tokens(d) if isinstance(d, str) else list(d) for d in documents]
     terms = tokenize(query) if isinstance(query, str) else list(query)
     lengths, avgdl = _lengths(docs)
     wanted = set(terms)

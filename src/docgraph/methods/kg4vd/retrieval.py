@@ -227,8 +227,11 @@ def chunk_seeds(layer: EvidenceLayer, entities: list[Entity], mass: np.ndarray) 
     evenly over an entity's chunks): the entity ↔ component edges of the layer."""
     out = np.zeros(len(layer.chunks))
     for entity, value in zip(entities, mass):
-        rows = [r for m in entity.mentions for r in layer.chunk_rows(m.doc_id, m.page, m.component_ids)]
-        if rows and value > 0:
+        if value <= 0:
+            continue
+        rows = layer.grounding_rows((entity.id, len(entity.mentions)),
+                                    ((m.doc_id, m.page, m.component_ids) for m in entity.mentions))
+        if len(rows):
             np.add.at(out, rows, float(value) / len(rows))
     return out
 
