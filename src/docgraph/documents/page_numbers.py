@@ -15,9 +15,9 @@ get the number its offset gives them; pages before a run's printed 1 get none.
 Contract: a run needs ``MIN_SUPPORT`` pages showing it, and at least ``MIN_SHARE`` of its
 pages that show any candidate number must agree with it (the best-supported run wins a
 page claimed twice). A page showing two consecutive numbers is a spread of two printed
-pages and supports no run (a file of spreads gets no map). The result maps the file's page number to the printed one for every
-page in a run; it is empty when there is no run, or when every printed number equals the
-file's page number (nothing to translate).
+pages and supports no run (a file of spreads gets no map). The result maps the file's
+page number to the printed one for every page in a run; it is empty when there is no run,
+or when every printed number equals the file's page number (nothing to translate).
 """
 
 from __future__ import annotations
