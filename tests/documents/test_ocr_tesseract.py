@@ -102,6 +102,10 @@ def test_auto_reads_a_slide_tesseract_doubts_again_with_rapidocr(stylised_slide)
     text = " ".join(block.text for block in auto.blocks(rgb, 2.0, width, height))
     assert "Steps for Measurement" in text and "Social Channel" in text
     assert auto.reread == 1 and auto.second is not None
+    holder = auto.second.detector.session
+    if hasattr(holder, "session"):  # onnxruntime (OpenVINO takes over where the CPU computes bf16)
+        assert not holder.session.get_session_options().enable_cpu_mem_arena, \
+            "the occasional second reader keeps no memory arena"
 
 
 def test_a_reading_is_doubted_by_its_confidence_or_by_text_it_missed():
