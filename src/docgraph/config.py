@@ -36,6 +36,9 @@ class IngestSettings(Section):
     max_render_pixels: int = Field(60_000_000, description="refuse pages whose render exceeds this many pixels")
     max_file_mb: int = Field(1024, description="refuse input files larger than this")
     workers: int = Field(0, description="parallel page workers; 0 = one per CPU core")
+    worker_pages: int = Field(500, ge=0, description="pages a page worker process handles before a fresh one "
+                                                    "replaces it, between documents: OCR and layout networks "
+                                                    "keep what their largest inputs needed (0 = never)")
     ocr_min_chars: int = Field(20, description="a page with fewer text-layer characters is OCRed")
     ocr_engine: Literal["auto", "tesseract", "rapidocr"] = Field(
         "auto", description="what reads a scanned page's text lines: tesseract (LSTM, ~4x less CPU per page, "
@@ -355,7 +358,8 @@ class HippoRAGSettings(Section):
                                                              "forward push, whose cost follows the seeds' "
                                                              "neighbourhood, instead of power iteration over every "
                                                              "edge (graph.ppr.walk_from; 0 = always exact)")
-    local_walk_eps: float = Field(1e-7, gt=0.0, description="forward push: mass a node must hold to pass it on")
+    local_walk_eps: float = Field(1e-7, gt=0.0, description="forward push: unspread mass per out-edge a "
+                                                           "node must hold to pass it on")
     max_phrase_words: int = Field(8, ge=1, description="longer subjects/objects are not phrase nodes (build)")
 
 

@@ -18,3 +18,60 @@ def test_the_probe_starts_every_worker_at_once():
     finally:
         runner.close()
     assert notes == []
+
+
+def test_workers_are_replaced_between_documents_after_their_share_of_pages(shared_data, tmp_path):
+    """``recycle_after`` pages per worker: the next document gets fresh worker processes (the
+    old ones have exited), and its pages come back as from any worker."""
+    from docgraph.config import IngestSettings
+    from docgraph.documents.pages import PageJob, PageResult
+    from docgraph.documents.parser import parser_target
+
+    settings = IngestSettings()
+    pdf = shared_data / "documents" / "jstor_open_access_latin_america_report.pdf"
+
+    def jobs(doc_id: str, numbers: range) -> list[PageJob]:
+        return [PageJob(doc_id=doc_id, number=n, pdf_path=str(pdf), password=None, root=str(tmp_path),
+                        settings=settings, parser=parser_target(settings.parser)) for n in numbers]
+
+    runner = PageRunner(2, lambda note: None, recycle_after=2)
+    try:
+        first = list(runner.run(jobs("a", range(1, 4))))  # 3 pages: under 2 per worker
+        pool = runner._pool
+        old = list(pool._processes.values())
+        second = list(runner.run(jobs("b", range(4, 6))))  # same pool: 5 pages handed out by its end
+        assert runner._pool is pool
+        third = list(runner.run(jobs("c", range(6, 8))))  # 5 >= 2 × 2: a fresh pool
+        assert runner._pool is not pool
+        assert not any(p.is_alive() for p in old)
+        assert {p.pid for p in runner._pool._processes.values()}.isdisjoint({p.pid for p in old})
+        for results in (first, second, third):
+            assert all(isinstance(r, PageResult) and r.page.number == j.number and r.page.components
+                       for j, r in results), results
+        assert sorted(j.number for j, _ in third) == [6, 7]
+    finally:
+        runner.close()
+
+
+def test_a_one_page_document_goes_to_the_workers_when_the_run_has_more_pages(shared_data, tmp_path):
+    """Run in the calling process, a lone page would load the page networks there for the
+    rest of the run; only a run of one page in all stays in-process."""
+    from docgraph.config import IngestSettings
+    from docgraph.documents.pages import PageJob, PageResult
+    from docgraph.documents.parser import parser_target
+
+    settings = IngestSettings()
+    pdf = shared_data / "documents" / "jstor_open_access_latin_america_report.pdf"
+    job = PageJob(doc_id="a", number=1, pdf_path=str(pdf), password=None, root=str(tmp_path),
+                  settings=settings, parser=parser_target(settings.parser))
+    alone = PageRunner(2, lambda note: None)
+    planned = PageRunner(2, lambda note: None)
+    planned.plan(5)
+    try:
+        [(_, result)] = list(alone.run([job]))
+        assert isinstance(result, PageResult) and alone._pool is None
+        [(_, result)] = list(planned.run([job]))
+        assert isinstance(result, PageResult) and planned._pool is not None
+    finally:
+        alone.close()
+        planned.close()

@@ -188,7 +188,7 @@ def page_runner(settings: IngestSettings, ray: RaySettings | None, note: Callabl
         from ..scale.ray_pages import RayPageRunner
 
         return RayPageRunner(ray, note)  # type: ignore[return-value]
-    return PageRunner(settings.workers or os.cpu_count() or 1, note)
+    return PageRunner(settings.workers or os.cpu_count() or 1, note, recycle_after=settings.worker_pages)
 
 
 def ingest(store: Store, root: Path, settings: IngestSettings, paths: Iterable[Path], *,
@@ -224,7 +224,9 @@ def ingest(store: Store, root: Path, settings: IngestSettings, paths: Iterable[P
             else:
                 seen.add(item.sha256)
                 prepared.append(item)
-        progress.start(sum(len(item.todo) for item in prepared), "pages")
+        total = sum(len(item.todo) for item in prepared)
+        runner.plan(total)
+        progress.start(total, "pages")
         try:
             for item in prepared:
                 try:

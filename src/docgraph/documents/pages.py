@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import IngestSettings
+from ..heap import release_free_heap
 from ..types import BBox, Component, ComponentKind, Page
 from .fonts import FontProblem, page_font_problems, reset_warnings
 from .ocr import OcrEngine, OcrOptions
@@ -177,4 +178,5 @@ def process_page(job: PageJob) -> PageResult:
     result = Page(doc_id=job.doc_id, number=job.number, width=info.width, height=info.height,
                   image_path=image_rel, dpi=settings.dpi, source="ocr" if scanned else "pdf",
                   components=components)
+    release_free_heap()  # page-sized buffers, freed: without this a worker keeps its peak (docgraph.heap)
     return PageResult(result, headings, fonts)

@@ -2,7 +2,12 @@
 
 Results come back as pages finish (not in page order). At most ``2 × workers`` pages are
 in flight, so memory stays bounded however long the document. A single job, or
-``workers == 1``, runs in-process without starting a pool.
+``workers == 1``, runs in-process without starting a pool, unless ``plan`` said the run
+hands out more pages: its one-page documents then go to the pool too (run here, one page
+would load the layout and OCR networks into the caller for the rest of the run). Workers
+are replaced by fresh ones, between documents, once they have handled ``recycle_after``
+pages each: the networks keep buffers sized for the largest pages they saw, and a long
+run's workers otherwise grow to nearly twice their fresh size.
 
 Workers are spawned (never forked: the caller may hold threads, ONNX sessions or a database
 connection). Spawned workers re-import the main script, so when that script has no
@@ -55,14 +60,23 @@ def spawn_safe() -> bool:
 
 
 class PageRunner:
-    def __init__(self, workers: int, note: Callable[[str], None]):
+    def __init__(self, workers: int, note: Callable[[str], None], recycle_after: int = 0):
         self.workers = max(1, workers)
         self._note = note
+        self.recycle_after = recycle_after  # pages per worker before the pool is replaced; 0 = never
+        self._handled = 0  # pages the current pool has run
+        self._planned = 0  # pages the whole run will hand out (``plan``); 0 = not said
         reason = spawn_unsafe_reason() if self.workers > 1 else None
         if reason:
             note(f"pages are processed on one core: {reason}")
             self.workers = 1
         self._pool: ProcessPoolExecutor | None = None
+
+    def plan(self, pages: int) -> None:
+        """Say how many pages the whole run hands out. A one-page document then goes to the
+        workers too, unless the run has one page in all: run in-process, its page would load
+        the layout and OCR networks into the calling process for the rest of the run."""
+        self._planned = pages
 
     def _executor(self) -> ProcessPoolExecutor | None:
         """The worker pool, started and probed on first use; None (pages run in-process from
@@ -91,7 +105,11 @@ class PageRunner:
         A worker interrupted by Ctrl-C re-raises ``KeyboardInterrupt`` here; a worker that died
         (crash, out of memory) fails its page and the pool is replaced for the next document.
         """
-        pool = None if self._pool is None and len(jobs) <= 1 else self._executor()
+        if self._pool is not None and 0 < self.recycle_after * self.workers <= self._handled:
+            self._pool.shutdown(wait=True)  # between documents: nothing is in flight
+            self._pool, self._handled = None, 0
+        alone = len(jobs) <= 1 and self._planned <= 1  # one page, and all the run has
+        pool = None if self._pool is None and alone else self._executor()
         if pool is None:
             for job in jobs:
                 try:
@@ -107,6 +125,7 @@ class PageRunner:
                 while queue and len(running) < 2 * self.workers:
                     job = queue.pop()
                     running[pool.submit(pages.process_page, job)] = job
+                    self._handled += 1
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=lambda f: running[f].number):
                     job = running.pop(future)

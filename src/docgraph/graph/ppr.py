@@ -144,31 +144,37 @@ def cached_spread(holder) -> sp.csr_matrix:
 
 
 def walk_from(holder, p: np.ndarray, *, alpha: float, tol: float = 1e-8, max_iter: int = 100,
-              local_above: int = 0, eps: float = 1e-6) -> np.ndarray:
+              local_above: int = 0, eps: float = 1e-6, per_edge: bool = False) -> np.ndarray:
     """PPR with restart ``alpha`` from ``p`` (sums to 1) over ``holder.adjacency``, whose walk is
     kept on the holder (``cached_walk``). Exact power iteration costs every edge per step; on a
     graph of more than ``local_above`` edges (0 = never) it is a ``forward_push`` with
-    threshold ``eps`` instead, whose cost follows the seeds' neighbourhood, not the graph."""
+    threshold ``eps`` (``per_edge``: per out-edge) instead, whose cost follows the seeds'
+    neighbourhood, not the graph."""
     walk, dangling = cached_walk(holder)
     if 0 < local_above < holder.adjacency.nnz:
-        return forward_push(cached_spread(holder), dangling, p, alpha=alpha, eps=eps)
+        return forward_push(cached_spread(holder), dangling, p, alpha=alpha, eps=eps, per_edge=per_edge)
     return power_iterate(walk, dangling, p, alpha=alpha, tol=tol, max_iter=max_iter)
 
 
 def forward_push(spread: sp.csr_matrix, dangling: np.ndarray, p: np.ndarray, *, alpha: float,
-                 eps: float = 1e-6) -> np.ndarray:
+                 eps: float = 1e-6, per_edge: bool = False) -> np.ndarray:
     """PPR with restart ``alpha`` from ``p`` (sums to 1) by forward push (Andersen, Chung & Lang,
-    2006), the local counterpart of ``power_iterate``: every node holding more than ``eps`` of
-    not-yet-spread mass keeps ``alpha`` of it and passes the rest to its neighbours
-    (``spread[u]``: u's out-neighbours and the share of u's mass each gets, the transpose of
-    the walk; a dangling node's share goes back through ``p``), all such nodes at once, until
-    none holds more. Its cost follows the seeds' neighbourhood, not the graph; the mass left
-    unspread (under ``eps`` per node) is dropped. The result is normalised to sum 1."""
+    2006), the local counterpart of ``power_iterate``: every node holding more than its
+    threshold of not-yet-spread mass keeps ``alpha`` of it and passes the rest to its
+    neighbours (``spread[u]``: u's out-neighbours and the share of u's mass each gets, the
+    transpose of the walk; a dangling node's share goes back through ``p``), all such nodes at
+    once, until none holds more. The threshold is ``eps``, or with ``per_edge`` ``eps`` times
+    the node's out-neighbour count (ACL's own criterion, r(u) > eps·d(u)): a hub then passes
+    its mass on only when each neighbour would get a share worth passing, which keeps a graph
+    of phrase hubs from being swept whole on every query. Its cost follows the seeds'
+    neighbourhood, not the graph; the mass left unspread is dropped. The result is
+    normalised to sum 1."""
     estimate = np.zeros(len(p), dtype=np.float64)
     residual = np.asarray(p, dtype=np.float64).copy()
     restart = np.flatnonzero(residual)  # where dangling mass re-enters (p is mostly zeros)
+    threshold = eps * np.maximum(np.diff(spread.indptr), 1) if per_edge else eps
     while True:
-        frontier = np.flatnonzero(residual > eps)
+        frontier = np.flatnonzero(residual > threshold)
         if not len(frontier):
             break
         held = residual[frontier]

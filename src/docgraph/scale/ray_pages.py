@@ -52,6 +52,10 @@ class RayPageRunner:
         except ray.exceptions.RayError as exc:  # the worker died more often than max_retries allows
             return BrokenProcessPool(f"the Ray worker running this page died ({type(exc).__name__})")
 
+    def plan(self, pages: int) -> None:
+        """Part of the page-runner contract (``documents.runner.PageRunner.plan``); every page
+        is a Ray task here whatever the run's size."""
+
     def run(self, jobs: list[PageJob]) -> Iterator[tuple[PageJob, PageResult | Exception]]:
         """Yield ``(job, result or the exception it raised)`` as pages finish."""
         ray = self._ray

@@ -31,7 +31,7 @@ from ...graph.ppr import personalization_vector, walk_from
 from ...models.base import user
 from ...models.usage import embedding_stage
 from ...prompts import render_prompt
-from ...scoring import ranked
+from ...scoring import ranked, top_k
 from ...types import Chunk, Document, Entity, Evidence, Mention, Relation, ScoredEntity, ScoredRelation
 from ..base import MethodContext, not_built, register
 from ..chunk_vectors import vector_model
@@ -224,7 +224,7 @@ class HippoRAGBaseline(ChunkBaseline):
         weight = hp.passage_node_weight if ctx.models.chat("answer") is not None else hp.offline_passage_node_weight
         reset = seed_weights(graph, [(t, s) for t, s, _ in seeds], passage_scores, weight, hp.dense_prior_top)
         scores = walk_from(graph, personalization_vector(reset), alpha=hp.restart,  # the walk made once
-                           local_above=hp.local_walk_edges, eps=hp.local_walk_eps)
+                           local_above=hp.local_walk_edges, eps=hp.local_walk_eps, per_edge=True)
         return ranked_chunks(scores[graph.n_phrases:], table.node_chunk), seeds, graph, scores
 
     def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],
@@ -249,10 +249,10 @@ class HippoRAGBaseline(ChunkBaseline):
             evidence.relations.append(ScoredRelation(relation=relation, score=score,
                                                      source_name=triple[0], target_name=triple[2]))
         if scores is not None:
-            top = np.argsort(-scores[:graph.n_phrases])[:settings.top_k]
+            rows, values = top_k(scores[:graph.n_phrases], settings.top_k)
             evidence.entities = [ScoredEntity(entity=Entity(id=f"phrase:{graph.nodes.id(i)}",
                                                             name=graph.nodes.id(i), type="phrase"),
-                                              score=float(scores[i])) for i in top if scores[i] > 0]
+                                              score=float(v)) for i, v in zip(rows.tolist(), values) if v > 0]
         evidence.mode = "ppr" if scores is not None else "dense_fallback"
         evidence.timings["retrieve"] = time.perf_counter() - started
         return evidence
