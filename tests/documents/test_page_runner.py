@@ -3,7 +3,20 @@ start-up probe, side by side, before the first page is handed out."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from docgraph.config import IngestSettings
+from docgraph.documents.pages import PageJob, PageResult
+from docgraph.documents.parser import parser_target
 from docgraph.documents.runner import PageRunner
+
+
+def page_jobs(shared_data: Path, root: Path, doc_id: str, numbers: range) -> list[PageJob]:
+    """Jobs for pages ``numbers`` of a short shared report, as one document ``doc_id``."""
+    settings = IngestSettings()
+    pdf = shared_data / "documents" / "jstor_open_access_latin_america_report.pdf"
+    return [PageJob(doc_id=doc_id, number=n, pdf_path=str(pdf), password=None, root=str(root),
+                    settings=settings, parser=parser_target(settings.parser)) for n in numbers]
 
 
 def test_the_probe_starts_every_worker_at_once():
@@ -23,16 +36,8 @@ def test_the_probe_starts_every_worker_at_once():
 def test_workers_are_replaced_between_documents_after_their_share_of_pages(shared_data, tmp_path):
     """``recycle_after`` pages per worker: the next document gets fresh worker processes (the
     old ones have exited), and its pages come back as from any worker."""
-    from docgraph.config import IngestSettings
-    from docgraph.documents.pages import PageJob, PageResult
-    from docgraph.documents.parser import parser_target
-
-    settings = IngestSettings()
-    pdf = shared_data / "documents" / "jstor_open_access_latin_america_report.pdf"
-
     def jobs(doc_id: str, numbers: range) -> list[PageJob]:
-        return [PageJob(doc_id=doc_id, number=n, pdf_path=str(pdf), password=None, root=str(tmp_path),
-                        settings=settings, parser=parser_target(settings.parser)) for n in numbers]
+        return page_jobs(shared_data, tmp_path, doc_id, numbers)
 
     runner = PageRunner(2, lambda note: None, recycle_after=2)
     try:
@@ -56,14 +61,7 @@ def test_workers_are_replaced_between_documents_after_their_share_of_pages(share
 def test_a_one_page_document_goes_to_the_workers_when_the_run_has_more_pages(shared_data, tmp_path):
     """Run in the calling process, a lone page would load the page networks there for the
     rest of the run; only a run of one page in all stays in-process."""
-    from docgraph.config import IngestSettings
-    from docgraph.documents.pages import PageJob, PageResult
-    from docgraph.documents.parser import parser_target
-
-    settings = IngestSettings()
-    pdf = shared_data / "documents" / "jstor_open_access_latin_america_report.pdf"
-    job = PageJob(doc_id="a", number=1, pdf_path=str(pdf), password=None, root=str(tmp_path),
-                  settings=settings, parser=parser_target(settings.parser))
+    [job] = page_jobs(shared_data, tmp_path, "a", range(1, 2))
     alone = PageRunner(2, lambda note: None)
     planned = PageRunner(2, lambda note: None)
     planned.plan(5)
