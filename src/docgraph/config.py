@@ -327,6 +327,9 @@ class RetrievalSettings(Section):
                                                    "the top page's rarer entities take slots n, 2n, ... "
                                                    "(graph.bridges; 0 = off)")
     bridge_seeds: int = Field(1, ge=1, description="top pages whose entities the second hop starts from")
+    name_links: float = Field(1.0, ge=0.0, description="second hop: a bridged page whose heading the top page "
+                                                       "names scores (1 + this x name score) times its bridge "
+                                                       "score (graph.name_links; 0 = off)")
     edges: EdgeWeights = Field(default_factory=EdgeWeights)
     blas_threads: int = Field(1, ge=0, description="BLAS threads while a query is answered, every method (a "
                                                    "query's matrix-vector products gain little from more and "

@@ -180,6 +180,24 @@ def test_second_hop_takes_every_nth_slot_and_keeps_scores_non_increasing():
     assert named == top, "the question's own entity is not a bridge; nothing else links page 1 onward"
 
 
+def test_second_hop_prefers_the_page_the_top_page_names_by_its_heading():
+    texts = {1: "Hello Love is a song recorded by Hank Snow in Nashville.", 2: "Hello Love charted in 1974.",
+             3: "Another song of 1974.", 4: "Studios of Nashville.", 5: "Hank Snow lived in Madison, Tennessee."}
+    chunks = [Chunk(id=f"d:{p}:P0", doc_id="d", page=p, component_ids=["P0"], text=t,
+                    section_path=["Songs", "Hank Snow" if p == 5 else f"Song {p}"]) for p, t in texts.items()]
+    layer = EvidenceLayer.build(chunks, np.eye(len(chunks), dtype=np.float32), RetrievalSettings())
+    # page 1 shares one entity with page 4 and one with page 5; only page 5 is headed by a name page 1 says
+    bridges = layer.bridge_mentions([("d", 1, "Hank Snow"), ("d", 1, "Nashville"), ("d", 4, "Nashville"),
+                                     ("d", 5, "Hank Snow")])
+    top = [(("d", p), 1.0 - 0.1 * p) for p in range(1, 6)]
+    own = np.array([1.0, 0.9, 0.8, 0.7, 0.6])
+    question = "In which state did the performer of Hello Love live?"
+    merged = layer.with_bridges(top, bridges, question, RetrievalSettings(bridge_every=2), 5, own)
+    assert [p for (_, p), _ in merged] == [1, 5, 2, 4, 3], "page 1 names the heading of page 5"
+    off = layer.with_bridges(top, bridges, question, RetrievalSettings(bridge_every=2, name_links=0.0), 5, own)
+    assert [p for (_, p), _ in off] == [1, 4, 2, 5, 3], "without the name, the higher-ranked page 4 bridges first"
+
+
 def test_grounding_rows_are_the_chunks_of_each_mention_and_are_remembered_by_key():
     chunks = [Chunk(id="d:1:P0", doc_id="d", page=1, component_ids=["P0", "P1"], text="alpha"),
               Chunk(id="d:2:P0", doc_id="d", page=2, component_ids=["P0"], text="beta")]

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..config import RetrievalSettings
 from ..graph.bridges import EntityBridges, interleave
+from ..graph.name_links import NameLinks
 from ..graph.structure import ChunkLayout, StructureGraph, build_structure, diffuse
 from ..models.bm25 import BM25
 from ..scoring import minmax, top_k
@@ -53,6 +54,16 @@ def indexed_text(chunk: Chunk) -> str:
     """What a chunk is indexed by (BM25 and vectors): its section context line, then its text."""
     context = chunk_context(chunk)
     return f"{context}\n{chunk.text}" if context else chunk.text
+
+
+def section_headings(chunks: Sequence[Chunk], chunk_page: np.ndarray) -> list[tuple[int, str]]:
+    """``(page row, heading)`` of every section: its heading (the last entry of its section
+    path) on the page of its first chunk; ``chunks`` in reading order."""
+    first: dict[tuple, int] = {}
+    for row, chunk in enumerate(chunks):
+        if chunk.section_path:
+            first.setdefault((chunk.doc_id, tuple(chunk.section_path)), int(chunk_page[row]))
+    return [(page, path[-1]) for (_, path), page in first.items()]
 
 
 def _component_number(component_id: str) -> int:
@@ -99,6 +110,7 @@ class EvidenceLayer:
     labels: LabelIndex
     modality: np.ndarray                    # per chunk row: "text", "table" or "image"
     printed: dict[str, dict[int, int]]      # per document: file page → printed page number, where they differ
+    names: NameLinks                        # pages naming other pages' headings (the second hop's name links)
     _grounded: dict[Hashable, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -132,12 +144,17 @@ class EvidenceLayer:
         page_texts: list[list[str]] = [[] for _ in pages]
         for row, text in enumerate(texts):
             page_texts[chunk_page[row]].append(text)
+        body_texts: list[list[str]] = [[] for _ in pages]
+        for row, chunk in enumerate(chunks):
+            body_texts[chunk_page[row]].append(chunk.text)
         return cls(chunks=chunks, source_rows=np.asarray(order, dtype=np.int64), pages=pages,
                    page_position=page_position, chunk_page=chunk_page, hybrid=HybridIndex.build(texts, vectors),
                    graph=graph, component_chunk=component_chunk,
                    page_bm25=BM25(["\n".join(t) for t in page_texts]), labels=LabelIndex.build(chunks),
                    modality=np.array([c.modality for c in chunks], dtype=object),
-                   printed={doc: dict(numbers) for doc, numbers in (printed or {}).items() if numbers})
+                   printed={doc: dict(numbers) for doc, numbers in (printed or {}).items() if numbers},
+                   names=NameLinks.build(len(pages), section_headings(chunks, chunk_page),
+                                         ["\n".join(t) for t in body_texts]))
 
     def chunk_rows(self, doc_id: str, page: int, component_ids: Sequence[str]) -> list[int]:
         """Rows of the chunks holding any of the components (grounding of an entity mention)."""
@@ -243,13 +260,14 @@ class EvidenceLayer:
                      settings: RetrievalSettings, k: int, page_scores: np.ndarray | None = None
                      ) -> list[tuple[PageKey, float]]:
         """``top`` (a method's ranked pages, best first) with the second hop merged in: pages
-        sharing the first ``bridge_seeds`` pages' entities (``graph.bridges``), ordered by that
-        bridge score times their own ``page_scores`` relative to the best (the method's scores
-        over the layer's pages: the second hop must still concern the question), take slots
+        sharing the first ``bridge_seeds`` pages' entities (``graph.bridges``), their bridge
+        score raised by ``1 + name_links × name score`` where those pages name the page's
+        heading (``graph.name_links``: the seed points at the page by name), ordered by that
+        score times their own ``page_scores`` relative to the best (the method's scores over
+        the layer's pages: the second hop must still concern the question), take slots
         ``bridge_every``, 2·``bridge_every``, … (``graph.bridges.interleave``). At most ``k``
         pages; a placed page scores the mean of its neighbours, so scores never increase
-        down the list. ``top[:k]`` unchanged when bridging is off or
-        finds nothing."""
+        down the list. ``top[:k]`` unchanged when bridging is off or finds nothing."""
         if bridges is None or settings.bridge_every < 2 or not top or not len(bridges):
             return top[:k]
         score_of = {self.page_position[p]: s for p, s in top if p in self.page_position}
@@ -259,7 +277,10 @@ class EvidenceLayer:
         weights = weights / weights.max() if weights.max() > 0 else np.ones(len(seeds))
         own = np.ones(len(self.pages)) if page_scores is None else np.maximum(np.asarray(page_scores, float), 0.0)
         own = own / own.max() if own.max() > 0 else np.ones(len(self.pages))
-        bridge = bridges.scores(seeds, weights, query) * own  # the second hop must still concern the question
+        bridge = bridges.scores(seeds, weights, query)
+        if settings.name_links > 0 and len(self.names):
+            bridge *= 1.0 + settings.name_links * self.names.scores(seeds, weights, query)
+        bridge *= own  # the second hop must still concern the question
         reached = np.flatnonzero(bridge > 0)
         if not len(reached):
             return top[:k]

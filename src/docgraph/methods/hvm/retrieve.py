@@ -17,7 +17,8 @@ METHODS.md, HVM query, with every budget a config value (``HVMSettings``):
    (``methods.evidence_layer``): flat hybrid page scores fused with diffusion seeded by
    the best hybrid chunks and by B_graph, so the page list no longer stops where the
    chunk budget does; then the second hop (``graph.bridges``): pages sharing the rarer
-   entities grounded on the best page take every ``retrieval.bridge_every``-th slot.
+   entities grounded on the best page (preferably those whose headings it names,
+   ``graph.name_links``) take every ``retrieval.bridge_every``-th slot.
 4. Organisation: grouped by modality, at most ``k_text`` / ``k_table`` / ``k_image`` each
    (best first), sections in that order. Ablation ``modality_aware = false``: the union's
    best ``k_text + k_table + k_image`` chunks by score, interleaved.

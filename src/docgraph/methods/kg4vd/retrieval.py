@@ -45,8 +45,9 @@ METHODS.md "KG4VD — Query", steps 2–5 (paper Section 3.3 and Appendix B.3):
    71.4 → 69.9), where a page is one passage and the reranker's candidate-list BM25 adds
    a signal of its own (docs/eval.md).
 6. **Second hop** (docgraph's addition, ``graph.bridges``): pages that share the rarer
-   entities of the graph grounded on the best page — minus the question's own — take
-   every ``retrieval.bridge_every``-th slot of the page list (slots 3, 6, … by default).
+   entities of the graph grounded on the best page — minus the question's own; preferred:
+   the pages whose headings the best page names (``graph.name_links``) — take every
+   ``retrieval.bridge_every``-th slot of the page list (slots 3, 6, … by default).
 """
 
 from __future__ import annotations
