@@ -38,6 +38,7 @@ ABLATIONS = {  # name -> [retrieval] settings (issue 12, item 7); builds are sha
     "no-graph-seeds": {"graph_seed_share": 0.0},
     "no-second-hop": {"bridge_every": 0},
     "no-name-links": {"name_links": 0.0},
+    "no-residual-hop": {"bridge_residual": 0.0},
     "no-element-intent": {"element_intent": 0.0},
     "fixed-fusion-weight": {"confidence_k": 0},
     **{f"no-{edge}": {"edges": {edge: 0.0}}

@@ -330,6 +330,10 @@ class RetrievalSettings(Section):
     name_links: float = Field(1.0, ge=0.0, description="second hop: a bridged page whose heading the top page "
                                                        "names scores (1 + this x name score) times its bridge "
                                                        "score (graph.name_links; 0 = off)")
+    bridge_residual: float = Field(0.2, ge=0.0, le=1.0, description="second hop: share of a bridged page's "
+                                                                   "relevance from BM25 over whole pages of the "
+                                                                   "question's terms the top page lacks (what the "
+                                                                   "first hop left open; 0 = the page's own score)")
     edges: EdgeWeights = Field(default_factory=EdgeWeights)
     blas_threads: int = Field(1, ge=0, description="BLAS threads while a query is answered, every method (a "
                                                    "query's matrix-vector products gain little from more and "

@@ -198,6 +198,23 @@ def test_second_hop_prefers_the_page_the_top_page_names_by_its_heading():
     assert [p for (_, p), _ in off] == [1, 4, 2, 5, 3], "without the name, the higher-ranked page 4 bridges first"
 
 
+def test_second_hop_prefers_the_page_holding_what_the_first_page_left_open():
+    texts = {1: "Hello Love is a song by Hank Snow, recorded in Nashville.", 2: "Hello Love charted in 1974.",
+             3: "Hank Snow toured Canada.", 4: "The town of Hank Snow was Madison.", 5: "Another song."}
+    chunks = [Chunk(id=f"d:{p}:P0", doc_id="d", page=p, component_ids=["P0"], text=t, section_path=[])
+              for p, t in texts.items()]
+    layer = EvidenceLayer.build(chunks, np.eye(len(chunks), dtype=np.float32), RetrievalSettings())
+    bridges = layer.bridge_mentions([("d", 1, "Hank Snow"), ("d", 3, "Hank Snow"), ("d", 4, "Hank Snow")])
+    top = [(("d", p), 1.0 - 0.1 * p) for p in (1, 2, 5)]
+    own = np.array([1.0, 0.9, 0.5, 0.5, 0.8])  # pages 3 and 4 equally relevant by the method's own score
+    question = "In which town did the performer of Hello Love live?"
+    assert layer.page_bm25.absent_terms(question, [0]) == ["town"], "'performer' and 'live' are on no page"
+    merged = layer.with_bridges(top, bridges, question, RetrievalSettings(bridge_every=2), 5, own)
+    assert [p for (_, p), _ in merged][:2] == [1, 4], "page 4 holds the term page 1 lacks"
+    plain = layer.with_bridges(top, bridges, question, RetrievalSettings(bridge_every=2, bridge_residual=0.0), 5, own)
+    assert [p for (_, p), _ in plain][:2] == [1, 3], "own scores tie: the first page in order"
+
+
 def test_grounding_rows_are_the_chunks_of_each_mention_and_are_remembered_by_key():
     chunks = [Chunk(id="d:1:P0", doc_id="d", page=1, component_ids=["P0", "P1"], text="alpha"),
               Chunk(id="d:2:P0", doc_id="d", page=2, component_ids=["P0"], text="beta")]

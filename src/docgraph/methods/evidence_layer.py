@@ -263,8 +263,10 @@ class EvidenceLayer:
         sharing the first ``bridge_seeds`` pages' entities (``graph.bridges``), their bridge
         score raised by ``1 + name_links × name score`` where those pages name the page's
         heading (``graph.name_links``: the seed points at the page by name), ordered by that
-        score times their own ``page_scores`` relative to the best (the method's scores over
-        the layer's pages: the second hop must still concern the question), take slots
+        score times their relevance — their own ``page_scores`` relative to the best (the
+        method's scores over the layer's pages: the second hop must still concern the
+        question), mixed with share ``bridge_residual`` of BM25 over whole pages of the
+        question's terms the seed pages lack (min-max: what the first hop left open) — take slots
         ``bridge_every``, 2·``bridge_every``, … (``graph.bridges.interleave``). At most ``k``
         pages; a placed page scores the mean of its neighbours, so scores never increase
         down the list. ``top[:k]`` unchanged when bridging is off or finds nothing."""
@@ -280,7 +282,11 @@ class EvidenceLayer:
         bridge = bridges.scores(seeds, weights, query)
         if settings.name_links > 0 and len(self.names):
             bridge *= 1.0 + settings.name_links * self.names.scores(seeds, weights, query)
-        bridge *= own  # the second hop must still concern the question
+        relevance = own  # the second hop must still concern the question ...
+        if settings.bridge_residual > 0:  # ... above all the part the seeds leave open
+            residual = self.page_bm25.scores(self.page_bm25.absent_terms(query, seeds))
+            relevance = (1.0 - settings.bridge_residual) * own + settings.bridge_residual * minmax(residual)
+        bridge *= relevance
         reached = np.flatnonzero(bridge > 0)
         if not len(reached):
             return top[:k]

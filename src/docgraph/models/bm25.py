@@ -46,6 +46,15 @@ class BM25:
         terms = tokenize(query) if isinstance(query, str) else list(query)
         return _accumulate(terms, self.postings.get, self.lengths, self.avgdl, self.k1, self.b)
 
+    def absent_terms(self, query: str, documents: Sequence[int]) -> list[str]:
+        """The query's distinct indexed terms that occur in none of ``documents``."""
+        out = []
+        for term in dict.fromkeys(tokenize(query)):
+            posting = self.postings.get(term)
+            if posting is not None and not np.isin(posting[0], documents).any():
+                out.append(term)
+        return out
+
     def top_k(self, query: str | Sequence[str], k: int) -> list[tuple[int, float]]:
         """The ``k`` best (index, score) pairs with a positive score, best first (ties by index)."""
         s = self.scores(query)
