@@ -189,9 +189,10 @@ class KG4VDSettings(Section):
     cross_page: bool = Field(True, description="False = 'no cross-page connection' ablation")
     cross_page_top_k: int = 10
     offline_page_rerank_weight: float = Field(
-        0.5, ge=0.0, le=1.0, description="rerank weight of pages when the offline fusion reranker scores them "
-                                         "(their best chunk, already in the prior): lower favours the graph's "
-                                         "order (long pages), higher the reranker's (one-passage pages)")
+        0.25, ge=0.0, le=1.0, description="rerank weight of pages when the offline fusion reranker scores them "
+                                          "(their best chunk, already in the prior): lower favours the graph's "
+                                          "order (long pages), higher the reranker's (one-passage pages); "
+                                          "0.25 chosen on all shared sets together (docs/eval.md)")
     connect_batch_pages: int = Field(1000, ge=1, description="pages (of whole documents) connected and written "
                                                              "per transaction: bounds a large build's memory; a "
                                                              "later batch joins the graph as an added document")
@@ -250,6 +251,9 @@ class HVMSettings(Section):
     k_table: int = 3
     k_image: int = 2
     top_pages: int = Field(10, ge=1, description="pages ranked in Evidence.pages (structural layer + hybrid)")
+    page_rerank_weight: float = Field(0.25, ge=0.0, le=1.0,
+                                      description="the reranker's share of a page's score among the 2 x top_pages "
+                                                  "best, by its best chunk (methods.page_rerank; 0 = off)")
     max_group_size: int = Field(8, ge=0, description="facts per conflict group sent to the model, the most "
                                                      "related first (0 = whole groups; cuts are counted)")
     support_per_group: int = Field(4, ge=0, description="chunks of a confirmed group's B_g shown to the resolver, "

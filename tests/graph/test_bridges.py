@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from docgraph.graph.bridges import EntityBridges, interleave, normalise_name
+from docgraph.graph.bridges import EntityBridges, bridging_name, interleave, normalise_name
 
 
 def corpus() -> EntityBridges:
@@ -64,3 +64,12 @@ def test_value_names_do_not_bridge():
     bridges = EntityBridges.build(2, [(0, "$1 million budget"), (1, "$1 million budget"), (0, "1940s"),
                                       (1, "1940s"), (0, "Kings"), (1, "Kings")])
     assert list(bridges.columns) == ["kings"]
+
+
+def test_one_common_word_does_not_bridge_but_names_and_caseless_words_do():
+    """"electricity" and "december" are on pages about anything; "Iowa", "wind power
+    project" and a Chinese name are things two pages can both be about."""
+    names = ["electricity", "december", "Iowa", "wind power project", "北京", "UNESCO"]
+    bridges = EntityBridges.build(2, [(page, name) for page in (0, 1) for name in names])
+    assert sorted(bridges.columns) == ["iowa", "unesco", "wind power project", "北京"]
+    assert bridging_name("Électricité") and not bridging_name("électricité")

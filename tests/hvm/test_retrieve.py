@@ -18,6 +18,7 @@ from docgraph.methods.hvm.retrieve import retrieve
 from docgraph.methods.hvm.state import (NS_CHUNK, NS_CONCEPT, NS_EDGE, NS_ENTITY, VEC_CHUNK, VEC_CONCEPT, VEC_ENTITY,
                                         VEC_RELATION, edge_key)
 from docgraph.methods.vector_index import delete_vectors, write_vectors
+from docgraph.models.rerank import FusionReranker
 from docgraph.store.sqlite import SQLiteStore
 from docgraph.types import Chunk
 
@@ -62,6 +63,7 @@ class FakeEmbedder:
 
 class FakeModels:
     text_embedder = FakeEmbedder()
+    reranker = FusionReranker(FakeEmbedder(), 0.3)  # offline: the stored chunk vectors, nothing embedded
 
     def check_embedding_model(self, method=None):
         pass
@@ -125,7 +127,8 @@ def test_defaults_follow_the_long_reports_profile(ctx):
     graph_heavy.retrieval.flat_weight = 0.3
     lifted = retrieve(MethodContext(store=ctx.store, settings=graph_heavy, models=ctx.models, root=ctx.root), "q")
     assert lifted.pages[0].page == CHUNKS_PAGE["c01"]
-    assert set(ev.timings) >= {"embed", "anchors", "propagate", "evidence", "pages", "retrieve"}
+    assert set(ev.timings) >= {"embed", "anchors", "propagate", "evidence", "pages", "rerank", "second_hop",
+                               "retrieve"}
 
 
 def test_flat_weight_one_ranks_pages_by_their_best_chunk(ctx):
@@ -138,6 +141,35 @@ def test_flat_weight_one_ranks_pages_by_their_best_chunk(ctx):
 
 
 CHUNKS_PAGE = {cid: i + 1 for i, cid in enumerate(CHUNKS)}
+
+
+class PreferringReranker:
+    """A reranker model that rates one chunk's text above all others, and records its calls."""
+
+    model = "scripted"
+
+    def __init__(self, favourite: str):
+        self.favourite, self.calls = favourite, []
+
+    def rerank(self, query, documents):
+        self.calls.append(list(documents))
+        return [1.0 if d == f"chunk {self.favourite}" else 0.0 for d in documents]
+
+
+def test_the_reranker_reorders_the_best_pages_by_their_best_chunks(ctx):
+    """``page_rerank_weight``: 0 keeps the layer's order; 1 puts the page whose best chunk
+    the reranker prefers first, among the 2 × top_pages best; it sees one text per page."""
+    models = FakeModels()
+    models.reranker = PreferringReranker("c04")  # c04 (cos 0.55): the pool's sixth page
+    scripted = MethodContext(store=ctx.store, settings=ctx.settings, models=models, root=ctx.root)
+    baseline = retrieve(scripted, "q", page_rerank_weight=0.0)
+    assert not models.reranker.calls, "weight 0: no reranker call"
+    assert [p.page for p in baseline.pages].index(CHUNKS_PAGE["c04"]) >= 3
+    reranked = retrieve(scripted, "q", page_rerank_weight=1.0, top_pages=5)
+    [texts] = models.reranker.calls
+    assert len(texts) == 10 and "chunk c04" in texts and len(set(texts)) == len(texts)
+    assert reranked.pages[0].page == CHUNKS_PAGE["c04"]
+    assert [p.score for p in reranked.pages] == sorted((p.score for p in reranked.pages), reverse=True)
 
 
 def test_theta_filters_anchors(ctx):

@@ -35,10 +35,16 @@ _NON_WORD = re.compile(r"\W+")
 
 
 def bridging_name(name: str) -> bool:
-    """Whether a name can bridge: it has a letter and does not start like a value
-    ("$1 million budget", "1940s", "3.5 %" name amounts and dates, not things)."""
+    """Whether a name can bridge: it has a letter, does not start like a value ("$1 million
+    budget", "1940s", "3.5 %" name amounts and dates, not things) and is not one lower-case
+    word: "electricity", "december", "company" name kinds of things, found on many
+    unrelated pages, not a thing two pages are both about. Words of scripts without case
+    (Chinese, Japanese) keep bridging."""
     text = name.strip()
-    return bool(text) and not (text[0].isdigit() or text[0] in "$€£¥%+-.") and any(ch.isalpha() for ch in text)
+    if not text or text[0].isdigit() or text[0] in "$€£¥%+-." or not any(ch.isalpha() for ch in text):
+        return False
+    common_word = len(text.split()) == 1 and any(ch.islower() for ch in text) and not any(ch.isupper() for ch in text)
+    return not common_word
 
 
 def normalise_name(name: str) -> str:

@@ -16,7 +16,10 @@ METHODS.md, HVM query, with every budget a config value (``HVMSettings``):
 5. Pages: every page ranked (the first ``top_pages``) by the structural evidence layer
    (``methods.evidence_layer``): flat hybrid page scores fused with diffusion seeded by
    the best hybrid chunks and by B_graph, so the page list no longer stops where the
-   chunk budget does; then the second hop (``graph.bridges``): pages sharing the rarer
+   chunk budget does; the 2 × ``top_pages`` best reranked by their best chunks, the
+   reranker weighing ``page_rerank_weight`` (``methods.page_rerank``; offline the fusion
+   reranker, whose BM25 over the candidates alone adds what the prior lacks); then the
+   second hop (``graph.bridges``): pages sharing the rarer
    entities grounded on the best page (preferably those whose headings it names,
    ``graph.name_links``) take every ``retrieval.bridge_every``-th slot.
 4. Organisation: grouped by modality, at most ``k_text`` / ``k_table`` / ``k_image`` each
@@ -49,6 +52,7 @@ from ...store.base import Store
 from ..evidence_layer import EvidenceLayer, PageRanking, retrieval_settings
 from ..hybrid import fuse_scores
 from ..memo import cached
+from ..page_rerank import rerank_pages
 from ..timing import Timer
 from ..vector_index import VectorIndex, load_index
 from .state import NS_CHUNK, NS_CONCEPT, NS_EDGE, NS_ENTITY, VEC_CHUNK, VEC_CONCEPT, VEC_ENTITY, VEC_RELATION
@@ -294,10 +298,14 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     graph_seeds = np.zeros(len(index.chunks))
     graph_seeds[graph_top] = np.maximum(chunk_scores[graph_top], 0.0)
     ranking = index.layer.propagate(query, q, flat, rs, graph_seeds[index.layer.source_rows])
-    pages = index.layer.with_bridges(ranking.top(settings.top_pages), index.bridges if settings.concept_graph else None,
+    timer.lap("pages")
+    candidates = rerank_pages(ctx.models.reranker, index.layer, ranking, query, q, 2 * settings.top_pages,
+                              settings.page_rerank_weight)
+    timer.lap("rerank")
+    pages = index.layer.with_bridges(candidates, index.bridges if settings.concept_graph else None,
                                      query, rs, settings.top_pages, ranking.final)
     evidence.pages = [ScoredPage(doc_id=d, page=p, score=s) for (d, p), s in pages]
-    timer.lap("pages")
+    timer.lap("second_hop")
     timer.total("retrieve")
     evidence.timings = timer.timings
     return evidence

@@ -38,12 +38,11 @@ METHODS.md "KG4VD — Query", steps 2–5 (paper Section 3.3 and Appendix B.3):
    in local mode (α = 0.8) the seeds hold most of the mass, so a non-seed entity needs
    a clearly better rerank score to displace one, as the narrow mode intends.
    Offline (text-fallback page vectors and the fusion reranker) pages use
-   ``kg4vd.offline_page_rerank_weight`` (default 0.5, the paper's λ): a page's rerank text
-   is then its best chunk, whose fused BM25 + cosine score the prior already holds as its
-   flat part. Lower weights keep more of the graph's order: at 0.25 MMLongBench-Doc per
-   document gains (recall@1 47.2 → 50.1, recall@5 79.6 → 80.7) and MuSiQue loses (recall@5
-   71.4 → 69.9), where a page is one passage and the reranker's candidate-list BM25 adds
-   a signal of its own (docs/eval.md).
+   ``kg4vd.offline_page_rerank_weight`` (default 0.25, half the paper's λ): a page's rerank
+   text is then its best chunk, whose fused BM25 + cosine score the prior already holds as
+   its flat part, so λ = ½ counts it twice. Lower weights keep more of the graph's order;
+   with the second hop in place 0.25 gains on MMLongBench-Doc per document and packed
+   (recall@5 +1.0 and +2.2 over 0.5) and keeps HotpotQA's and MuSiQue's recall@5 (docs/eval.md).
 6. **Second hop** (docgraph's addition, ``graph.bridges``): pages that share the rarer
    entities of the graph grounded on the best page — minus the question's own; preferred:
    the pages whose headings the best page names (``graph.name_links``) — take every
