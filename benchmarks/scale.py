@@ -27,7 +27,10 @@ Each ingests the corpus, then builds each of ``--methods`` offline (default sett
   time; ``load``: the 1-minute load average, mean of the phase's start and end;
 - ``RSS MB``: the peak, sampled every 0.25 s with psutil, of the summed resident memory of
   this process, its descendants (page workers; Ray's GCS, raylet, workers) and the PostgreSQL
-  server's processes (shared pages count once per process: it overstates); ``main MB``: this
+  server's processes (shared pages count once per process: it overstates); ``PSS MB``: the
+  peak of the same sum in proportional set size (a shared page split among the processes
+  mapping it: PostgreSQL's shared buffers, Ray's object store and the libraries count once),
+  with the six largest processes at that peak in ``state.json`` (``pss_top``); ``main MB``: this
   process alone. Without psutil: ``ru_maxrss`` of this process and its largest reaped child;
 - ``db MB``: the SQLite file (with its WAL) or ``pg_total_relation_size`` (indexes and TOAST
   included) of the schema's tables; ``files MB``: the rest of the workspace folder;
@@ -138,7 +141,8 @@ class Sampler(threading.Thread):
         super().__init__(daemon=True)
         self.servers, self.exclude = servers, exclude
         self.halt = threading.Event()
-        self.rss = self.main = 0
+        self.rss = self.main = self.pss = 0
+        self.pss_top: list[str] = []  # the largest processes at the PSS peak
         self.base: dict[int, float] | None = None
         self.last: dict[int, float] = {}
 
@@ -153,18 +157,24 @@ class Sampler(threading.Thread):
         return [p for p in tree if p.pid not in self.exclude]
 
     def sample(self) -> None:
-        rss, cpu = 0, {}
+        rss, pss, cpu, parts = 0, 0, {}, []
         for proc in self.processes():
             try:
                 with proc.oneshot():
-                    mem, times = proc.memory_info().rss, proc.cpu_times()
+                    mem, times, name = proc.memory_info().rss, proc.cpu_times(), proc.name()
+                    own = getattr(proc.memory_full_info(), "pss", mem)  # Linux: shared pages split
             except psutil.Error:
                 continue
             rss += mem
+            pss += own
+            parts.append((own, name))
             cpu[proc.pid] = times.user + times.system
             if proc.pid == os.getpid():
                 self.main = max(self.main, mem)
         self.rss = max(self.rss, rss)
+        if pss > self.pss:
+            self.pss = pss
+            self.pss_top = [f"{name} {own / MB:.0f}" for own, name in sorted(parts, reverse=True)[:6]]
         if self.base is None:
             self.base = dict(cpu)
         self.last.update(cpu)
@@ -179,7 +189,8 @@ class Sampler(threading.Thread):
         self.join()
         self.sample()
         cpu = sum(t - (self.base or {}).get(pid, 0.0) for pid, t in self.last.items())
-        return {"cpu_s": cpu, "rss_mb": self.rss / MB, "main_mb": self.main / MB}
+        return {"cpu_s": cpu, "rss_mb": self.rss / MB, "main_mb": self.main / MB, "pss_mb": self.pss / MB,
+                "pss_top": self.pss_top}
 
 
 def rusage_memory() -> dict[str, float]:
@@ -369,7 +380,8 @@ def print_table(state: dict[str, Any], backends: list[str], methods: list[str]) 
     corpus = state["corpus"]
     print(f"\nCorpus: {corpus['pages']} pages in {len(corpus['files'])} files ({corpus['distinct']} distinct "
           f"sources, the rest re-titled copies); {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
-    print(f"{'backend':<9} {'phase':<9} {'wall s':>8} {'pages/min':>9} {'CPU s':>8} {'RSS MB':>7} {'main MB':>7} "
+    print(f"{'backend':<9} {'phase':<9} {'wall s':>8} {'pages/min':>9} {'CPU s':>8} {'RSS MB':>7} {'PSS MB':>7} "
+          f"{'main MB':>7} "
           f"{'db MB':>7} {'files MB':>8} {'q p50/p95/max ms':>17} {'ls p50/p95/max ms':>18} "
           f"{'status p50/p95/max ms':>22} {'load':>5}")
     for name in backends:
@@ -382,12 +394,14 @@ def print_table(state: dict[str, Any], backends: list[str], methods: list[str]) 
             query = runs.get(f"query {label}", {})
             mark = "*" if row.get("resumed") else " "
             print(f"{name:<9} {label:<9}{mark}{cell([row['wall_s']], 8)} {60 * corpus['pages'] / row['wall_s']:>9.1f} "
-                  f"{row['cpu_s']:>8.1f} {row['rss_mb']:>7.0f} {row['main_mb']:>7.0f} "
+                  f"{row['cpu_s']:>8.1f} {row['rss_mb']:>7.0f} {cell([row['pss_mb']] if 'pss_mb' in row else None, 7)} "
+                  f"{row['main_mb']:>7.0f} "
                   f"{query.get('db_mb', row['db_mb']):>7.1f} {query.get('files_mb', row['files_mb']):>8.1f} "
                   f"{cell(query.get('q_ms'), 17)} {cell(row.get('ls_ms'), 18)} {cell(row.get('status_ms'), 22)} "
                   f"{cell([row['load']] if 'load' in row else None, 5)}")
     print("* resumed: measured the rest of an interrupted phase only. RSS MB: peak of the summed process tree "
-          "(with PostgreSQL); main MB: this process; q: retrieve, second round, query embedding excluded; "
+          "(with PostgreSQL); PSS MB: the same with each shared page split among the processes mapping it (what "
+          "the tree really holds; its largest processes at the peak are in state.json); main MB: this process; q: retrieve, second round, query embedding excluded; "
           f"ls/status: Workspace.documents()/status() polled every {POLL_S} s during the phase; load: 1-minute "
           "load average, mean of the phase's start and end (other work on the machine).")
 

@@ -38,7 +38,8 @@ class IngestSettings(Section):
     workers: int = Field(0, description="parallel page workers; 0 = one per CPU core")
     worker_pages: int = Field(500, ge=0, description="pages a page worker process handles before a fresh one "
                                                     "replaces it, between documents: OCR and layout networks "
-                                                    "keep what their largest inputs needed (0 = never)")
+                                                    "keep what their largest inputs needed (0 = never; on "
+                                                    "Ray, Ray's max_calls per worker)")
     ocr_min_chars: int = Field(20, description="a page with fewer text-layer characters is OCRed")
     ocr_engine: Literal["auto", "tesseract", "rapidocr"] = Field(
         "auto", description="what reads a scanned page's text lines: tesseract (LSTM, ~4x less CPU per page, "

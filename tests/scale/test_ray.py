@@ -75,6 +75,24 @@ def test_ray_add_and_build_equal_a_local_run_despite_a_killed_worker(cluster, sh
     assert len(claimed) == 2, "two worker processes were killed, one per run"
 
 
+def test_ray_page_workers_are_replaced_after_their_share_and_the_pages_still_match(cluster, shared_data, tmp_path):
+    """``ingest.worker_pages`` on Ray: each worker exits after that many pages (max_calls)."""
+    from docgraph.config import RaySettings
+    from docgraph.scale.ray_pages import RayPageRunner
+
+    runner = RayPageRunner(RaySettings(enabled=True), lambda line: None, recycle_after=1)
+    assert runner._task._default_options["max_calls"] == 1
+    assert "max_calls" not in RayPageRunner(RaySettings(enabled=True), lambda line: None)._task._default_options
+    pdf = tmp_path / EXCERPT
+    shutil.copy(shared_data / "documents" / EXCERPT, pdf)
+    with Workspace(tmp_path / "local", overrides={"ingest": {"workers": 1}}) as local:
+        local.add([pdf])
+        expected = page_rows(local)
+    with Workspace(tmp_path / "ray", overrides={**RAY, "ingest": {"worker_pages": 1}}) as recycled:
+        recycled.add([pdf])
+        assert page_rows(recycled) == expected, "every page came back, each from a fresh worker"
+
+
 def test_cli_ray_flag(cluster, shared_data, tmp_path, capsys):
     ws = tmp_path / "ws"
     assert main(["--workspace", str(ws), "add", str(shared_data / "documents" / EXCERPT), "--ray"]) == 0

@@ -18,7 +18,7 @@ from docgraph import Workspace
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "scale.py"
 ONE_PAGE = "acciona_sustainability_report_2020_p1.pdf"
-COLUMNS = 13  # backend, phase, wall, pages/min, CPU, RSS, main, db, files, q, ls, status, load
+COLUMNS = 14  # backend, phase, wall, pages/min, CPU, RSS, PSS, main, db, files, q, ls, status, load
 
 
 @pytest.fixture
@@ -51,13 +51,14 @@ def rows(out: str) -> dict[tuple[str, str], list[str]]:
 
 
 def check_measured(row: list[str], queried: bool) -> None:
-    wall, per_min, cpu, rss, main, db = map(float, row[2:8])
+    wall, per_min, cpu, rss, pss, main, db = map(float, row[2:9])
     assert wall >= 0 and per_min > 0
     if wall >= 1:
         assert per_min == pytest.approx(60 * 3 / wall, rel=0.05)
     assert rss >= main > 50 and db > 0 and cpu >= 0
-    q, ls, status = (cell.split("/") for cell in row[9:12])
-    assert float(row[12]) >= 0
+    assert 0 < pss <= rss, "shared pages split: the proportional sum is at most the resident one"
+    q, ls, status = (cell.split("/") for cell in row[10:13])
+    assert float(row[13]) >= 0
     assert len(ls) == 3 and len(status) == 3, "ls and status polled during the phase"
     assert float(ls[0]) <= float(ls[1]) <= float(ls[2])
     if queried:
@@ -78,6 +79,7 @@ def test_sqlite_run_table_state_and_rerun(tiny_data, tmp_path):
                                         f"documents__{Path(ONE_PAGE).stem}-copy3.pdf"]
     runs = state["runs"]["sqlite"]
     assert set(runs) == {"ingest", "build bm25", "query bm25"}
+    assert runs["ingest"]["pss_top"] and all(entry.rsplit(" ", 1)[1].isdigit() for entry in runs["ingest"]["pss_top"])
     assert runs["query bm25"]["questions"] == 5 and len(runs["query bm25"]["q_ms"]) == 3
     with Workspace(work / "sqlite") as ws:
         docs = ws.documents()

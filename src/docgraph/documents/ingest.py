@@ -187,7 +187,7 @@ def page_runner(settings: IngestSettings, ray: RaySettings | None, note: Callabl
     if ray is not None and ray.enabled:
         from ..scale.ray_pages import RayPageRunner
 
-        return RayPageRunner(ray, note)  # type: ignore[return-value]
+        return RayPageRunner(ray, note, recycle_after=settings.worker_pages)  # type: ignore[return-value]
     return PageRunner(settings.workers or os.cpu_count() or 1, note, recycle_after=settings.worker_pages)
 
 

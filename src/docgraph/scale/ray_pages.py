@@ -5,7 +5,9 @@ most 2 × the cluster's CPUs are in flight, so memory stays bounded. Results com
 pages finish and the caller writes them (one writer). A task whose worker process dies
 is rerun up to ``ray.max_retries`` times; after that its page is reported like a page
 whose local worker died (``BrokenProcessPool``). An exception the page raised is returned
-as itself.
+as itself. Like the local pool's workers, a Ray worker exits after ``recycle_after`` pages
+(``ingest.worker_pages``; Ray's ``max_calls``) and a fresh one takes over: a page worker's
+heap grows over hundreds of pages, and an idle one keeps it.
 """
 
 from __future__ import annotations
@@ -32,11 +34,14 @@ def page_task(job: PageJob) -> PageResult:
 
 
 class RayPageRunner:
-    def __init__(self, settings: RaySettings, note: Callable[[str], None]):
+    def __init__(self, settings: RaySettings, note: Callable[[str], None], recycle_after: int = 0):
         self.settings = settings
         self._ray = connect(settings)
         self.workers = cluster_cpus(self._ray)
-        self._task = self._ray.remote(max_retries=settings.max_retries)(page_task)
+        options = {"max_retries": settings.max_retries}
+        if recycle_after > 0:
+            options["max_calls"] = recycle_after  # pages per worker process; 0 = never replaced
+        self._task = self._ray.remote(**options)(page_task)
         note(f"pages run as Ray tasks on {self.workers} CPU(s)"
              + (f" of the cluster at {settings.address}" if settings.address else " of a local cluster"))
 
