@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -119,3 +120,23 @@ def test_postgres_with_ray(tiny_data, tmp_path):
     again = scale(tiny_data, work, "--backends", "postgres", "--methods", "bm25")
     assert "postgres: every phase finished before, skipped" in again
     assert rows(again) == table
+
+
+def test_the_poller_runs_at_the_niceness_asked_for(tmp_path, monkeypatch):
+    """``--poller-nice``: the ls/status poller sets its own niceness (raising it needs no
+    privilege); without it the poller keeps the benchmark's."""
+    import importlib
+
+    psutil = pytest.importorskip("psutil")
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))  # the poller process imports it by name too
+    module = importlib.import_module("scale")
+    with Workspace(tmp_path / "ws"):
+        pass
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    for asked, expected in ((min(own + 7, 19), min(own + 7, 19)), (None, own)):
+        poller = module.Poller(tmp_path / "ws", {}, asked)
+        try:
+            assert psutil.Process(poller.process.pid).nice() == expected
+            assert set(poller.window(lambda: time.sleep(0.6))) == {"ls_ms", "status_ms"}
+        finally:
+            poller.close()
