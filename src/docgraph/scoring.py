@@ -12,7 +12,7 @@ i.e. a raw cut of ``b + t·(1 − b)`` (HippoRAG's synonym edges, KG4VD's cross-
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -58,6 +58,12 @@ def minmax(values: np.ndarray) -> np.ndarray:
     if hi - lo < 1e-12:
         return np.full_like(values, 1.0 if hi > 0 else 0.0)
     return (values - lo) / (hi - lo)
+
+
+def blend_rerank(rerank: Sequence[float] | np.ndarray, prior: Sequence[float] | np.ndarray, weight: float) -> np.ndarray:
+    """A reranked candidate's final score: ``weight · mm(rerank) + (1 − weight) · mm(prior)``
+    (mm: ``minmax`` over the candidates)."""
+    return weight * minmax(np.asarray(rerank, dtype=np.float64)) + (1.0 - weight) * minmax(np.asarray(prior))
 
 
 def median_cosine(matrix: np.ndarray, sample: int = 2000, seed: int = 0) -> float:

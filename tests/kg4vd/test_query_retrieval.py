@@ -11,9 +11,10 @@ from docgraph import Workspace
 from docgraph.errors import InputError, NotBuiltError
 from docgraph.methods.kg4vd import query
 from docgraph.methods.kg4vd.graph_view import GraphChanged, load_view
-from docgraph.methods.kg4vd.retrieval import fuse, retrieve_graph
+from docgraph.methods.kg4vd.retrieval import retrieve_graph
 from docgraph.scoring import minmax, top_k
 from docgraph.methods.hybrid import fuse_scores
+from docgraph.scoring import blend_rerank
 from docgraph.methods.vector_index import delete_vectors, write_vectors
 from docgraph.types import Entity, Mention, Relation
 
@@ -285,6 +286,6 @@ def test_empty_workspace_and_bad_options(tmp_path, history_ws):
 def test_fusion_helpers():
     assert minmax([2.0, 2.0]).tolist() == [1.0, 1.0]
     assert minmax([1.0, 3.0, 2.0]).tolist() == [0.0, 1.0, 0.5]
-    assert fuse([0.0, 1.0], [1.0, 0.0], 0.5).tolist() == [0.5, 0.5]
-    assert fuse([0.0, 1.0], [1.0, 0.0], 1.0).tolist() == [0.0, 1.0]
+    assert blend_rerank([0.0, 1.0], [1.0, 0.0], 0.5).tolist() == [0.5, 0.5]
+    assert blend_rerank([0.0, 1.0], [1.0, 0.0], 1.0).tolist() == [0.0, 1.0]
     assert top_k(np.array([0.1, 0.5, 0.5, 0.2]), 3)[0].tolist() == [1, 2, 3]

@@ -8,7 +8,7 @@ scores every pooled page
     weight · mm(rerank) + (1 − weight) · mm(prior)
 
 with ``prior`` the ranking's final (flat + diffused) score and mm min–max over the pool
-(``scoring.minmax``). Offline the reranker is the fusion reranker (``models.rerank``): it
+(``scoring.blend_rerank``, as KG4VD's step 5). Offline the reranker is the fusion reranker (``models.rerank``): it
 takes the layer's stored chunk vectors, so nothing is embedded, and its BM25 runs over the
 pooled texts only, so a word that tells the candidates apart counts whatever its IDF over
 the whole corpus — the one signal the prior does not already hold. With a reranker model
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..models.base import Reranker
-from ..scoring import minmax
+from ..scoring import blend_rerank, minmax
 from .evidence_layer import EvidenceLayer, PageKey, PageRanking, indexed_text
 
 
@@ -48,6 +48,6 @@ def rerank_pages(reranker: Reranker, layer: EvidenceLayer, ranking: PageRanking,
         else:
             found = reranker.rerank(query, texts)
         scores[ranked] = minmax(np.asarray(found, dtype=np.float64))
-    final = weight * scores + (1.0 - weight) * minmax(prior)
+    final = blend_rerank(scores, prior, weight)
     order = np.lexsort((np.arange(len(pages)), -final))
     return [(pages[i], float(final[i])) for i in order]

@@ -63,7 +63,7 @@ from ...documents.page_numbers import stored_printed_numbers
 from ...graph import ppr_on_subgraph
 from ...graph.subgraph import NodeScores
 from ...graph.bridges import NON_BRIDGING_TYPES, EntityBridges
-from ...scoring import minmax, top_k
+from ...scoring import blend_rerank, top_k
 from ...types import ScoredEntity, ScoredPage, ScoredRelation
 from ..base import not_built
 from ..timing import Timer
@@ -119,11 +119,6 @@ def query_vector(ctx: "MethodContext", query: str, indexes: Sequence[VectorIndex
 
 
 # ---------------------------------------------------------------------------- scoring helpers
-def fuse(rerank: Sequence[float], prior: Sequence[float] | np.ndarray, weight: float) -> np.ndarray:
-    """λ·mm(rerank) + (1 − λ)·mm(prior)."""
-    return weight * minmax(rerank) + (1.0 - weight) * minmax(prior)
-
-
 _PAGE_TEXT: "OrderedDict[tuple[str, str, int], str]" = OrderedDict()
 _PAGE_TEXT_MAX = 4096
 
@@ -364,9 +359,9 @@ def _rerank(ctx: "MethodContext", query: str, view: GraphView, trace: RetrievalT
         scores = np.asarray(ctx.models.reranker.rerank(query, texts), dtype=np.float64)
     n_p, n_e = len(pages), len(trace.subgraph)
     page_weight = ctx.settings.kg4vd.offline_page_rerank_weight if known is not None else weight  # step 5's note
-    page_final = fuse(scores[:n_p], page_prior, page_weight)
-    ent_final = fuse(scores[n_p:n_p + n_e], trace.ppr, weight)
-    rel_final = fuse(scores[n_p + n_e:], rel_prior, weight)
+    page_final = blend_rerank(scores[:n_p], page_prior, page_weight)
+    ent_final = blend_rerank(scores[n_p:n_p + n_e], trace.ppr, weight)
+    rel_final = blend_rerank(scores[n_p + n_e:], rel_prior, weight)
 
     trace.pages = [ScoredPage(doc_id=pages[i][0], page=pages[i][1], score=float(page_final[i]))
                    for i in top_k(page_final, k_pages)[0]]
