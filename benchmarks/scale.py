@@ -136,6 +136,16 @@ def assemble_apart(data: Path, work: Path, pages: int) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- measuring
+def proportional(proc, rss: int) -> int:
+    """``proc``'s proportional set size (Linux: each shared page split among the processes
+    mapping it); its ``rss`` where that cannot be read (another user's process, no PSS on
+    this system), so a process never drops out of the RSS sum for want of its PSS."""
+    try:
+        return int(getattr(proc.memory_full_info(), "pss", rss))
+    except psutil.Error:
+        return rss
+
+
 class Sampler(threading.Thread):
     """Peak summed RSS and CPU seconds of this process tree and the ``servers`` (module doc)."""
 
@@ -164,9 +174,9 @@ class Sampler(threading.Thread):
             try:
                 with proc.oneshot():
                     mem, times, name = proc.memory_info().rss, proc.cpu_times(), proc.name()
-                    own = getattr(proc.memory_full_info(), "pss", mem)  # Linux: shared pages split
             except psutil.Error:
                 continue
+            own = proportional(proc, mem)
             rss += mem
             pss += own
             parts.append((own, name))
