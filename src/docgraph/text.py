@@ -17,17 +17,56 @@ against all am any because before below between both down during each few furthe
 hers me my myself once only other ours same should shall just also per via vs etc
 """.split())
 
-_TOKEN = re.compile(r"[\w][\w\-\.']*[\w]|[\w]", re.UNICODE)
+def _mark_ranges() -> str:
+    """A regex character-class body of the combining marks of the Basic Multilingual Plane.
+    ``\\w`` leaves them out, and Devanagari, Thai or Bengali words carry their vowels as
+    marks: without them "हिंदी" would split into consonants."""
+    marks = [c for c in range(0x0300, 0x10000) if unicodedata.category(chr(c)) in ("Mn", "Mc", "Me")]
+    ranges: list[tuple[int, int]] = []
+    for code in marks:
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+    return "".join(f"\\u{a:04x}" if a == b else f"\\u{a:04x}-\\u{b:04x}" for a, b in ranges)
+
+
+_MARKS = _mark_ranges()
+_TOKEN = re.compile(rf"\w[\w{_MARKS}\-\.']*[\w{_MARKS}]|\w", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
 
 
+def _diacritic_folding() -> dict[int, str]:
+    """A ``str.translate`` table taking the diacritics off Latin and Greek letters ("ū" → "u",
+    "é" → "e", "ά" → "α"), and the Latin letters that do not decompose to their usual
+    spelling ("ø" → "o", "ß" → "ss", "æ" → "ae"). Other scripts keep their marks: a Japanese
+    dakuten or a Devanagari vowel sign makes another word, an accent on a Latin name does not."""
+    table: dict[int, str] = {}
+    for start, end in ((0x00C0, 0x0250), (0x0370, 0x0400), (0x1E00, 0x2000)):  # Latin-1, Latin Extended,
+        for code in range(start, end):  # Greek, Latin Extended Additional, Greek Extended
+            char = chr(code)
+            base = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
+            if base and base != char:
+                table[code] = base
+    extra = {"ø": "o", "ß": "ss", "æ": "ae", "œ": "oe", "đ": "d", "ł": "l", "ð": "d", "þ": "th", "ħ": "h",
+             "ı": "i"}
+    table.update((ord(k), v) for k, v in extra.items())
+    table.update((ord(k.upper()), v) for k, v in extra.items() if len(k.upper()) == 1 and k.upper() != k)
+    return table
+
+
+_FOLD = _diacritic_folding()
+
+
 def normalize(text: str) -> str:
-    """NFKC-normalised, lowercased text."""
-    return unicodedata.normalize("NFKC", text).lower()
+    """NFKC-normalised, lowercased text with Latin and Greek diacritics folded, so that a
+    question typed without accents ("Akinoshu", "Zurich") meets the page that has them."""
+    return unicodedata.normalize("NFKC", text).lower().translate(_FOLD)
 
 
 def tokenize(text: str, drop_stopwords: bool = True) -> list[str]:
-    """Lowercase word tokens (numbers kept, e.g. ``3.5``), stopwords dropped by default."""
+    """Lowercase word tokens (``normalize``d; numbers kept, e.g. ``3.5``), stopwords dropped by
+    default."""
     tokens = [t.strip(".'") for t in _TOKEN.findall(normalize(text))]
     tokens = [t for t in tokens if t]
     if drop_stopwords:
