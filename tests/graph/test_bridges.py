@@ -21,6 +21,12 @@ def corpus() -> EntityBridges:
 def test_names_are_normalised():
     assert normalise_name("The  Buddy-Hield!") == "buddy hield"
     assert normalise_name("X") == "" and normalise_name("the") == "the"
+    assert normalise_name("The Tekezé River") == normalise_name("Tekeze river") == "tekeze river"
+
+
+def test_a_name_with_and_without_its_accents_is_one_bridge_and_one_question_name():
+    bridges = EntityBridges.build(3, [(0, "Tekezé River"), (1, "Tekeze River"), (2, "Nile")])
+    assert len(bridges) == 2 and bridges.query_columns("Where does the Tekeze River flow?") == [0]
 
 
 def test_the_page_sharing_the_seeds_rare_entity_scores_highest():

@@ -28,6 +28,8 @@ from typing import Iterable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from ..text import normalize
+
 # entity types that name values, not things: they bridge nothing
 NON_BRIDGING_TYPES = frozenset({"date", "time", "percent", "money", "quantity", "ordinal", "cardinal", "number"})
 MAX_NAME_WORDS = 8  # longest entity name looked for in a question
@@ -48,8 +50,9 @@ def bridging_name(name: str) -> bool:
 
 
 def normalise_name(name: str) -> str:
-    """Lower-case words separated by single spaces, a leading "the" dropped ("" if < 2 chars)."""
-    text = _NON_WORD.sub(" ", name.lower()).strip()
+    """Lower-case words separated by single spaces, accents folded as ``text.normalize``
+    folds them ("Tekezé" = "Tekeze"), a leading "the" dropped ("" if < 2 chars)."""
+    text = _NON_WORD.sub(" ", normalize(name)).strip()
     if text.startswith("the "):
         text = text[4:]
     return text if len(text) >= 2 else ""
