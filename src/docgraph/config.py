@@ -40,6 +40,10 @@ class IngestSettings(Section):
                                                     "replaces it, between documents: OCR and layout networks "
                                                     "keep what their largest inputs needed (0 = never; on "
                                                     "Ray, Ray's max_calls per worker)")
+    worker_memory_mb: int = Field(1024, ge=0, description="a page worker whose resident memory passes this "
+                                                         "after a page drops its OCR networks, which load again "
+                                                         "for the next scanned page: their buffers grow with the "
+                                                         "scanned pages read, ~6 MB a page (0 = never)")
     ocr_min_chars: int = Field(20, description="a page with fewer text-layer characters is OCRed")
     ocr_engine: Literal["auto", "tesseract", "rapidocr"] = Field(
         "auto", description="what reads a scanned page's text lines: tesseract (LSTM, ~4x less CPU per page, "

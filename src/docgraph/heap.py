@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 from functools import lru_cache
 
 
@@ -30,3 +31,13 @@ def release_free_heap() -> bool:
     """Return the heap's free memory to the system; True when some was returned."""
     trim = _malloc_trim()
     return bool(trim(0)) if trim is not None else False
+
+
+def resident_mb() -> float | None:
+    """This process's resident memory in MB (Linux ``/proc/self/statm``); None elsewhere."""
+    try:
+        with open("/proc/self/statm") as statm:
+            pages = int(statm.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20

@@ -22,3 +22,12 @@ def test_freed_holes_in_the_heap_are_returned():
     after = process.memory_info().rss
     assert before - after > 100 * 2**20, (before >> 20, after >> 20)
     assert len(kept) == 300
+
+
+def test_resident_memory_is_this_processes():
+    from docgraph.heap import resident_mb
+
+    measured = resident_mb()
+    if measured is None:
+        pytest.skip("no /proc/self/statm here")
+    assert abs(measured - psutil.Process().memory_info().rss / 2**20) < 20

@@ -4,12 +4,14 @@ Damaged or missing fonts are found here (``fonts``) and returned with the page.
 
 Runs in page-worker processes (or in-process for small jobs). Each process keeps the last
 opened PDF, one parser and one OCR engine, so a document is reopened once per worker, not
-once per page. Section paths and heading levels need the whole document and are assigned
+once per page; a worker past ``ingest.worker_memory_mb`` after a page drops the OCR engine
+(its buffers grow with the scanned pages read) and loads it again when needed. Section paths and heading levels need the whole document and are assigned
 later (``sections``); this module returns each heading's size for that.
 """
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import IngestSettings
-from ..heap import release_free_heap
+from ..heap import release_free_heap, resident_mb
 from ..types import BBox, Component, ComponentKind, Page
 from .fonts import FontProblem, page_font_problems, reset_warnings
 from .ocr import OcrEngine, OcrOptions
@@ -74,6 +76,17 @@ class _WorkerState:
         if self.ocr is None or self.ocr.options != options:
             self.ocr = OcrEngine(threads=self.onnx_threads, options=options)
         return self.ocr
+
+    def within_memory(self, limit_mb: int) -> bool:
+        """After a page: past ``limit_mb`` of resident memory (0 = no limit), drop the OCR
+        engine and give its buffers back. True when it was dropped."""
+        resident = resident_mb() if limit_mb and self.ocr is not None else None
+        if resident is None or resident <= limit_mb:
+            return False
+        self.ocr = None
+        gc.collect()  # the networks' sessions hold their buffers until collected
+        release_free_heap()
+        return True
 
     def release(self) -> None:
         for doc in (self.parsed, self.pdf):
@@ -179,4 +192,5 @@ def process_page(job: PageJob) -> PageResult:
                   image_path=image_rel, dpi=settings.dpi, source="ocr" if scanned else "pdf",
                   components=components)
     release_free_heap()  # page-sized buffers, freed: without this a worker keeps its peak (docgraph.heap)
+    _STATE.within_memory(settings.worker_memory_mb)
     return PageResult(result, headings, fonts)
