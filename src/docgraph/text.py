@@ -49,10 +49,9 @@ def _diacritic_folding() -> dict[int, str]:
             if base and base != char:
                 table[code] = base
     extra = {"ø": "o", "ß": "ss", "æ": "ae", "œ": "oe", "đ": "d", "ł": "l", "ð": "d", "þ": "th", "ħ": "h",
-             "ı": "i"}
+             "ı": "i", "\u0307": ""}  # the dot "İ".lower() leaves ("İstanbul" = "Istanbul")
     table.update((ord(k), v) for k, v in extra.items())
-    table.update((ord(k.upper()), v) for k, v in extra.items() if len(k.upper()) == 1 and k.upper() != k)
-    return table
+    return table  # applied after lower(): the upper-case entries of the ranges are never met
 
 
 _FOLD = _diacritic_folding()

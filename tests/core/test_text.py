@@ -11,6 +11,7 @@ from docgraph.text import tokenize
 def test_latin_and_greek_diacritics_fold_to_what_a_user_types():
     assert tokenize("Akinoshū Kenji") == tokenize("Akinoshu Kenji") == ["akinoshu", "kenji"]
     assert tokenize("Zürich Straße, Łódź, Ærø") == ["zurich", "strasse", "lodz", "aero"]
+    assert tokenize("İstanbul") == tokenize("Istanbul") == ["istanbul"]
     assert tokenize("Ἀθῆναι") == tokenize("ΑΘΗΝΑΙ") == ["αθηναι"]
     assert tokenize("naïve café costs 3.5 U.S. dollars") == ["naive", "cafe", "costs", "3.5", "u.s", "dollars"]
 

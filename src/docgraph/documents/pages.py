@@ -5,8 +5,9 @@ Damaged or missing fonts are found here (``fonts``) and returned with the page.
 Runs in page-worker processes (or in-process for small jobs). Each process keeps the last
 opened PDF, one parser and one OCR engine, so a document is reopened once per worker, not
 once per page; a worker past ``ingest.worker_memory_mb`` after a page drops the OCR engine
-(its buffers grow with the scanned pages read) and loads it again when needed. Section paths and heading levels need the whole document and are assigned
-later (``sections``); this module returns each heading's size for that.
+(its buffers grow with the scanned pages read) and loads it again when needed. Section
+paths and heading levels need the whole document and are assigned later (``sections``);
+this module returns each heading's size for that.
 """
 
 from __future__ import annotations

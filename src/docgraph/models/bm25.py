@@ -1,9 +1,8 @@
 """Okapi BM25 over a small in-memory corpus (pure; baselines and the fusion reranker use it).
 
 Tokens come from ``docgraph.text.tokenize`` (lowercase, NFKC, Latin and Greek diacritics
-folded, stopwords dropped), so
-every BM25 in the project tokenises the same way. IDF is the non-negative BM25+ form
-``log(1 + (N - df + 0.5) / (df + 0.5))``.
+folded, stopwords dropped), so every BM25 in the project tokenises the same way. IDF is the
+non-negative BM25+ form ``log(1 + (N - df + 0.5) / (df + 0.5))``.
 """
 
 from __future__ import annotations
