@@ -67,8 +67,10 @@ class RayTextEmbedder:
 
     def _embed(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
         texts = list(texts)
-        if not texts or (is_query and len(texts) == 1):
-            return self.local.embed_queries(texts) if is_query else self.local.embed_passages(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)  # dim reads the tokenizer side only
+        if is_query and len(texts) == 1:
+            return self.local.embed_queries(texts)
         refs = [self._task.remote(self.spec, texts[a:b], is_query)
                 for a, b in shards(len(texts), self.parts)]
         try:
