@@ -8,9 +8,9 @@ scores every pooled page
     weight · mm(rerank) + (1 − weight) · mm(prior)
 
 with ``prior`` the ranking's final (flat + diffused) score and mm min–max over the pool
-(``scoring.blend_rerank``, as KG4VD's step 5). Offline the reranker is the fusion reranker (``models.rerank``): it
-takes the layer's stored chunk vectors, so nothing is embedded, and its BM25 runs over the
-pooled texts only, so a word that tells the candidates apart counts whatever its IDF over
+(``scoring.blend_rerank``, as KG4VD's step 5). Offline the reranker is the fusion reranker
+(``models.rerank``): it takes the layer's stored chunk vectors, so nothing is embedded, and
+its BM25 runs over the pooled texts only, so a word that tells the candidates apart counts whatever its IDF over
 the whole corpus — the one signal the prior does not already hold. With a reranker model
 (``[models.reranker]``) the model judges the texts. A pooled page without a chunk keeps
 its prior and a rerank score of 0. ``weight`` 0 returns the pool in the ranking's order.
