@@ -93,21 +93,11 @@ def test_ray_page_workers_are_replaced_after_their_share_and_the_pages_still_mat
         assert page_rows(recycled) == expected, "every page came back, each from a fresh worker"
 
 
-def alive(pid: int) -> bool:
-    import os
-
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def test_page_and_embedding_tasks_run_in_workers_of_their_own_and_idle_page_workers_retire(cluster):
+def test_page_and_embedding_tasks_run_in_workers_of_their_own(cluster):
     """A page worker holds the layout and OCR networks; were it handed embedding too, it would
-    hold both, and idle page workers would keep theirs for the rest of the build."""
-    import time
-
+    hold both. (That Ray then retires the idle page workers is its own idle-worker policy,
+    which depends on what other idle workers the cluster holds: measured by
+    benchmarks/scale.py, not asserted here.)"""
     from docgraph.config import RaySettings
     from docgraph.scale.ray_pages import RayPageRunner
 
@@ -133,10 +123,6 @@ def test_page_and_embedding_tasks_run_in_workers_of_their_own_and_idle_page_work
     assert {threads for _, _, threads in pages | embedding} == {"1"}, "the job's env vars still reach them"
     page_pids = {pid for pid, _, _ in pages}
     assert not page_pids & {pid for pid, _, _ in embedding}, "an embedding task ran in a page worker"
-    deadline = time.monotonic() + 60  # Ray retires idle workers beyond one per free CPU after ~1 s
-    while any(alive(pid) for pid in page_pids) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not any(alive(pid) for pid in page_pids), "idle page workers outlived the switch to embedding"
 
 
 def test_a_build_embeds_even_a_single_passage_on_the_cluster(cluster):
