@@ -1,0 +1,48 @@
+"""What an offline KG4VD build keeps in memory while it extracts pages.
+
+At 10,682 pages the main process of a build grew to 2.3 GB because every finished page's
+graph record stayed reachable until the last page was done; a finished page must be
+dropped once it is counted."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+from docgraph.methods.kg4vd import build as kg4vd_build
+from docgraph.progress import RecordingProgress
+
+
+class LiveRecords(RecordingProgress):
+    """Counts, at every page advance, how many finished page records are still alive."""
+
+    def __init__(self, refs: list[weakref.ref]):
+        super().__init__()
+        self.refs = refs
+        self.alive_at_advance: list[tuple[int, int]] = []  # (pages finished, records alive)
+
+    def advance(self, n: int = 1, **stats) -> None:
+        super().advance(n, **stats)
+        if self.description == "kg4vd pages":
+            gc.collect()
+            self.alive_at_advance.append((len(self.refs), sum(ref() is not None for ref in self.refs)))
+
+
+def test_finished_page_records_are_not_kept_until_the_last_page(wh_workspace, monkeypatch):
+    refs: list[weakref.ref] = []
+    real_build_page = kg4vd_build.build_page
+
+    def build_page(*args, **kwargs):
+        record = real_build_page(*args, **kwargs)
+        refs.append(weakref.ref(record))
+        return record
+
+    monkeypatch.setattr(kg4vd_build, "build_page", build_page)
+    ws = wh_workspace()
+    progress = LiveRecords(refs)
+    report = ws.build("kg4vd", progress=progress)
+
+    assert report.pages_built == 5 and len(refs) == 5
+    assert len(progress.alive_at_advance) == 5 and progress.alive_at_advance[-1][0] == 5
+    # at most the page being counted and one that a worker just returned are alive, however many are done
+    assert max(alive for _, alive in progress.alive_at_advance) <= kg4vd_build.OFFLINE_WORKERS
