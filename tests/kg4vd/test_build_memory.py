@@ -1,8 +1,9 @@
-"""What an offline KG4VD build keeps in memory while it extracts pages.
+"""What an offline KG4VD build keeps in memory while it extracts and connects pages.
 
-At 10,682 pages the main process of a build grew to 2.3 GB because every finished page's
-graph record stayed reachable until the last page was done; a finished page must be
-dropped once it is counted."""
+At 10,682 pages the main process of a build held 2.3 GB: every finished page's graph
+record stayed reachable until the last page was done, and the first connection batch's
+entities and relations (kept as the running total) until the last batch. A finished page
+is dropped once it is counted; a connected batch once it is written."""
 
 from __future__ import annotations
 
@@ -46,3 +47,26 @@ def test_finished_page_records_are_not_kept_until_the_last_page(wh_workspace, mo
     assert len(progress.alive_at_advance) == 5 and progress.alive_at_advance[-1][0] == 5
     # at most the page being counted and one that a worker just returned are alive, however many are done
     assert max(alive for _, alive in progress.alive_at_advance) <= kg4vd_build.OFFLINE_WORKERS
+
+
+def test_a_connected_batch_is_not_kept_while_the_next_one_runs(wh_workspace, shared_data, monkeypatch):
+    """Each batch's entities and relations are written, then dropped: only counts go on."""
+    ws = wh_workspace(kg4vd={"connect_batch_pages": 1})
+    ws.add(shared_data / "documents/acciona_sustainability_report_2020_p1.pdf")  # a second batch
+    results: list[weakref.ref] = []
+    alive_when_batch_starts: list[int] = []
+    real_connect = kg4vd_build._connect_and_write
+
+    def connect_and_write(*args, **kwargs):
+        gc.collect()
+        alive_when_batch_starts.append(sum(ref() is not None for ref in results))
+        result = real_connect(*args, **kwargs)
+        results.extend(weakref.ref(entity) for entity in result.entities.values())  # the batch's canonical entities
+        return result
+
+    monkeypatch.setattr(kg4vd_build, "_connect_and_write", connect_and_write)
+    report = ws.build("kg4vd")
+
+    assert len(alive_when_batch_starts) == 2 and results  # two batches that wrote entities
+    assert alive_when_batch_starts == [0, 0]  # the first batch's entities are gone before the second starts
+    assert report.stats["connected_pages"] == 6 and report.stats["merged_entities"] >= 0

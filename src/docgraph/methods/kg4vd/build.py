@@ -259,15 +259,20 @@ def _connect_pending(ctx: MethodContext, schema: EntitySchema, ready_keys: list[
     if pending:
         ensure_document_index(ctx.store)
         ensure_incidence_index(ctx.store, NS_RELATION)
-    total: ConnectResult | None = None
+    total: ConnectResult | None = None  # counts only: a batch's entities and relations are not kept past it
     for batch in connect_batches(pending, ctx.settings.kg4vd.connect_batch_pages):
-        result = _connect_batch(ctx, schema, batch)
-        if result is not None:
-            total = result if total is None else total.absorb(result)
+        total = _connect_batch(ctx, schema, batch, total or ConnectResult())
     return total
 
 
-def _connect_batch(ctx: MethodContext, schema: EntitySchema, keys: list[str]) -> ConnectResult | None:
+def _connect_batch(ctx: MethodContext, schema: EntitySchema, keys: list[str],
+                   earlier: ConnectResult) -> ConnectResult:
+    """``_connect_and_write`` of one batch; returns ``earlier``'s totals with this batch's."""
+    result = _connect_and_write(ctx, schema, keys)
+    return earlier if result is None else earlier.absorb(result)
+
+
+def _connect_and_write(ctx: MethodContext, schema: EntitySchema, keys: list[str]) -> ConnectResult | None:
     """Connect the page graphs of ``keys`` and write the result in one transaction."""
     graphs = [g for key in keys if (g := load_page_graph(ctx.store, *parse_page_key(key)))]
     if not graphs:
