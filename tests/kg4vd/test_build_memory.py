@@ -3,14 +3,20 @@
 At 10,682 pages the main process of a build held 2.3 GB: every finished page's graph
 record stayed reachable until the last page was done, and the first connection batch's
 entities and relations (kept as the running total) until the last batch. A finished page
-is dropped once it is counted; a connected batch once it is written."""
+is dropped once it is counted; a connected batch once it is written, and a batch's
+grounding context reads the chunks of the documents it touches, not every chunk."""
 
 from __future__ import annotations
 
 import gc
 import weakref
 
+import numpy as np
+
 from docgraph.methods.kg4vd import build as kg4vd_build
+from docgraph.methods.kg4vd.index import GroundingContext
+from docgraph.methods.kg4vd.storage import NS_CHUNK, VEC_CHUNK, load_entities
+from docgraph.methods.vector_index import load_index
 from docgraph.progress import RecordingProgress
 
 
@@ -64,9 +70,62 @@ def test_a_connected_batch_is_not_kept_while_the_next_one_runs(wh_workspace, sha
         results.extend(weakref.ref(entity) for entity in result.entities.values())  # the batch's canonical entities
         return result
 
+    alive_when_heap_released: list[int] = []
+
+    def release_free_heap() -> bool:
+        gc.collect()
+        alive_when_heap_released.append(sum(ref() is not None for ref in results))
+        return False
+
     monkeypatch.setattr(kg4vd_build, "_connect_and_write", connect_and_write)
+    monkeypatch.setattr(kg4vd_build, "release_free_heap", release_free_heap)
     report = ws.build("kg4vd")
 
     assert len(alive_when_batch_starts) == 2 and results  # two batches that wrote entities
     assert alive_when_batch_starts == [0, 0]  # the first batch's entities are gone before the second starts
+    assert alive_when_heap_released == [0, 0]  # the heap is handed back after each batch, once it is freed
     assert report.stats["connected_pages"] == 6 and report.stats["merged_entities"] >= 0
+
+
+def test_grounding_context_reads_only_the_documents_it_is_asked_about(wh_workspace, shared_data):
+    """A connection batch's grounding reads the chunk records of the documents its mentions
+    lie in, not every chunk of the workspace; the context vectors are those of a full read."""
+    ws = wh_workspace()
+    ws.add(shared_data / "documents/acciona_sustainability_report_2020_p1.pdf")
+    ws.build("kg4vd")
+    ctx = ws.context()
+    entities = list(load_entities(ws.store).values())
+    docs = sorted({m.doc_id for e in entities for m in e.mentions})
+    assert len(docs) == 2
+    asked = [e for e in entities if {m.doc_id for m in e.mentions} == {docs[0]}]
+
+    read: list[str | None] = []
+    real_iter = ws.store.iter_records
+
+    def iter_records(namespace, doc_id=None):
+        if namespace == NS_CHUNK:
+            read.append(doc_id)
+        return real_iter(namespace, doc_id=doc_id)
+
+    ws.store.iter_records = iter_records
+    grounding = GroundingContext(ctx)
+    vectors = [grounding.vector(e.mentions) for e in asked]
+    assert read == [docs[0]]  # one read, of the one document asked about
+
+    # the same context a full read of every chunk gives
+    index = load_index(ws.store, VEC_CHUNK)
+    by_component: dict[tuple, list] = {}
+    for key, value in real_iter(NS_CHUNK):
+        for component in value["component_ids"]:
+            by_component.setdefault((value["doc_id"], value["page"], component), []).append(key)
+    grounded = 0
+    for entity, vector in zip(asked, vectors):
+        rows = [index.vector(key) for m in entity.mentions  # each chunk once per mention
+                for key in dict.fromkeys(key for c in m.component_ids
+                                         for key in by_component.get((m.doc_id, m.page, c), []))]
+        if not rows:
+            assert vector is None
+            continue
+        grounded += 1
+        assert np.allclose(vector, np.mean(rows, axis=0))
+    assert grounded > len(asked) // 2

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DocgraphError, ModelError, ModelOutputError
+from ...heap import release_free_heap
 from ...types import Page, Usage
 from ..base import BuildReport, MethodContext
 from ..build_stats import OFFLINE_FALLBACK
@@ -267,9 +268,15 @@ def _connect_pending(ctx: MethodContext, schema: EntitySchema, ready_keys: list[
 
 def _connect_batch(ctx: MethodContext, schema: EntitySchema, keys: list[str],
                    earlier: ConnectResult) -> ConnectResult:
-    """``_connect_and_write`` of one batch; returns ``earlier``'s totals with this batch's."""
+    """``_connect_and_write`` of one batch; returns ``earlier``'s totals with this batch's. The
+    batch's page graphs, entities and JSON rows are freed here, so the heap they took is
+    handed back before the next batch (``heap``): the process keeps a batch's peak once,
+    not the high-water mark of every batch before it."""
     result = _connect_and_write(ctx, schema, keys)
-    return earlier if result is None else earlier.absorb(result)
+    totals = earlier if result is None else earlier.absorb(result)
+    del result
+    release_free_heap()
+    return totals
 
 
 def _connect_and_write(ctx: MethodContext, schema: EntitySchema, keys: list[str]) -> ConnectResult | None:

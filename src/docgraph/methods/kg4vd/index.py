@@ -92,25 +92,35 @@ def vector_text(ctx: MethodContext) -> str:
 
 class GroundingContext:
     """Chunk vectors of the stored structural layer by the components they contain: the
-    context of a mention is the chunks of its page holding any of its components."""
+    context of a mention is the chunks of its page holding any of its components. A
+    document's chunk records are read when one of its mentions is first asked about, so a
+    connection batch reads the documents it touches, not every chunk of the workspace."""
 
     def __init__(self, ctx: MethodContext):
-        index = load_index(ctx.store, VEC_CHUNK)
-        self.rows: dict[tuple[str, int, str], list[np.ndarray]] = {}
-        for key, value in ctx.store.iter_records(NS_CHUNK):
-            vector = index.vector(key)
-            if vector is None:
-                continue
-            for component in value.get("component_ids", []):
-                self.rows.setdefault((value["doc_id"], value["page"], component), []).append(vector)
+        self.store = ctx.store
+        self.index = load_index(ctx.store, VEC_CHUNK)
+        self.documents: dict[str, dict[tuple[int, str], list[np.ndarray]]] = {}
+
+    def _rows(self, doc_id: str) -> dict[tuple[int, str], list[np.ndarray]]:
+        rows = self.documents.get(doc_id)
+        if rows is None:
+            rows = self.documents[doc_id] = {}
+            for key, value in self.store.iter_records(NS_CHUNK, doc_id=doc_id):
+                vector = self.index.vector(key)
+                if vector is None:
+                    continue
+                for component in value.get("component_ids", []):
+                    rows.setdefault((value["page"], component), []).append(vector)
+        return rows
 
     def vector(self, mentions: Sequence[Mention]) -> np.ndarray | None:
         """Mean of the chunk vectors the mentions are grounded in (each chunk once per mention)."""
         found: list[np.ndarray] = []
         for m in mentions:
             seen: set[int] = set()
+            rows = self._rows(m.doc_id)
             for component in m.component_ids:
-                for row in self.rows.get((m.doc_id, m.page, component), []):
+                for row in rows.get((m.page, component), []):
                     if id(row) not in seen:
                         seen.add(id(row))
                         found.append(row)
