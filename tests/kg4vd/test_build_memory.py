@@ -87,7 +87,7 @@ def test_a_connected_batch_is_not_kept_while_the_next_one_runs(wh_workspace, sha
     assert report.stats["connected_pages"] == 6 and report.stats["merged_entities"] >= 0
 
 
-def test_grounding_context_reads_only_the_documents_it_is_asked_about(wh_workspace, shared_data):
+def test_grounding_context_reads_only_the_documents_it_is_asked_about(wh_workspace, shared_data, monkeypatch):
     """A connection batch's grounding reads the chunk records of the documents its mentions
     lie in, not every chunk of the workspace; the context vectors are those of a full read."""
     ws = wh_workspace()
@@ -107,7 +107,7 @@ def test_grounding_context_reads_only_the_documents_it_is_asked_about(wh_workspa
             read.append(doc_id)
         return real_iter(namespace, doc_id=doc_id)
 
-    ws.store.iter_records = iter_records
+    monkeypatch.setattr(ws.store, "iter_records", iter_records)
     grounding = GroundingContext(ctx)
     vectors = [grounding.vector(e.mentions) for e in asked]
     assert read == [docs[0]]  # one read, of the one document asked about
