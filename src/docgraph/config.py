@@ -425,6 +425,11 @@ class RaySettings(Section):
                                                   "a local cluster")
     num_cpus: int | None = Field(None, ge=1, description="CPUs of a local cluster (none = all cores)")
     max_retries: int = Field(3, ge=0, description="times a task is rerun after its worker process dies")
+    object_store_mb: int | None = Field(256, ge=80, description="shared-memory object store of a local cluster, "
+                                        "in MB (none = Ray's default, 30% of RAM). Task results pass through "
+                                        "it and every process keeps the store pages it touched resident, so "
+                                        "its size bounds what each process holds; Ray spills to disk beyond "
+                                        "it. A cluster joined by address keeps its own")
 
 
 class Settings(Section):

@@ -1,7 +1,9 @@
 """Joining a Ray cluster for docgraph's tasks (``ray.*`` settings).
 
 ``connect(settings)`` returns the ``ray`` module connected to ``settings.address`` (``auto``,
-``ray://host:10001``) or, without one, to a local cluster started with ``num_cpus`` CPUs.
+``ray://host:10001``) or, without one, to a local cluster started with ``num_cpus`` CPUs
+and an object store of ``object_store_mb``: Ray's default store (30% of RAM) let every
+process of a 10k-page build keep hundreds of MB of store pages resident (``RaySettings``).
 A process connects once; later calls reuse the connection (also one the caller made
 itself with ``ray.init``). Ray missing or an unreachable address is a ``ConfigError``
 that says what to do.
@@ -39,8 +41,11 @@ def connect(settings: RaySettings) -> ModuleType:
                      "runtime_env": {"env_vars": WORKER_ENV}}
     if settings.address:
         options["address"] = settings.address
-    elif settings.num_cpus:
-        options["num_cpus"] = settings.num_cpus
+    else:
+        if settings.num_cpus:
+            options["num_cpus"] = settings.num_cpus
+        if settings.object_store_mb:
+            options["object_store_memory"] = settings.object_store_mb * 2**20
     try:
         ray.init(**options)
     except (ConnectionError, RuntimeError, ValueError) as exc:

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..config import RaySettings
 from ..errors import ModelError
+from ..heap import release_free_heap
 from ..models.base import TextEmbedder
 from ..models.embed_local import LocalSpec
 from .cluster import cluster_cpus, connect, fault_point, remote_task, task_error
@@ -36,7 +37,9 @@ def embed_task(spec: LocalSpec, texts: list[str], is_query: bool) -> np.ndarray:
     if spec not in _worker_embedders:
         _worker_embedders[spec] = spec.build(threads=1)
     embedder = _worker_embedders[spec]
-    return embedder.embed_queries(texts) if is_query else embedder.embed_passages(texts)
+    rows = embedder.embed_queries(texts) if is_query else embedder.embed_passages(texts)
+    release_free_heap()  # the batch's tensors: a worker lives the whole build (docgraph.heap)
+    return rows
 
 
 def shards(n: int, parts: int) -> list[tuple[int, int]]:

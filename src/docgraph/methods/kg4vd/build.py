@@ -337,6 +337,7 @@ def build_graph(ctx: MethodContext) -> BuildReport:
         index_pages(ctx, [p for key in batch if (p := ctx.store.get_page(*parse_page_key(key))) is not None],
                     ctx.progress)
         ctx.models.record_embedding_model()
+        release_free_heap()  # the batch's chunks and rows: the connection phase starts from a small heap
     try:
         result, connect_failure = _connect_pending(ctx, schema, all_keys), None
     except ModelError as exc:
