@@ -187,6 +187,43 @@ def test_records_stream_in_pages_and_load_by_key_in_batches(make_store, tmp_path
     assert store.get_records("ns", []) == {}
 
 
+def test_many_rows_are_written_a_slice_at_a_time_and_all_or_none(make_store, tmp_path, monkeypatch):
+    """``put_records`` given a generator serialises at most ``WRITE_SLICE`` rows ahead of what
+    it has sent; the slices are one transaction, so a row that fails to serialise half-way
+    leaves none of the rows written (nor anything else of the caller's transaction)."""
+    import docgraph.store.sql_reads as sql_reads
+
+    monkeypatch.setattr(sql_reads, "WRITE_SLICE", 4)
+    store = make_store(tmp_path)
+    pulled, ahead = [0], []
+    sent = [0]
+    real = store._executemany
+
+    def counting(sql, rows):
+        ahead.append(pulled[0] - sent[0])
+        sent[0] += len(rows)
+        real(sql, rows)
+
+    monkeypatch.setattr(store, "_executemany", counting)
+
+    def rows(n, poison_at=None):
+        for i in range(n):
+            pulled[0] += 1
+            yield f"k{i:02d}", ({"bad": {1, 2}} if i == poison_at else {"i": i}), None  # a set is not JSON
+
+    store.put_records("ns", rows(10))
+    assert ahead == [4, 4, 2] and sent[0] == 10
+    assert list(store.iter_records("ns")) == [(f"k{i:02d}", {"i": i}) for i in range(10)]
+
+    with pytest.raises(TypeError):
+        with store.transaction():
+            store.put_record("other", "x", 1)
+            pulled[0] = sent[0] = 0
+            store.put_records("ns2", rows(10, poison_at=6))
+    assert sent[0] == 4  # the first slice went out before the bad row was reached
+    assert list(store.iter_records("ns2")) == [] and store.get_records("other", ["x"]) == {}
+
+
 def test_documents_upsert_and_list_order(make_store, tmp_path):
     store = make_store(tmp_path)
     first = _doc("d2", "2" * 64).model_copy(update={"added_at": "2024-01-01T00:00:00+00:00"})

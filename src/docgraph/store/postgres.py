@@ -217,13 +217,9 @@ class PostgresStore(SQLReads):
             self._alive()
             return self._conn.execute(sql, tuple(params), binary=binary).fetchall()
 
-    def _write_many(self, sql: str, rows: Iterable[Iterable[Any]]) -> None:
-        rows = [tuple(r) for r in rows]
-        if not rows:
-            return
-        with self.transaction():
-            with self._conn.cursor() as cur:
-                cur.executemany(sql, rows)
+    def _executemany(self, sql: str, rows: list[tuple]) -> None:
+        with self._conn.cursor() as cur:
+            cur.executemany(sql, rows)
 
     def close(self) -> None:
         with self._lock:

@@ -1,23 +1,26 @@
-"""The SQL both relational stores share: reads and plain deletes over the same tables.
+"""The SQL both relational stores share: reads, plain deletes and batched writes over the
+same tables.
 
 ``SQLiteStore`` and ``PostgresStore`` keep the same schema (documents, pages, records,
 vectors, cache, usage, meta) and differ in connections, transactions, upserts and the
 vector column. What does not differ lives here once: the statements are written with
 ``?`` and the backend's ``PARAM`` (``?`` or ``%s``) is put in. A backend provides
-``_conn`` (a DB-API connection with ``execute``), ``_query(sql, params) -> rows`` and a
-``transaction()`` context.
+``_conn`` (a DB-API connection with ``execute``), ``_query(sql, params) -> rows``,
+``_executemany(sql, rows)`` and a ``transaction()`` context.
 """
 
 from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from itertools import islice
 from typing import Any, Iterable, Iterator, Sequence
 
 from ..types import Document, Page, Pages, Usage
 
 CACHE_BATCH = 500  # keys per cache or record lookup query (under every backend's parameter limit)
 RECORD_PAGE = 2000  # rows per query when iterating a namespace
+WRITE_SLICE = 1000  # rows serialised and sent at a time by one ``_write_many``
 
 
 class SQLReads:
@@ -37,6 +40,20 @@ class SQLReads:
         """One statement in its own transaction (or the caller's); its row count."""
         with self.transaction():  # type: ignore[attr-defined]
             return self._exec(sql, params)
+
+    def _write_many(self, sql: str, rows: Iterable[Iterable[Any]]) -> None:
+        """``sql`` once per row, all in one transaction (or the caller's), ``WRITE_SLICE`` rows
+        at a time: given a generator, a write of a whole connection batch holds one slice's
+        serialised rows, never all of them beside the objects they came from."""
+        rows = iter(rows)
+        first = [tuple(r) for r in islice(rows, WRITE_SLICE)]
+        if not first:
+            return
+        with self.transaction():  # type: ignore[attr-defined]
+            chunk = first
+            while chunk:
+                self._executemany(sql, chunk)  # type: ignore[attr-defined]
+                chunk = [tuple(r) for r in islice(rows, WRITE_SLICE)]
 
     # ------------------------------------------------------------------ documents
     _DOC_COLUMNS = "id, sha256, title, path, kind, page_count, status, added_at"

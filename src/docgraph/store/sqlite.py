@@ -135,9 +135,8 @@ class SQLiteStore(SQLReads):
             self._readers.conn = conn
         return conn
 
-    def _write_many(self, sql: str, rows: Iterable[Iterable[Any]]) -> None:
-        with self.transaction():
-            self._conn.executemany(sql, [tuple(r) for r in rows])
+    def _executemany(self, sql: str, rows: list[tuple]) -> None:
+        self._conn.executemany(sql, rows)
 
     def close(self) -> None:
         with self._lock, self._readers_lock:

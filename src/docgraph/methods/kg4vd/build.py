@@ -29,6 +29,7 @@ entities and relations left without mentions (and their vectors) and its page ve
 
 from __future__ import annotations
 
+import gc
 import tempfile
 import threading
 import time
@@ -275,6 +276,7 @@ def _connect_batch(ctx: MethodContext, schema: EntitySchema, keys: list[str],
     result = _connect_and_write(ctx, schema, keys)
     totals = earlier if result is None else earlier.absorb(result)
     del result
+    gc.collect()  # what the batch left in reference cycles, which a full collection would free only later
     release_free_heap()
     return totals
 
@@ -303,9 +305,10 @@ def _connect_and_write(ctx: MethodContext, schema: EntitySchema, keys: list[str]
     indexed = {k: r for k, r in result.relations.items() if indexed_relation(r)}
     relation_rows = relation_matrix(ctx, list(indexed.values()), names, ctx.progress, grounding)
     with ctx.store.transaction():
-        ctx.store.put_records(NS_ENTITY, [(k, e.model_dump(mode="json"), None) for k, e in result.entities.items()])
-        ctx.store.put_records(NS_RELATION, [(k, r.model_dump(mode="json"), None)
-                                            for k, r in result.relations.items()])
+        # generators: the store serialises a slice at a time (``WRITE_SLICE``), not the whole batch
+        ctx.store.put_records(NS_ENTITY, ((k, e.model_dump(mode="json"), None) for k, e in result.entities.items()))
+        ctx.store.put_records(NS_RELATION, ((k, r.model_dump(mode="json"), None)
+                                            for k, r in result.relations.items()))
         if result.deleted_entities:
             ctx.store.delete_records(NS_ENTITY, keys=result.deleted_entities)
         if result.deleted_relations:
