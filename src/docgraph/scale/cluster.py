@@ -2,8 +2,9 @@
 
 ``connect(settings)`` returns the ``ray`` module connected to ``settings.address`` (``auto``,
 ``ray://host:10001``) or, without one, to a local cluster started with ``num_cpus`` CPUs
-and an object store of ``object_store_mb``: Ray's default store (30% of RAM) let every
-process of a 10k-page build keep hundreds of MB of store pages resident (``RaySettings``).
+and an object store of ``object_store_mb``: each process keeps the store pages it has
+touched resident, so with Ray's default store (30% of RAM) a process that reads many results
+can hold hundreds of MB of them (``RaySettings``, tests/scale/test_object_store.py).
 A process connects once; later calls reuse the connection (also one the caller made
 itself with ``ray.init``). Ray missing or an unreachable address is a ``ConfigError``
 that says what to do.
