@@ -46,14 +46,14 @@ class SQLReads:
         at a time: given a generator, a write of a whole connection batch holds one slice's
         serialised rows, never all of them beside the objects they came from."""
         rows = iter(rows)
-        first = [tuple(r) for r in islice(rows, WRITE_SLICE)]
-        if not first:
+        slices = iter(lambda: [tuple(r) for r in islice(rows, WRITE_SLICE)], [])  # ends at an empty slice
+        first = next(slices, None)
+        if first is None:
             return
         with self.transaction():  # type: ignore[attr-defined]
-            chunk = first
-            while chunk:
+            self._executemany(sql, first)  # type: ignore[attr-defined]
+            for chunk in slices:
                 self._executemany(sql, chunk)  # type: ignore[attr-defined]
-                chunk = [tuple(r) for r in islice(rows, WRITE_SLICE)]
 
     # ------------------------------------------------------------------ documents
     _DOC_COLUMNS = "id, sha256, title, path, kind, page_count, status, added_at"
