@@ -36,7 +36,7 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from ...errors import DocgraphError, ModelError, ModelOutputError
 from ...heap import release_free_heap
@@ -212,16 +212,17 @@ def _extract_pages(ctx: MethodContext, todo: list[tuple[str, int]], schema: Enti
 
 
 class _LazyBar:
-    """A progress bar started on the first advance (judging starts after the embeddings)."""
+    """A progress bar started on the first advance (judging starts after the embeddings), of
+    ``total()`` steps (asked then)."""
 
-    def __init__(self, ctx: MethodContext, total: int, description: str):
+    def __init__(self, ctx: MethodContext, total: Callable[[], int], description: str):
         self.ctx, self.total, self.description, self.started = ctx, total, description, False
         self.lock = threading.Lock()
 
     def advance(self, pairs: int) -> None:
         with self.lock:
             if not self.started:
-                self.ctx.progress.start(self.total, self.description)
+                self.ctx.progress.start(self.total(), self.description)
                 self.started = True
             self.ctx.progress.advance(1, pairs=pairs)
 
@@ -282,24 +283,37 @@ def _connect_batch(ctx: MethodContext, schema: EntitySchema, keys: list[str],
 
 
 def _connect_and_write(ctx: MethodContext, schema: EntitySchema, keys: list[str]) -> ConnectResult | None:
-    """Connect the page graphs of ``keys`` and write the result in one transaction."""
-    graphs = [g for key in keys if (g := load_page_graph(ctx.store, *parse_page_key(key)))]
-    if not graphs:
-        return None
+    """Connect the page graphs of ``keys`` and write the result in one transaction. The page
+    graphs are read one at a time as the connection turns them into instances; what the
+    ``kg4vd.connected`` rows need of them is kept aside."""
+    connected: list[tuple[str, dict[str, int], str]] = []
+
+    def page_graphs() -> Iterator[StoredPageGraph]:
+        for key in keys:
+            if graph := load_page_graph(ctx.store, *parse_page_key(key)):
+                connected.append((graph.key, {"entities": len(graph.entities), "relations": len(graph.relations)},
+                                  graph.doc_id))
+                yield graph
+
     canonical = StoredGraph(ctx.store, NS_ENTITY, NS_RELATION)
     index = load_index(ctx.store, VEC_ENTITY)
+    aligned = index.matrix if index.keys == list(canonical.entity_ids()) else None  # the usual case: no copy
     crops = CropFinder(ctx)
     grounding = GroundingContext(ctx)
     judge = cross_page_judge(ctx, schema)
     workers = max(1, ctx.settings.models.build.max_concurrency) if isinstance(judge, ModelJudge) else 1
-    judged = _LazyBar(ctx, sum(len(g.entities) for g in graphs), "kg4vd cross-page")
+    judged = _LazyBar(ctx, lambda: sum(counts["entities"] for _, counts, _ in connected), "kg4vd cross-page")
     try:
-        result = connect(graphs, canonical,
+        result = connect(page_graphs(), canonical,
                          embed=lambda ents: embed_entities(ctx, ents, crops, ctx.progress, grounding),
-                         existing_vectors=index.vector, judge=judge, top_k=ctx.settings.kg4vd.cross_page_top_k,
-                         crop=crops, workers=workers, on_judged=judged.advance)
+                         existing_vectors=index.vector, existing_matrix=aligned, judge=judge,
+                         top_k=ctx.settings.kg4vd.cross_page_top_k, crop=crops, workers=workers,
+                         on_judged=judged.advance)
     finally:
         judged.close()
+    del canonical  # what it read (the merged entities are in the result) is not kept through the embedding
+    if not connected:
+        return None
     names = {**result.names, **{eid: e.name for eid, e in result.entities.items()}}
     entity_rows = embed_entities(ctx, list(result.entities.values()), crops, ctx.progress, grounding)
     indexed = {k: r for k, r in result.relations.items() if indexed_relation(r)}
@@ -313,8 +327,7 @@ def _connect_and_write(ctx: MethodContext, schema: EntitySchema, keys: list[str]
             ctx.store.delete_records(NS_ENTITY, keys=result.deleted_entities)
         if result.deleted_relations:
             ctx.store.delete_records(NS_RELATION, keys=result.deleted_relations)
-        ctx.store.put_records(NS_CONNECTED, [(g.key, {"entities": len(g.entities), "relations": len(g.relations)},
-                                              g.doc_id) for g in graphs])
+        ctx.store.put_records(NS_CONNECTED, connected)
         index_document_graph(ctx.store, result.entities.values(), result.relations.values())
         index_incidence(ctx.store, result.relations.values())
         if result.deleted_entities:

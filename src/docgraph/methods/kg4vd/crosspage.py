@@ -36,7 +36,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -80,14 +80,49 @@ class ConnectResult:
                              merged_earlier=self.merged_instances + later.merged_instances)
 
 
-def _instances(graphs: Sequence[StoredPageGraph]) -> tuple[list[Entity], list[Relation]]:
+def page_instances(graphs: Iterable[StoredPageGraph]) -> tuple[list[Entity], list[Relation], int]:
+    """Step 1: the instances and instance relations of ``graphs``, and the number of page
+    graphs. They share their nested values (mentions, aliases) with the page graphs, which
+    nothing changes afterwards, so ``graphs`` may be a generator: a page graph need not
+    outlive its instances."""
     entities: list[Entity] = []
     relations: list[Relation] = []
+    pages = 0
     for g in graphs:
-        entities += [e.model_copy(update={"id": g.instance_id(e.id)}, deep=True) for e in g.entities]
+        pages += 1
+        entities += [e.model_copy(update={"id": g.instance_id(e.id)}) for e in g.entities]
         relations += [r.model_copy(update={"id": g.instance_id(r.id), "source": g.instance_id(r.source),
-                                           "target": g.instance_id(r.target)}, deep=True) for r in g.relations]
-    return entities, relations
+                                           "target": g.instance_id(r.target)}) for r in g.relations]
+    return entities, relations, pages
+
+
+class RowStack:
+    """Consecutive row blocks read as one matrix, without copying them into one: what
+    ``candidate_pairs`` and ``scoring.median_cosine`` ask of the pool's vectors (``shape``,
+    rows by an index array, ``@``). The stored pool's block is the entity index's own matrix."""
+
+    def __init__(self, parts: Sequence[np.ndarray]):
+        self.parts = [p for p in parts if len(p)]
+        self.starts = np.cumsum([0] + [len(p) for p in self.parts])
+        self.shape = (int(self.starts[-1]), self.parts[0].shape[1] if self.parts else 0)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: np.ndarray) -> np.ndarray:
+        rows = np.asarray(rows)
+        part = np.searchsorted(self.starts, rows, side="right") - 1
+        out = np.empty((len(rows), self.shape[1]), dtype=np.float32)
+        for p, block in enumerate(self.parts):
+            mine = part == p
+            out[mine] = block[rows[mine] - self.starts[p]]
+        return out
+
+    def __matmul__(self, other: np.ndarray) -> np.ndarray:
+        out = np.empty((self.shape[0], other.shape[1]), dtype=np.float32)
+        for p, block in enumerate(self.parts):
+            np.matmul(block, other, out=out[self.starts[p]:self.starts[p + 1]])
+        return out
 
 
 def _single_page(entity: Entity) -> tuple[str, int] | None:
@@ -96,7 +131,7 @@ def _single_page(entity: Entity) -> tuple[str, int] | None:
 
 
 def candidate_pairs(instances: Sequence[Entity], instance_vectors: np.ndarray, pool: Sequence[Entity],
-                    pool_vectors: np.ndarray, top_k: int, *, pair_once: bool = True,
+                    pool_vectors: np.ndarray | RowStack, top_k: int, *, pair_once: bool = True,
                     min_cosine: float = -np.inf, stored: int = 0,
                     read: Callable[[Sequence[int]], None] = lambda rows: None,
                     ) -> tuple[list[tuple[int, list[tuple[int, float]]]], int]:
@@ -140,7 +175,8 @@ def candidate_pairs(instances: Sequence[Entity], instance_vectors: np.ndarray, p
                 return top[np.lexsort((top, -sims[top]))]
             sims[here] = -np.inf
 
-    seen: set[frozenset[str]] = set()
+    codes: dict[str, int] = {}  # entity id → small int: a pair is one int (10k pages: ~300k pairs)
+    seen: set[int] = set()
     out: list[tuple[int, list[tuple[int, float]]]] = []
     below = 0
     for start in range(0, len(instances), 256):
@@ -156,7 +192,9 @@ def candidate_pairs(instances: Sequence[Entity], instance_vectors: np.ndarray, p
                     below += 1
                     continue
                 if pair_once:
-                    pair = frozenset((instances[i].id, pool[j].id))
+                    a, b = sorted((codes.setdefault(instances[i].id, len(codes)),
+                                   codes.setdefault(pool[j].id, len(codes))))
+                    pair = a << 32 | b
                     if pair in seen:
                         continue
                     seen.add(pair)
@@ -220,31 +258,43 @@ class _Pool(Sequence[Entity]):
         self.canonical.entities([self.ids[j] for j in rows if j < self.stored])
 
 
-def connect(graphs: Sequence[StoredPageGraph], canonical: CanonicalGraph, embed: EmbedFn,
+def _stored_vectors(pool: "_Pool", embed: EmbedFn, existing_vectors: Callable[[str], np.ndarray | None],
+                    existing_matrix: np.ndarray | None) -> np.ndarray:
+    """The stored pool's vectors in pool order: ``existing_matrix`` as it is, else each stored
+    vector, with those missing embedded now."""
+    if existing_matrix is not None:
+        return existing_matrix
+    stored = [existing_vectors(eid) for eid in pool.ids]
+    missing = [j for j, v in enumerate(stored) if v is None]
+    pool.fetch(missing)
+    fresh = iter(embed([pool[j] for j in missing])) if missing else iter(())
+    rows = [v if v is not None else next(fresh) for v in stored]
+    return np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
+
+
+def connect(graphs: Iterable[StoredPageGraph], canonical: CanonicalGraph, embed: EmbedFn,
             existing_vectors: Callable[[str], np.ndarray | None], judge: Judge | None, top_k: int,
             crop: Callable[[Entity], Path | None] = lambda e: None, workers: int = 1,
-            on_judged: Callable[[int], None] | None = None) -> ConnectResult:
+            on_judged: Callable[[int], None] | None = None,
+            existing_matrix: np.ndarray | None = None) -> ConnectResult:
     """Connect the page graphs ``graphs`` to the canonical graph (see the module docstring).
     ``canonical`` is read by id (``canonical.CanonicalGraph``): every entity's vector, but only
     the candidates, the merged entities and the relations around them; ``existing_vectors(id)``
-    gives a stored entity vector (None → embedded now); ``crop`` gives a visual entity's crop
+    gives a stored entity vector (None → embedded now); ``existing_matrix``, when given, is
+    every stored vector in ``canonical.entity_ids()`` order (the entity index's own matrix,
+    used as it is: at 10k pages a copy was ~100 MB); ``crop`` gives a visual entity's crop
     image for the judge; ``workers`` judge calls run at once (results are used in a fixed
     order, so the outcome does not depend on timing); ``on_judged(n)`` is told after each
-    judged anchor with its number of candidates."""
-    result = ConnectResult(pages=len(graphs))
-    instances, inst_relations = _instances(graphs)
+    judged anchor with its number of candidates. ``graphs`` is read once (``page_instances``)."""
+    instances, inst_relations, pages = page_instances(graphs)
+    result = ConnectResult(pages=pages)
     pool = _Pool(canonical, instances)
     existing = set(pool.ids)
     same: list[tuple[str, str]] = []
     related: list[tuple[Entity, Entity, str]] = []
     if judge is not None and instances:
         inst_vectors = embed(instances)
-        stored = [existing_vectors(eid) for eid in pool.ids]
-        missing = [j for j, v in enumerate(stored) if v is None]
-        pool.fetch(missing)
-        fresh = iter(embed([pool[j] for j in missing])) if missing else iter(())
-        rows = [v if v is not None else next(fresh) for v in stored]
-        pool_vectors = np.vstack(rows + [inst_vectors]) if rows else inst_vectors
+        pool_vectors = RowStack([_stored_vectors(pool, embed, existing_vectors, existing_matrix), inst_vectors])
         pair_once, floor = candidate_policy(judge)
         calibrated = floor is not None and len(pool) >= FLOOR_MIN_POOL
         min_cosine = calibrated_cut(pool_vectors, floor) if calibrated else -np.inf
@@ -261,15 +311,17 @@ def connect(graphs: Sequence[StoredPageGraph], canonical: CanonicalGraph, embed:
             return anchor, items, verdicts, usage
 
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool_exec:
-            answers = list(pool_exec.map(ask, pairs))
-        for anchor, items, verdicts, usage in answers:
-            result.usage = result.usage.add(usage)
-            for (item, _), verdict in zip(items, verdicts):
-                result.verdicts[verdict.label] += 1
-                if verdict.label == "same":
-                    same.append((anchor.id, item.id))
-                elif verdict.label == "related":
-                    related.append((anchor, item.entity, verdict.reason))
+            # one answer at a time: all of them at once held every candidate and verdict (10k pages: ~100 MB)
+            answers = pool_exec.map(ask, pairs) if workers > 1 else map(ask, pairs)
+            for anchor, items, verdicts, usage in answers:
+                result.usage = result.usage.add(usage)
+                for (item, _), verdict in zip(items, verdicts):
+                    result.verdicts[verdict.label] += 1
+                    if verdict.label == "same":
+                        same.append((anchor.id, item.id))
+                    elif verdict.label == "related":
+                        related.append((anchor, item.entity, verdict.reason))
+        canonical.forget_reads()  # every candidate read for the judge (10k pages: ~130 MB); few are merged
 
     # Only what the verdicts touch is read: merged canonical entities, those a related edge
     # would join, and the relations around them (the rest of the graph does not change).
