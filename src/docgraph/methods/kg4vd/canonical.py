@@ -33,9 +33,6 @@ class CanonicalGraph(Protocol):
     def relations_touching(self, ids: Iterable[str]) -> dict[str, Relation]:
         """Every relation whose source or target is one of ``ids``, by id, in id order."""
 
-    def forget_reads(self) -> None:
-        """Drop what ``entities`` kept (the candidates are judged; what is merged is read again)."""
-
 
 class GraphInMemory:
     """``CanonicalGraph`` over dicts."""
@@ -55,9 +52,6 @@ class GraphInMemory:
         wanted = set(ids)
         return {k: self._relations[k] for k in sorted(self._relations)
                 if self._relations[k].source in wanted or self._relations[k].target in wanted}
-
-    def forget_reads(self) -> None:
-        pass  # nothing was read
 
 
 class StoredGraph:
@@ -79,9 +73,6 @@ class StoredGraph:
             found = self._store.get_records(self._entity_ns, missing)
             self._read.update({k: Entity.model_validate(v) for k, v in found.items()})
         return {i: self._read[i] for i in wanted if i in self._read}
-
-    def forget_reads(self) -> None:
-        self._read = {}
 
     def relations_touching(self, ids: Iterable[str]) -> dict[str, Relation]:
         wanted = set(ids)

@@ -321,7 +321,6 @@ def connect(graphs: Iterable[StoredPageGraph], canonical: CanonicalGraph, embed:
                         same.append((anchor.id, item.id))
                     elif verdict.label == "related":
                         related.append((anchor, item.entity, verdict.reason))
-        canonical.forget_reads()  # every candidate read for the judge (10k pages: ~130 MB); few are merged
 
     # Only what the verdicts touch is read: merged canonical entities, those a related edge
     # would join, and the relations around them (the rest of the graph does not change).
