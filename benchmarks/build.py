@@ -54,9 +54,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-DOCS = ROOT.parent / "shared" / "data" / "documents"
 DEFAULT_WORKSPACE = ROOT / "benchmarks" / ".work" / "build"
 from docgraph.testing.data import SHARED_DOCUMENTS as SCRIPTED  # noqa: E402  (after the sys.path line)
+from docgraph.testing.data import shared_data_dir  # noqa: E402
+
+DOCS = shared_data_dir() / "documents"  # beside the repository, or $DOCGRAPH_SHARED_DATA
 PREVIOUS = "kg4vd.vector_descriptions=always"  # the approach before this one: descriptions in every vector
 PAPER_TOKENS_PER_PAGE = 42.5e6 / 788  # KG4VD Table 10, World History: page graphs + cross-page connection
 VL_PATCH = 28  # pixels per visual token side (Qwen2-VL style)
@@ -209,6 +211,8 @@ def run_offline(base: Path, methods: list[str], compare: dict | None,
     each of ``methods`` as configured, each one of ``compared`` followed by its build with
     ``compare`` (the previous approach)."""
     pdfs = sorted(DOCS / SCRIPTED[n] for n in names) if names else sorted(DOCS.glob("*.pdf"))
+    if not pdfs:
+        raise SystemExit(f"no PDFs in {DOCS}: set DOCGRAPH_SHARED_DATA to the shared data folder")
     template = ingested_template(base / ("ingested-" + "-".join(names) if names else ""), pdfs)
     runs: list[tuple[str, dict | None]] = []
     for method in methods:

@@ -3,7 +3,7 @@
 glibc's malloc keeps memory a process has freed for its own later use, so a long-lived
 process that handles many large, short-lived buffers (page images, OCR and layout network
 tensors) holds its peak usage, fragmented, as resident memory. ``release_free_heap`` asks
-malloc to return what it can (``malloc_trim(0)``, well under a millisecond after a page).
+malloc to return what it can (``malloc_trim(0)``).
 Elsewhere (musl, macOS, Windows) it does nothing.
 """
 
@@ -41,3 +41,24 @@ def resident_mb() -> float | None:
     except (OSError, ValueError, IndexError):
         return None
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class GrowthTrim:
+    """``release_free_heap`` when it can matter: after a unit of work (a page), trim only once
+    resident memory has grown ``growth_mb`` past where the last trim left it. Trimming after
+    every page handed back memory the next page faulted in again: measured over the 261
+    shared pages in one process, 5 % more CPU and 2.8x the page faults of never trimming
+    (whose peak was 140 MB higher). Where resident memory cannot be read, every call trims."""
+
+    def __init__(self, growth_mb: float = 64.0):
+        self.growth_mb = growth_mb
+        self.level: float | None = None  # resident MB right after the last trim
+
+    def after_work(self) -> bool:
+        """Trim if grown past the allowance; True when it trimmed."""
+        resident = resident_mb()
+        if resident is not None and self.level is not None and resident <= self.level + self.growth_mb:
+            return False
+        release_free_heap()
+        self.level = resident_mb()
+        return True

@@ -367,6 +367,13 @@ class HippoRAGSettings(Section):
     local_walk_eps: float = Field(1e-7, gt=0.0, description="forward push: unspread mass per out-edge a "
                                                            "node must hold to pass it on")
     max_phrase_words: int = Field(8, ge=1, description="longer subjects/objects are not phrase nodes (build)")
+    bridge_every: int = Field(3, ge=0, description="second hop: pages sharing the best page's rarer phrases take "
+                                                   "slots n, 2n, ... of the page list (graph.bridges, as kg4vd "
+                                                   "and hvm; 0 = off: the ranking of the walk alone)")
+    bridge_seeds: int = Field(1, ge=1, description="top pages whose phrases the second hop starts from")
+    name_links: float = Field(1.0, ge=0.0, description="second hop: a page whose heading the top page names "
+                                                       "scores (1 + this x name score) times its bridge score "
+                                                       "(graph.name_links; 0 = off)")
 
 
 class BaselineSettings(Section):

@@ -234,7 +234,8 @@ def test_the_walk_is_made_once_per_graph(hotpot, monkeypatch):
     original = ppr.transition
     monkeypatch.setattr(ppr, "transition", lambda adj: made.append(1) or original(adj))
     for item in items:
-        _, seeds, graph, scores = method.search(ctx, item.question, chunks, settings)
+        found = method.search(ctx, item.question, chunks, settings)
+        seeds, graph, scores = found.seeds, found.graph, found.scores
         assert seeds and scores is not None and abs(scores.sum() - 1.0) < 1e-9
     assert made == [], "no query makes the walk again"
     walk, dangling = graph.walk()
@@ -256,10 +257,70 @@ def test_a_large_graph_walks_locally_with_the_same_ranking(hotpot):
     for item in items:
         exact = baseline_settings(ctx, {"local_walk_edges": 0}, "hipporag")
         local = baseline_settings(ctx, {"local_walk_edges": 1}, "hipporag")
-        ranked_exact, _, graph, scores_exact = method.search(ctx, item.question, chunks, exact)
-        ranked_local, _, _, scores_local = method.search(ctx, item.question, chunks, local)
+        exact_search, local_search = (method.search(ctx, item.question, chunks, s) for s in (exact, local))
+        ranked_exact, graph, scores_exact = exact_search.ranking, exact_search.graph, exact_search.scores
+        ranked_local, scores_local = local_search.ranking, local_search.scores
         assert graph.adjacency.nnz > 1 and scores_exact is not None and scores_local is not None
         assert not np.array_equal(scores_exact, scores_local), "the push is a different computation"
         assert np.abs(scores_exact - scores_local).sum() < 1e-3
         top = lambda ranking: [i for i, _ in list(ranking)[:5]]  # noqa: E731
         assert top(ranked_local) == top(ranked_exact), item.question
+
+
+SECOND_HOP = [
+    Passage(id="classic", title="2015 Diamond Head Classic",
+            text="The 2015 Diamond Head Classic was a college basketball tournament played in Honolulu, Hawaii "
+                 "in December 2015. Buddy Hield of Oklahoma was named the tournament MVP."),
+    Passage(id="hield", title="Buddy Hield",
+            text="Chavano Rainier Hield, known as Buddy Hield, is a Bahamian professional player for the "
+                 "Sacramento Kings of the National Basketball Association."),
+    Passage(id="maui", title="Maui Invitational",
+            text="The Maui Invitational is a college basketball tournament held each November in Hawaii. "
+                 "Its most valuable player award is given after the final."),
+    Passage(id="rainbow", title="Rainbow Classic",
+            text="The Rainbow Classic was a holiday college basketball tournament in Honolulu. Teams from "
+                 "across the country played for the tournament title."),
+    Passage(id="mvp", title="Tournament MVP",
+            text="A tournament MVP is the most valuable player of a tournament, chosen by a panel after the "
+                 "championship game. Which team the MVP plays for does not matter."),
+    Passage(id="kings", title="Sacramento",
+            text="Sacramento is the capital of California. Its arena downtown hosts concerts."),
+]
+
+
+@pytest.fixture(scope="module")
+def second_hop_ws(tmp_path_factory):
+    root = tmp_path_factory.mktemp("second-hop")
+    page_map = render_passages(SECOND_HOP, root / "passages.pdf")
+    ws = Workspace(root / "ws", settings=load_settings(None, environ={}))
+    ws.add(root / "passages.pdf")
+    ws.build("hipporag")
+    yield ws, page_map
+    ws.close()
+
+
+def test_the_second_hop_brings_the_page_the_best_page_names(second_hop_ws):
+    """``bridge_every`` (graph.bridges.second_hop over the pages' names): the player's page
+    shares the name "Buddy Hield" with the tournament's page, not words with the question;
+    at ``bridge_every = 2`` it takes slot 2, with a score between its neighbours and its best
+    chunk in the evidence. 0 leaves the walk's ranking as it is."""
+    from docgraph.methods import get_method
+    from docgraph.methods.baselines.common import baseline_settings
+
+    ws, page_map = second_hop_ws
+    method, ctx = get_method("hipporag"), ws.context()
+    question = "Which team does the MVP of the 2015 Diamond Head Classic play for?"
+    walk = method.retrieve(ctx, question, bridge_every=0)
+    hop = method.retrieve(ctx, question, bridge_every=2)
+    walk_ids = [page_map[p.page] for p in walk.pages]
+    hop_ids = [page_map[p.page] for p in hop.pages]
+    assert walk_ids[0] == hop_ids[0] == "classic"
+    assert walk_ids.index("hield") > 1, walk_ids  # the walk alone does not put it second
+    assert hop_ids[1] == "hield" and sorted(hop_ids) == sorted(walk_ids), hop_ids
+    scores = [p.score for p in hop.pages]
+    assert scores == sorted(scores, reverse=True)
+    assert any(page_map[c.chunk.page] == "hield" for c in hop.chunks)
+    table = method.search(ctx, question, method.chunks(ctx), baseline_settings(ctx, {}, "hipporag")).table
+    by_id = {page_map[page]: row for (_, page), row in table.page_at.items()}
+    shared = table.bridges.scores([by_id["classic"]], [1.0], question)
+    assert shared[by_id["hield"]] > 0 and shared[by_id["mvp"]] == 0, "reached through the name, not the words"

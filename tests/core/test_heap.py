@@ -31,3 +31,28 @@ def test_resident_memory_is_this_processes():
     if measured is None:
         pytest.skip("no /proc/self/statm here")
     assert abs(measured - psutil.Process().memory_info().rss / 2**20) < 20
+
+
+def test_growth_trim_trims_only_once_memory_has_grown_past_its_allowance(monkeypatch):
+    import docgraph.heap as heap
+
+    resident = iter([500.0, 500.0,  # first call: always trims, then reads the level (500)
+                     540.0,          # +40 MB: within the 64 MB allowance
+                     600.0, 520.0,   # +100 MB: trims, the new level is 520
+                     580.0])         # +60 MB over 520: within
+    trims: list[int] = []
+    monkeypatch.setattr(heap, "resident_mb", lambda: next(resident))
+    monkeypatch.setattr(heap, "release_free_heap", lambda: trims.append(1) or True)
+    trim = heap.GrowthTrim(64.0)
+    assert [trim.after_work() for _ in range(4)] == [True, False, True, False]
+    assert len(trims) == 2 and trim.level == 520.0
+
+
+def test_growth_trim_trims_every_time_where_memory_cannot_be_read(monkeypatch):
+    import docgraph.heap as heap
+
+    trims: list[int] = []
+    monkeypatch.setattr(heap, "resident_mb", lambda: None)
+    monkeypatch.setattr(heap, "release_free_heap", lambda: trims.append(1) or True)
+    trim = heap.GrowthTrim()
+    assert all(trim.after_work() for _ in range(3)) and len(trims) == 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from docgraph.graph.bridges import EntityBridges, bridging_name, interleave, normalise_name
+from docgraph.graph.bridges import EntityBridges, bridging_name, interleave, normalise_name, second_hop
 
 
 def corpus() -> EntityBridges:
@@ -79,3 +79,43 @@ def test_one_common_word_does_not_bridge_but_names_and_caseless_words_do():
     bridges = EntityBridges.build(2, [(page, name) for page in (0, 1) for name in names])
     assert sorted(bridges.columns) == ["iowa", "unesco", "wind power project", "北京"]
     assert bridging_name("Électricité") and not bridging_name("électricité")
+
+
+QUESTION = "Which team does the MVP of the Diamond Head Classic play for?"
+
+
+def test_second_hop_places_the_bridged_page_at_the_nth_slot_with_a_score_between_its_neighbours():
+    top = [(0, 0.9), (3, 0.5), (2, 0.4)]  # the method found the tournament, missed the player's page
+    merged = second_hop(top, corpus(), QUESTION, every=2, seeds=1, k=4)
+    assert [row for row, _ in merged] == [0, 1, 3, 2], "the player's page takes slot 2"
+    assert merged[1][1] == pytest.approx((0.9 + 0.5) / 2)
+    assert [s for _, s in merged] == sorted((s for _, s in merged), reverse=True)
+
+
+def test_second_hop_orders_reached_pages_by_bridge_times_relevance():
+    top = [(0, 0.9), (3, 0.5)]
+    by_bridge = second_hop(top, corpus(), QUESTION, every=2, seeds=1, k=4)
+    assert [row for row, _ in by_bridge][1] == 1, "the rare shared name first"
+    own = np.array([0.9, 0.0, 1.0, 0.5])  # the player's page scores nothing of its own
+    assert [row for row, _ in second_hop(top, corpus(), QUESTION, every=2, seeds=1, k=4, page_scores=own)][1] == 2
+    left_open = second_hop(top, corpus(), QUESTION, every=2, seeds=1, k=4, page_scores=own,
+                           open_part=lambda seeds: np.array([0.0, 1.0, 0.0, 0.0]), open_share=0.5)
+    assert [row for row, _ in left_open][1] == 1, "what the seeds leave open brings the player's page back"
+    boosted = second_hop(top, corpus(), QUESTION, every=2, seeds=1, k=4,
+                         boost=lambda seeds, weights: np.array([1.0, 1.0, 50.0, 1.0]))
+    assert [row for row, _ in boosted][1] == 2
+
+
+def test_second_hop_off_or_finding_nothing_keeps_the_ranking():
+    top = [(3, 0.5), (0, 0.4)]
+    assert second_hop(top, corpus(), QUESTION, every=0, seeds=1, k=2) == top
+    assert second_hop(top, corpus(), QUESTION, every=2, seeds=1, k=1) == top[:1]
+    assert second_hop([(2, 1.0)], EntityBridges.build(4, [(2, "Nile")]), "q", every=2, seeds=1, k=3) == [(2, 1.0)]
+
+
+def test_a_page_the_hop_moves_up_scores_between_its_new_neighbours():
+    top = [(0, 0.9), (3, 0.5), (2, 0.4), (1, 0.1)]  # the player's page ranked last
+    merged = second_hop(top, corpus(), QUESTION, every=2, seeds=1, k=4)
+    assert [row for row, _ in merged] == [0, 1, 3, 2]
+    assert merged[1][1] == pytest.approx(0.7), "no longer its own 0.1"
+    assert [s for _, s in merged] == sorted((s for _, s in merged), reverse=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import IngestSettings
-from ..heap import release_free_heap, resident_mb
+from ..heap import GrowthTrim, release_free_heap, resident_mb
 from ..types import BBox, Component, ComponentKind, Page
 from .fonts import FontProblem, page_font_problems, reset_warnings
 from .ocr import OcrEngine, OcrOptions
@@ -59,6 +59,7 @@ class _WorkerState:
         self.pdf = None
         self.ocr: OcrEngine | None = None
         self.onnx_threads = 0
+        self.trim = GrowthTrim()  # page-sized buffers, freed, go back once they add up (docgraph.heap)
 
     def open(self, job: PageJob):
         key = (job.pdf_path, job.password, job.parser, job.settings.layout_runtime)
@@ -192,6 +193,6 @@ def process_page(job: PageJob) -> PageResult:
     result = Page(doc_id=job.doc_id, number=job.number, width=info.width, height=info.height,
                   image_path=image_rel, dpi=settings.dpi, source="ocr" if scanned else "pdf",
                   components=components)
-    release_free_heap()  # page-sized buffers, freed: without this a worker keeps its peak (docgraph.heap)
+    _STATE.trim.after_work()  # without it a worker keeps its peak (docgraph.heap)
     _STATE.within_memory(settings.worker_memory_mb)
     return PageResult(result, headings, fonts)

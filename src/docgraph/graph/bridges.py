@@ -16,14 +16,15 @@ pages and scores every page by how much of the seed pages' entity profile it sha
 
 ``interleave`` merges the bridged order into a method's own ranking at fixed slots: a
 bridged page takes every ``every``-th slot, so the method's first ``every − 1`` pages are
-never displaced.
+never displaced. ``second_hop`` does the whole step for a method's ranked pages: bridge
+scores from its best pages, weighed by each page's relevance, interleaved.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -144,4 +145,55 @@ def interleave(primary: Sequence[int], secondary: Sequence[int], every: int, lim
         if not take(bridged) and not take(not bridged):
             break
         slot += 1
+    return out
+
+
+def second_hop(top: Sequence[tuple[int, float]], bridges: EntityBridges, query: str, *, every: int, seeds: int,
+               k: int, page_scores: np.ndarray | None = None,
+               boost: Callable[[list[int], np.ndarray], np.ndarray] | None = None,
+               open_part: Callable[[list[int]], np.ndarray] | None = None,
+               open_share: float = 0.0) -> list[tuple[int, float]]:
+    """``top`` (a method's ``(page row, score)``, best first) with the second hop merged in.
+
+    The first ``seeds`` rows seed ``bridges.scores`` (weighted by their scores relative to the
+    best). A reached page's bridge score is multiplied by ``boost(seeds, weights)`` when given
+    (e.g. ``1 + name score``) and by its relevance: its own ``page_scores`` relative to the best
+    (the second hop must still concern the question; all 1 without them), mixed with share
+    ``open_share`` of ``open_part(seeds)`` (scores in [0, 1] of what the seeds leave open).
+    Reached pages, by that product (ties: own score, then row), take slots ``every``,
+    2·``every``, … (``interleave``). At most ``k`` rows; a row the hop placed (new, or moved up
+    from further down) scores the mean of its neighbours, so scores never increase down the
+    list. ``top[:k]`` when nothing is reached."""
+    if every < 2 or not top or not len(bridges):
+        return list(top[:k])
+    score_of = dict(top)
+    rows = list(score_of)
+    seed_rows = rows[:seeds]
+    weights = np.maximum(np.array([score_of[r] for r in seed_rows], dtype=np.float64), 0.0)
+    weights = weights / weights.max() if weights.max() > 0 else np.ones(len(seed_rows))
+    n_pages = bridges.weighted.shape[0]
+    own = np.ones(n_pages) if page_scores is None else np.maximum(np.asarray(page_scores, float), 0.0)
+    own = own / own.max() if own.max() > 0 else np.ones(n_pages)
+    bridge = bridges.scores(seed_rows, weights, query)
+    if boost is not None:
+        bridge *= boost(seed_rows, weights)
+    relevance = own
+    if open_part is not None and open_share > 0:
+        relevance = (1.0 - open_share) * own + open_share * open_part(seed_rows)
+    bridge *= relevance
+    reached = np.flatnonzero(bridge > 0)
+    if not len(reached):
+        return list(top[:k])
+    secondary = reached[np.lexsort((reached, -own[reached], -bridge[reached]))].tolist()
+    merged = interleave(rows, secondary, every, k)
+    position = {row: i for i, row in enumerate(rows)}
+    kept = [row in position and i >= position[row] for i, row in enumerate(merged)]  # not moved up
+    out: list[tuple[int, float]] = []
+    for i, row in enumerate(merged):
+        if kept[i]:
+            out.append((row, float(score_of[row])))
+            continue
+        following = next((score_of[r] for j, r in enumerate(merged[i + 1:], i + 1) if kept[j]), None)
+        previous = out[-1][1] if out else (following or 0.0)
+        out.append((row, float((previous + (previous if following is None else following)) / 2)))
     return out

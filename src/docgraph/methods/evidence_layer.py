@@ -34,7 +34,7 @@ from typing import Hashable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..config import RetrievalSettings
-from ..graph.bridges import EntityBridges, interleave
+from ..graph.bridges import EntityBridges, second_hop
 from ..graph.name_links import NameLinks
 from ..graph.structure import ChunkLayout, StructureGraph, build_structure, diffuse
 from ..models.bm25 import BM25
@@ -272,35 +272,21 @@ class EvidenceLayer:
         down the list. ``top[:k]`` unchanged when bridging is off or finds nothing."""
         if bridges is None or settings.bridge_every < 2 or not top or not len(bridges):
             return top[:k]
-        score_of = {self.page_position[p]: s for p, s in top if p in self.page_position}
-        rows = list(score_of)  # top's order
-        seeds = rows[:settings.bridge_seeds]
-        weights = np.maximum(np.array([score_of[r] for r in seeds], dtype=np.float64), 0.0)
-        weights = weights / weights.max() if weights.max() > 0 else np.ones(len(seeds))
-        own = np.ones(len(self.pages)) if page_scores is None else np.maximum(np.asarray(page_scores, float), 0.0)
-        own = own / own.max() if own.max() > 0 else np.ones(len(self.pages))
-        bridge = bridges.scores(seeds, weights, query)
-        if settings.name_links > 0 and len(self.names):
-            bridge *= 1.0 + settings.name_links * self.names.scores(seeds, weights, query)
-        relevance = own  # the second hop must still concern the question ...
-        if settings.bridge_residual > 0:  # ... above all the part the seeds leave open
-            residual = self.page_bm25.scores(self.page_bm25.absent_terms(query, seeds))
-            relevance = (1.0 - settings.bridge_residual) * own + settings.bridge_residual * minmax(residual)
-        bridge *= relevance
-        reached = np.flatnonzero(bridge > 0)
-        if not len(reached):
-            return top[:k]
-        secondary = reached[np.lexsort((reached, -own[reached], -bridge[reached]))].tolist()
-        merged = interleave(rows, secondary, settings.bridge_every, k)
-        out: list[tuple[PageKey, float]] = []
-        for i, row in enumerate(merged):
-            if row in score_of:
-                out.append((self.pages[row], float(score_of[row])))
-                continue
-            following = next((score_of[r] for r in merged[i + 1:] if r in score_of), None)
-            previous = out[-1][1] if out else (following or 0.0)
-            out.append((self.pages[row], float((previous + (previous if following is None else following)) / 2)))
-        return out
+        rows = [(self.page_position[p], s) for p, s in top if p in self.page_position]
+
+        def names(seeds: list[int], weights: np.ndarray) -> np.ndarray:
+            return 1.0 + settings.name_links * self.names.scores(seeds, weights, query)
+
+        def left_open(seeds: list[int]) -> np.ndarray:
+            return minmax(self.page_bm25.scores(self.page_bm25.absent_terms(query, seeds)))
+
+        merged = second_hop(rows, bridges, query, every=settings.bridge_every, seeds=settings.bridge_seeds, k=k,
+                            page_scores=page_scores,
+                            boost=names if settings.name_links > 0 and len(self.names) else None,
+                            open_part=left_open, open_share=settings.bridge_residual)
+        if merged == rows[:k]:
+            return top[:k]  # nothing bridged: the ranking as it came (pages outside the layer kept)
+        return [(self.pages[row], score) for row, score in merged]
 
     def best_chunks(self, chunk_scores: np.ndarray, pages: Iterable[PageKey]) -> dict[PageKey, int]:
         """The best-scoring chunk row (ties: the first) of each of ``pages`` that has chunks.

@@ -33,9 +33,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...graph.adjacency import IdIndex, build_adjacency
+from ...graph.bridges import EntityBridges
+from ...graph.name_links import NameLinks
 from ...graph.ppr import cached_walk
 from ...scoring import calibrated_cut, minmax
 from ...text import tokenize
+from ..evidence_layer import section_headings
 from .common import chunk_positions
 
 _NON_WORD = re.compile(r"[^\w\s]", re.UNICODE)
@@ -103,6 +106,11 @@ class PassageTable:
     row_chunk: np.ndarray
     by_chunk: dict[str, list[tuple[str, str, str]]]
     chunk_at: dict[str, int] = field(default_factory=dict)  # chunk id → position in the chunks
+    pages: list[tuple[str, int]] = field(default_factory=list)  # distinct (doc_id, page) of the chunks
+    page_at: dict[tuple[str, int], int] = field(default_factory=dict)  # (doc_id, page) → row of ``pages``
+    chunk_page: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # chunk position → page row
+    bridges: EntityBridges | None = None  # the pages' phrases, for the second hop
+    names: NameLinks | None = None  # pages naming other pages' headings, for the second hop
 
     @classmethod
     def build(cls, graph: HippoGraph, passage_keys: list[str], chunks: list) -> "PassageTable":
@@ -112,9 +120,72 @@ class PassageTable:
         for triple, cid in zip(graph.facts, graph.fact_chunks):
             by_chunk.setdefault(cid, []).append(triple)
         chunk_at = {c.id: i for i, c in enumerate(chunks)}
-        return cls(node_chunk=chunk_positions(ids, chunks, chunk_at),
-                   node_row=np.array([row_at.get(i, -1) for i in ids], dtype=np.int64),
-                   row_chunk=chunk_positions(passage_keys, chunks, chunk_at), by_chunk=by_chunk, chunk_at=chunk_at)
+        page_at: dict[tuple[str, int], int] = {}
+        chunk_page = np.array([page_at.setdefault((c.doc_id, c.page), len(page_at)) for c in chunks], dtype=np.int64)
+        node_chunk = chunk_positions(ids, chunks, chunk_at)
+        return cls(node_chunk=node_chunk, node_row=np.array([row_at.get(i, -1) for i in ids], dtype=np.int64),
+                   row_chunk=chunk_positions(passage_keys, chunks, chunk_at), by_chunk=by_chunk, chunk_at=chunk_at,
+                   pages=list(page_at), page_at=page_at, chunk_page=chunk_page,
+                   bridges=phrase_bridges(graph, node_chunk, chunk_page, len(page_at), [c.text for c in chunks]),
+                   names=page_names(chunks, chunk_page, len(page_at)))
+
+    def page_scores(self, chunk_scores: np.ndarray) -> np.ndarray:
+        """Each page's best chunk score (``chunk_scores`` by chunk position; pages without a
+        scored chunk 0)."""
+        out = np.full(len(self.pages), -np.inf)
+        np.maximum.at(out, self.chunk_page, chunk_scores)
+        return np.where(np.isfinite(out), out, 0.0)
+
+
+def by_position(scores: np.ndarray, chunk_of: np.ndarray, n_chunks: int) -> np.ndarray:
+    """``scores`` of rows moved to their chunk positions (``chunk_of``; -1 rows dropped); chunks
+    no row scores get ``-inf``."""
+    out = np.full(n_chunks, -np.inf)
+    keep = chunk_of >= 0
+    out[chunk_of[keep]] = np.asarray(scores, dtype=np.float64)[keep]
+    return out
+
+
+def page_names(chunks: list, chunk_page: np.ndarray, n_pages: int) -> NameLinks:
+    """``graph.name_links.NameLinks`` over pages: the chunks' section headings and page texts."""
+    texts: list[list[str]] = [[] for _ in range(n_pages)]
+    for chunk, page in zip(chunks, chunk_page):
+        texts[page].append(chunk.text)
+    return NameLinks.build(n_pages, section_headings(chunks, chunk_page), ["\n".join(t) for t in texts])
+
+
+def phrase_bridges(graph: HippoGraph, node_chunk: np.ndarray, chunk_page: np.ndarray, n_pages: int,
+                   texts: list[str]) -> EntityBridges:
+    """``graph.bridges.EntityBridges`` over pages from the graph's context edges: a page's
+    phrases are the names among its passages' phrases (``written_as_name`` in the passage's
+    ``texts``; ``node_chunk``: passage node → chunk position)."""
+    context = sp.coo_matrix(graph.adjacency[graph.n_phrases:, :graph.n_phrases])
+    capitalised: dict[int, set[str]] = {}
+
+    def named(chunk: int, phrase: str) -> bool:
+        if chunk not in capitalised:
+            capitalised[chunk] = capitalised_words(texts[chunk])
+        return written_as_name(phrase, capitalised[chunk])
+
+    # a name goes in title-cased: the stored phrase lost its case, and ``bridges.bridging_name``
+    # reads one lower-case word as a common noun ("neighbours" the soap opera is "Neighbours")
+    return EntityBridges.build(n_pages, ((int(chunk_page[node_chunk[r]]), graph.nodes.id(int(c)).title())
+                                         for r, c in zip(context.row, context.col)
+                                         if node_chunk[r] >= 0 and named(int(node_chunk[r]), graph.nodes.id(int(c)))))
+
+
+def capitalised_words(text: str) -> set[str]:
+    """The words of ``text`` written with a capital first letter, lower-cased."""
+    return {word.lower() for word in re.findall(r"\w+", text) if word[:1].isupper()}
+
+
+def written_as_name(phrase: str, capitalised: set[str]) -> bool:
+    """Whether a (normalised, lower-case) phrase reads as a name in its passage: its first and
+    last words of two letters or more are written capitalised there ("university of paris",
+    not "only two books"). Phrases are stored lower-case, so the passage is what tells a
+    name from a common noun phrase."""
+    words = [w for w in phrase.split() if len(w) >= 2 and any(ch.isalpha() for ch in w)]
+    return bool(words) and words[0] in capitalised and words[-1] in capitalised
 
 
 def synonym_pairs(phrase_matrix: np.ndarray, threshold: float, top_k: int,
