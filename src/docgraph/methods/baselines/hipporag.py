@@ -14,7 +14,9 @@ the answer model through ``prompts/fact_filter.md`` when one is configured — H
 2's recognition memory; offline a lexical filter) seed PPR through their phrases, the best
 ``dense_prior_top`` passages get a reset weight from their dense score (``passage_node_weight``,
 or ``offline_passage_node_weight`` behind the lexical filter), and passages are ranked by
-PPR. With no matched fact the ranking is the dense one (as HippoRAG 2 falls back).
+PPR. With no matched fact the ranking is the dense one (as HippoRAG 2 falls back). Then
+the second hop (``bridged_pages``, docgraph's departure; ``bridge_every`` 0 turns it off):
+pages sharing the best page's names take every ``bridge_every``-th slot of the page list.
 """
 
 from __future__ import annotations

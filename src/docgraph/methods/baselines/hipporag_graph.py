@@ -21,6 +21,10 @@ passage, min-max over the corpus, as HippoRAG 2's code). PPR over the whole grap
 the corpus suits embedders whose cosines spread out; e5-small puts most passages within a
 few hundredths of the best, so every passage would keep about half the best one's reset
 weight and the walk's hubs would outrank the passages the question is about.
+
+``PassageTable`` holds what queries need per graph, built once: passage rows and chunk
+positions, and for the second hop the pages' names (``phrase_bridges``: phrases written as
+names in their passage) and headings (``page_names``).
 """
 
 from __future__ import annotations
