@@ -422,6 +422,10 @@ class RaySettings(Section):
                                                   "a local cluster")
     num_cpus: int | None = Field(None, ge=1, description="CPUs of a local cluster (none = all cores)")
     max_retries: int = Field(3, ge=0, description="times a task is rerun after its worker process dies")
+    embed_threads: int = Field(2, ge=1, description="threads of one embedding task, and the CPUs it reserves "
+                               "(at most the largest node's): each embedding worker holds its own copy of the "
+                               "model and its buffers, so fewer, wider workers hold less memory for the same "
+                               "CPUs")
     object_store_mb: int | None = Field(256, ge=80, description="shared-memory object store of a local cluster, "
                                         "in MB (none = Ray's default, 30% of RAM). Task results pass through "
                                         "it and every process keeps the store pages it touched resident, so "

@@ -15,6 +15,7 @@ from docgraph.store import SQLiteStore
 
 pytest.importorskip("openvino")
 
+from docgraph.models import embed_openvino  # noqa: E402
 from docgraph.models.embed_openvino import OpenVinoE5Embedder  # noqa: E402
 
 
@@ -76,6 +77,31 @@ def test_rows_do_not_depend_on_batching(page_texts, openvino_e5):
                              for a, b in ((0, 3), (3, 11), (11, len(page_texts)))])
     singles = np.stack([openvino_e5.embed_passages([text])[0] for text in page_texts[:5]])
     assert np.array_equal(whole, pieces) and np.array_equal(whole[:5], singles)
+
+
+class RecordingRequest:
+    """An OpenVINO infer request that records the (rows, length) of every batch it runs."""
+
+    def __init__(self, request):
+        self.request, self.shapes = request, []
+
+    def infer(self, inputs):
+        self.shapes.append(inputs["mask"].shape)
+        return self.request.infer(inputs)
+
+
+def test_batches_stay_within_the_token_budget(page_texts, openvino_e5, monkeypatch):
+    weights, tokenizer, request, *tables = openvino_e5._load()
+    recorder = RecordingRequest(request)
+    monkeypatch.setattr(openvino_e5, "_loaded", (weights, tokenizer, recorder, *tables))
+    texts = page_texts + [" ".join(page_texts)]  # one text of several 512-token windows
+    default = openvino_e5.embed_passages(texts)
+    assert max(rows * length for rows, length in recorder.shapes) <= embed_openvino.BATCH_TOKENS
+    assert max(rows for rows, _ in recorder.shapes) > 1  # short windows do share batches
+    recorder.shapes.clear()
+    monkeypatch.setattr(embed_openvino, "BATCH_TOKENS", 512)
+    assert np.array_equal(openvino_e5.embed_passages(texts), default)  # memory changes, rows do not
+    assert max(rows * length for rows, length in recorder.shapes) <= 512
 
 
 def test_auto_keeps_the_engine_a_workspace_was_built_with(tmp_path):

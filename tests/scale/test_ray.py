@@ -109,7 +109,7 @@ def test_page_and_embedding_tasks_run_in_workers_of_their_own(cluster):
         model, dim = "unused", 384
 
     embed_env = RayTextEmbedder(Unused(), None, settings)._task._runtime_env  # type: ignore[arg-type]
-    assert embed_env["env_vars"][ROLE_ENV] == "embed" and embed_env["env_vars"]["OMP_NUM_THREADS"] == "1"
+    assert embed_env["env_vars"][ROLE_ENV] == "embed" and embed_env["env_vars"]["OMP_NUM_THREADS"] == "2"
 
     def worker_identity() -> tuple[int, str | None, str | None]:  # nested: Ray ships it by value
         import os
@@ -123,6 +123,31 @@ def test_page_and_embedding_tasks_run_in_workers_of_their_own(cluster):
     assert {threads for _, _, threads in pages | embedding} == {"1"}, "the job's env vars still reach them"
     page_pids = {pid for pid, _, _ in pages}
     assert not page_pids & {pid for pid, _, _ in embedding}, "an embedding task ran in a page worker"
+
+
+def test_embedding_tasks_are_embed_threads_wide_and_rows_do_not_depend_on_it(cluster, shared_data):
+    """One 2-thread embedding worker on the 2-CPU cluster by default (one model in memory, not
+    two); ``ray.embed_threads = 1`` shards each call over two 1-thread workers; a width above
+    the largest node's CPUs would never be scheduled, so it is clamped. Same rows every way."""
+    import pymupdf
+
+    from docgraph.config import EmbeddingSettings, RaySettings
+    from docgraph.models.embed_local import local_spec
+
+    spec = local_spec(EmbeddingSettings(), None)
+    local = spec.build()
+    with pymupdf.open(shared_data / "documents" / EXCERPT) as doc:
+        texts = [line for page in list(doc)[:4] for line in page.get_text().split("\n") if len(line.split()) > 4][:40]
+    wide, narrow, too_wide = (RayTextEmbedder(local, spec, RaySettings(enabled=True, embed_threads=threads))
+                              for threads in (2, 1, 64))
+    assert (wide.threads, wide.parts) == (2, 1) and (narrow.threads, narrow.parts) == (1, 2)
+    assert (too_wide.threads, too_wide.parts) == (2, 1)
+    assert wide._task._default_options["num_cpus"] == 2 and narrow._task._default_options["num_cpus"] == 1
+    assert narrow._task._runtime_env["env_vars"]["OMP_NUM_THREADS"] == "1"
+    rows = wide.embed_passages(texts)
+    assert len(texts) > 10 and rows.shape == (len(texts), 384)
+    assert np.array_equal(rows, narrow.embed_passages(texts)), "rows do not depend on the task width"
+    assert np.array_equal(rows, local.embed_passages(texts)), "nor on where they are computed"
 
 
 def test_a_build_embeds_even_a_single_passage_on_the_cluster(cluster):

