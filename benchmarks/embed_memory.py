@@ -77,41 +77,22 @@ def measure(budget: int, texts: int, precision: str, call_size: int) -> dict:
             "cpu_s": time.process_time() - cpu, "vectors": digest.hexdigest()}
 
 
-def embedding_workers() -> list[int]:
-    """Pids of this process's descendants that run docgraph's embedding tasks (Linux)."""
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+def embedding_workers_mb() -> list[tuple[float, float]]:
+    """(RSS, PSS) in MB of each of this process's descendants that runs docgraph's
+    embedding tasks (a Ray worker of that role)."""
+    import psutil
+
+    from docgraph.scale.cluster import ROLE_ENV
+
+    sizes = []
+    for proc in psutil.Process().children(recursive=True):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
+            if proc.environ().get(ROLE_ENV) == "embed":
+                memory = proc.memory_full_info()
+                sizes.append((memory.rss / 2**20, memory.pss / 2**20))
+        except psutil.Error:
             continue
-        parents[int(stat.parent.name)] = int(fields[1])
-
-    def descends(pid: int) -> bool:
-        while pid > 1:
-            pid = parents.get(pid, 0)
-            if pid == os.getpid():
-                return True
-        return False
-
-    workers = []
-    for pid in filter(descends, parents):
-        try:
-            if b"DOCGRAPH_RAY_ROLE=embed\0" in Path(f"/proc/{pid}/environ").read_bytes():
-                workers.append(pid)
-        except OSError:
-            continue
-    return workers
-
-
-def memory_mb(pid: int) -> tuple[float, float]:
-    """(RSS, PSS) of process ``pid`` in MB, from ``/proc/<pid>/smaps_rollup``."""
-    values = {}
-    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-        key, _, rest = line.partition(":")
-        if key in ("Rss", "Pss"):
-            values[key] = int(rest.split()[0]) / 1024
-    return values["Rss"], values["Pss"]
+    return sizes
 
 
 def measure_ray(width: int, texts: int, call_size: int, cpus: int) -> dict:
@@ -131,7 +112,7 @@ def measure_ray(width: int, texts: int, call_size: int, cpus: int) -> dict:
     for at in range(0, len(passages), call_size):
         digest.update(embedder.embed_passages(passages[at:at + call_size]).tobytes())
     wall = time.perf_counter() - start
-    sizes = [memory_mb(pid) for pid in embedding_workers()]
+    sizes = embedding_workers_mb()
     ray.shutdown()
     return {"width": width, "workers": len(sizes), "rss_mb": sum(r for r, _ in sizes),
             "pss_mb": sum(p for _, p in sizes), "wall_s": wall, "vectors": digest.hexdigest()}
