@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 import sys
@@ -73,6 +74,9 @@ def test_sqlite_run_table_state_and_rerun(tiny_data, tmp_path):
     table = rows(out)
     assert set(table) == {("sqlite", "ingest"), ("sqlite", "bm25")}
     check_measured(table["sqlite", "ingest"], queried=False)
+    slow = re.search(r"^calls over 200 ms: sqlite ingest ls (\d+)/(\d+), status (\d+)/(\d+); "
+                     r"sqlite bm25 ls \d+/\d+, status \d+/\d+$", out, re.M)
+    assert slow and int(slow[2]) >= 1 and int(slow[1]) <= int(slow[2]), out
     check_measured(table["sqlite", "bm25"], queried=True)
 
     state = json.loads((work / "state.json").read_text())
@@ -137,6 +141,8 @@ def test_the_poller_runs_at_the_niceness_asked_for(tmp_path, monkeypatch):
         poller = module.Poller(tmp_path / "ws", {}, asked)
         try:
             assert psutil.Process(poller.process.pid).nice() == expected
-            assert set(poller.window(lambda: time.sleep(0.6))) == {"ls_ms", "status_ms"}
+            window = poller.window(lambda: time.sleep(0.6))
+            assert set(window) == {"ls_ms", "status_ms", "ls_slow", "status_slow"}
+            assert window["status_slow"][1] >= 1 and 0 <= window["status_slow"][0] <= window["status_slow"][1]
         finally:
             poller.close()
