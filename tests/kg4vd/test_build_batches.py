@@ -179,3 +179,30 @@ def test_a_workspace_built_before_the_incidence_index_is_indexed_at_its_next_bui
     assert ws.store.get_meta(st.INCIDENT_META)
     _incidence_covers_every_relation(ws)
     assert snapshot(ws) == snapshot(reference)
+
+
+def test_status_reads_the_size_the_last_batch_recorded_and_counts_again_after_a_removal(wh_workspace, shared_data,
+                                                                                         monkeypatch):
+    """Each connection batch records the graph's size in its transaction, so ``status``
+    never counts the entity and relation rows a build has just written; a removal changes
+    the connected pages and the layer version, and the size is counted afresh."""
+    ws = _two_documents(wh_workspace, shared_data, name="size", kg4vd={"connect_batch_pages": 1})
+    ws.build("kg4vd")
+    counted = (ws.store.count_records(st.NS_ENTITY), ws.store.count_records(st.NS_RELATION))
+    assert counted[0] > 0 and counted[1] > 0
+    real = ws.store.count_records
+
+    def graph_not_counted(namespace, *args, **kwargs):
+        assert namespace not in (st.NS_ENTITY, st.NS_RELATION), f"status counted {namespace}"
+        return real(namespace, *args, **kwargs)
+
+    monkeypatch.setattr(ws.store, "count_records", graph_not_counted)
+    status = ws.status()["kg4vd"]
+    assert (status["entities"], status["relations"]) == counted
+    monkeypatch.undo()
+
+    ws.remove(sorted(ws.documents(), key=lambda d: d.id)[0].id)
+    left = (ws.store.count_records(st.NS_ENTITY), ws.store.count_records(st.NS_RELATION))
+    assert left[0] < counted[0]
+    status = ws.status()["kg4vd"]
+    assert (status["entities"], status["relations"]) == left

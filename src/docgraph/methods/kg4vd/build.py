@@ -30,6 +30,7 @@ entities and relations left without mentions (and their vectors) and its page ve
 from __future__ import annotations
 
 import gc
+import json
 import tempfile
 import threading
 import time
@@ -55,8 +56,8 @@ from .model import ModelStrategy
 from .offline import OfflineStrategy
 from .schemas import EntitySchema, get_schema
 from ..memo import bump_version, cached
-from .storage import CONNECTION_RECORDS, LAYER, NS_CHUNK, NS_CONNECTED, NS_DOC_GRAPH, NS_ENTITY, NS_PAGEGRAPH, \
-    NS_INCIDENT, NS_RELATION, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, StoredPageGraph, document_graph, \
+from .storage import CONNECTION_RECORDS, GRAPH_SIZE_META, LAYER, NS_CHUNK, NS_CONNECTED, NS_DOC_GRAPH, NS_ENTITY, \
+    NS_PAGEGRAPH, NS_INCIDENT, NS_RELATION, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, StoredPageGraph, document_graph, \
     ensure_document_index, index_document_graph, load_page_graph, page_key, parse_page_key
 
 OFFLINE_WORKERS = 2
@@ -335,6 +336,7 @@ def _connect_and_write(ctx: MethodContext, schema: EntitySchema, keys: list[str]
         write_graph_vectors(ctx, result.entities, entity_rows, indexed, relation_rows,
                             result.deleted_entities, result.deleted_relations)
         ctx.models.record_embedding_model()
+        _record_graph_size(ctx.store)
     return result
 
 
@@ -431,18 +433,37 @@ def reset_graph(ctx: MethodContext) -> int:
     return removed
 
 
+def _record_graph_size(store) -> None:
+    """Inside a connection batch's transaction: the graph's entity and relation counts as it
+    leaves them, with the connected-page count and layer version they hold for
+    (``GRAPH_SIZE_META``). The writer counts its own rows once per batch, so that ``status``
+    need not count tens of thousands of rows the batch has just committed — at 10,000 pages
+    on PostgreSQL that first count of fresh rows is what made a status call wait."""
+    store.set_meta(GRAPH_SIZE_META, json.dumps({
+        "connected": store.count_records(NS_CONNECTED), "version": store.get_meta(f"{LAYER}:index_version"),
+        "entities": store.count_records(NS_ENTITY), "relations": store.count_records(NS_RELATION)}))
+
+
+def _graph_size(store, connected: int) -> tuple[int, int]:
+    """(entities, relations): the last batch's record while it still holds (the same connected
+    pages and layer version: removal and reset change both), else counted once per change."""
+    recorded = json.loads(store.get_meta(GRAPH_SIZE_META) or "{}")
+    if recorded.get("connected") == connected and recorded.get("version") == store.get_meta(f"{LAYER}:index_version"):
+        return int(recorded["entities"]), int(recorded["relations"])
+    return cached(store, LAYER, f"graph-size:{connected}", lambda: (
+        store.count_records(NS_ENTITY), store.count_records(NS_RELATION)))
+
+
 def status(ctx: MethodContext) -> dict[str, Any]:
     """Build status: pages extracted/connected of the ready documents, entities, relations.
 
     Polled every second by the web page while builds run, so it reads counts, not keys:
     page graphs are written for pages of ready documents only and go with their document,
-    so their count is the pages extracted; the graph's size changes only where connected
-    pages are written (the same transaction) or the layer's version is bumped (removal,
-    changed settings), so it is counted once per such change (``memo.cached``)."""
+    so their count is the pages extracted; the graph's size is what the last connection
+    batch recorded (``_graph_size``)."""
     total = sum(d.page_count for d in ctx.store.list_documents() if d.status == "ready")
     built = min(ctx.store.count_records(NS_PAGEGRAPH), total)
     connected = ctx.store.count_records(NS_CONNECTED)
-    entities, relations = cached(ctx.store, LAYER, f"graph-size:{connected}", lambda: (
-        ctx.store.count_records(NS_ENTITY), ctx.store.count_records(NS_RELATION)))
+    entities, relations = _graph_size(ctx.store, connected)
     return {"built_pages": built, "total_pages": total, "connected_pages": connected,
             "entities": entities, "relations": relations, "complete": built == total and connected >= built}
