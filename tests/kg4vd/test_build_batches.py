@@ -184,8 +184,8 @@ def test_a_workspace_built_before_the_incidence_index_is_indexed_at_its_next_bui
 def test_status_reads_the_size_the_last_batch_recorded_and_counts_again_after_a_removal(wh_workspace, shared_data,
                                                                                          monkeypatch):
     """Each connection batch records the graph's size in its transaction, so ``status``
-    never counts the entity and relation rows a build has just written; a removal changes
-    the connected pages and the layer version, and the size is counted afresh."""
+    never counts the entity and relation rows a build has just written; a removal clears
+    the record, and the size is counted afresh."""
     ws = _two_documents(wh_workspace, shared_data, name="size", kg4vd={"connect_batch_pages": 1})
     ws.build("kg4vd")
     counted = (ws.store.count_records(st.NS_ENTITY), ws.store.count_records(st.NS_RELATION))

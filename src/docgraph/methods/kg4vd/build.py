@@ -418,6 +418,7 @@ def remove_document(ctx: MethodContext, doc_id: str) -> None:
         delete_vectors(store, VEC_PAGE, doc_id=doc_id)
         delete_vectors(store, VEC_CHUNK, doc_id=doc_id)
         bump_version(store, LAYER)
+        store.set_meta(GRAPH_SIZE_META, "")
 
 
 def reset_graph(ctx: MethodContext) -> int:
@@ -430,25 +431,27 @@ def reset_graph(ctx: MethodContext) -> int:
             delete_vectors(ctx.store, namespace)
         bump_version(ctx.store, LAYER)
         ctx.store.set_meta(CONFIG_META, "")
+        ctx.store.set_meta(GRAPH_SIZE_META, "")
     return removed
 
 
 def _record_graph_size(store) -> None:
     """Inside a connection batch's transaction: the graph's entity and relation counts as it
-    leaves them, with the connected-page count and layer version they hold for
-    (``GRAPH_SIZE_META``). The writer counts its own rows once per batch, so that ``status``
-    need not count tens of thousands of rows the batch has just committed — at 10,000 pages
-    on PostgreSQL that first count of fresh rows is what made a status call wait."""
+    leaves them, with the connected-page count they hold for (``GRAPH_SIZE_META``). The
+    writer counts its own rows once per batch, so that ``status`` need not count tens of
+    thousands of rows the batch has just committed (at 10,000 pages on PostgreSQL the first
+    count after each batch fell in the polled status call)."""
     store.set_meta(GRAPH_SIZE_META, json.dumps({
-        "connected": store.count_records(NS_CONNECTED), "version": store.get_meta(f"{LAYER}:index_version"),
-        "entities": store.count_records(NS_ENTITY), "relations": store.count_records(NS_RELATION)}))
+        "connected": store.count_records(NS_CONNECTED), "entities": store.count_records(NS_ENTITY),
+        "relations": store.count_records(NS_RELATION)}))
 
 
 def _graph_size(store, connected: int) -> tuple[int, int]:
-    """(entities, relations): the last batch's record while it still holds (the same connected
-    pages and layer version: removal and reset change both), else counted once per change."""
+    """(entities, relations): the last batch's record while it holds — the same connected
+    pages; only a connection batch adds connected pages, and removal and reset, which take
+    them away, clear it — else counted once per change (``memo.cached``)."""
     recorded = json.loads(store.get_meta(GRAPH_SIZE_META) or "{}")
-    if recorded.get("connected") == connected and recorded.get("version") == store.get_meta(f"{LAYER}:index_version"):
+    if recorded.get("connected") == connected:
         return int(recorded["entities"]), int(recorded["relations"])
     return cached(store, LAYER, f"graph-size:{connected}", lambda: (
         store.count_records(NS_ENTITY), store.count_records(NS_RELATION)))

@@ -28,7 +28,7 @@ from ..memo import bump_version
 from ..vector_index import delete_vectors
 from .index import vector_text
 from .judge import ModelJudge, OfflineJudge
-from .storage import CONNECTION_RECORDS, LAYER, NS_PAGEGRAPH, VEC_ENTITY, VEC_RELATION, parse_page_key
+from .storage import CONNECTION_RECORDS, GRAPH_SIZE_META, LAYER, NS_PAGEGRAPH, VEC_ENTITY, VEC_RELATION, parse_page_key
 
 CONFIG_META = "kg4vd.build_config"  # the settings the stored graph was built with
 EXTRACTION_KEYS = ("schema_preset", "max_rounds", "reflector", "model")
@@ -91,6 +91,7 @@ def apply_settings_changes(ctx: MethodContext) -> str | None:
             for namespace in (VEC_ENTITY, VEC_RELATION):
                 delete_vectors(store, namespace)
             bump_version(store, LAYER)
+            store.set_meta(GRAPH_SIZE_META, "")
             store.set_meta(CONFIG_META, json.dumps(config, sort_keys=True))
         ctx.progress.note(note)
     elif recorded != config:

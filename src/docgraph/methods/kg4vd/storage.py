@@ -59,7 +59,8 @@ NS_DOC_GRAPH = "kg4vd.docgraph"
 DOC_GRAPH_META = "kg4vd.docgraph_indexed"
 NS_INCIDENT = "kg4vd.incident"
 INCIDENT_META = "kg4vd.incident_indexed"
-GRAPH_SIZE_META = "kg4vd.graph_size"  # entity/relation counts as the last connection batch left them (status)
+GRAPH_SIZE_META = "kg4vd.graph_size"  # entity/relation counts as the last connection batch left them (status;
+# cleared by removal and reset)
 CONNECTION_RECORDS = (NS_CONNECTED, NS_ENTITY, NS_RELATION, NS_DOC_GRAPH, NS_INCIDENT)  # written by the connection,
 # cleared together
 VEC_PAGE = "kg4vd.page"
