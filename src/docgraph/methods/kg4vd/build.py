@@ -57,8 +57,8 @@ from .offline import OfflineStrategy
 from .schemas import EntitySchema, get_schema
 from ..memo import bump_version, cached
 from .storage import CONNECTION_RECORDS, GRAPH_SIZE_META, LAYER, NS_CHUNK, NS_CONNECTED, NS_DOC_GRAPH, NS_ENTITY, \
-    NS_PAGEGRAPH, NS_INCIDENT, NS_RELATION, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, StoredPageGraph, document_graph, \
-    ensure_document_index, index_document_graph, load_page_graph, page_key, parse_page_key
+    NS_PAGEGRAPH, NS_INCIDENT, NS_RELATION, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, StoredPageGraph, \
+    document_graph, ensure_document_index, index_document_graph, load_page_graph, page_key, parse_page_key
 
 OFFLINE_WORKERS = 2
 
