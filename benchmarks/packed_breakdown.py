@@ -17,8 +17,11 @@ same ranking with other documents' pages struck out first (the recall a perfect 
 filter would give from the ranked list the record holds, usually 10 deep); ``per-doc R@k``:
 the per-document run. A second table gives, for questions whose best page is in the right
 document, the share of each slot held by another document's pages and the gold pages per
-slot. The packed layout is rebuilt from the benchmark (``--data``) exactly as the run built
-it: the questions' documents in sorted order.
+slot. With ``--baseline METHOD`` a third table gives each method's recall@k margin over that
+method, packed and per document, by question type and by whether the question names a part
+by label ("figure 3", "slide 14", "page 42": ``methods.references``), the kind of question a
+packed PDF makes ambiguous. The packed layout is rebuilt from the benchmark (``--data``)
+exactly as the run built it: the questions' documents in sorted order.
 """
 
 from __future__ import annotations
@@ -89,6 +92,34 @@ def breakdown(packed: dict[str, dict], per_document: dict[str, dict], document_o
     return groups, other, gold_at, right
 
 
+def label_group(question: str) -> str:
+    """Whether a question points at a part of its document by label, as the methods read it."""
+    from docgraph.methods.references import query_references
+
+    return "names a label" if query_references(question) else "names no label"
+
+
+def margins(method: dict[str, dict], baseline: dict[str, dict], method_per_doc: dict[str, dict],
+            baseline_per_doc: dict[str, dict], k: int) -> dict[str, tuple[int, float, float | None]]:
+    """Per group: ``(questions, packed margin, per-document margin)``, recall@k points of
+    ``method`` over ``baseline`` on the questions both answered (per document: those of them
+    both per-document runs answered too, else None)."""
+    rows: dict[str, list[tuple[float, float | None]]] = defaultdict(list)
+    for qid in sorted(method.keys() & baseline.keys()):
+        record = method[qid]
+        packed_gain = recall(record["gold"], record["retrieved"], k) \
+            - recall(baseline[qid]["gold"], baseline[qid]["retrieved"], k)
+        mine, theirs = method_per_doc.get(qid), baseline_per_doc.get(qid)
+        doc_gain = recall(mine["gold"], mine["retrieved"], k) - recall(theirs["gold"], theirs["retrieved"], k) \
+            if mine and theirs else None
+        kind = (record.get("categories", {}).get("question_type") or ["?"])[0]
+        for group in ("all", kind, label_group(record.get("question", ""))):
+            rows[group].append((packed_gain, doc_gain))
+    return {group: (len(values), 100 * sum(v[0] for v in values) / len(values),
+                    100 * sum(v[1] for v in values) / len(values) if all(v[1] is not None for v in values) else None)
+            for group, values in rows.items()}
+
+
 def mean(values: list[float | None]) -> str:
     known = [v for v in values if v is not None]
     return f"{100 * sum(known) / len(known):.1f}" if known else "—"
@@ -100,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-document", type=Path, help="records of the per-document run of the same questions")
     parser.add_argument("--data", type=Path, default=None, help="MMLongBench-Doc folder (default: the shared data's)")
     parser.add_argument("--methods", default=None, help="comma-separated (default: every method in the records)")
+    parser.add_argument("--baseline", default=None, help="a method to give every other method's margin over")
     parser.add_argument("-k", type=int, default=5)
     args = parser.parse_args(argv)
     packed = read_records(args.packed)
@@ -122,6 +154,18 @@ def main(argv: list[str] | None = None) -> int:
     print("\nQuestions whose best page is in their own document, slot by slot (1, 2, …):\n")
     print("| method | n | % other-document pages | gold pages |\n|---|---|---|---|")
     print("\n".join(slot_rows))
+    if args.baseline:
+        print(f"\nRecall@{k} margin over {args.baseline}, points (packed / per document):\n")
+        print("| method | questions | n | packed | per document |\n|---|---|---|---|---|")
+        for method in methods:
+            if method == args.baseline:
+                continue
+            table = margins(packed.get(method, {}), packed.get(args.baseline, {}), per_document.get(method, {}),
+                            per_document.get(args.baseline, {}), k)
+            for group in sorted(table, key=lambda g: (g != "all", g)):
+                n, packed_gain, doc_gain = table[group]
+                doc = "—" if doc_gain is None else f"{doc_gain:+.1f}"
+                print(f"| {method} | {group} | {n} | {packed_gain:+.1f} | {doc} |")
     return 0
 
 

@@ -54,10 +54,38 @@ def test_the_script_rebuilds_the_packed_layout_of_the_shared_benchmark(tmp_path,
         gold = [p for _, p in item.gold_pages] or [1]
         first = layout.offsets[item.extra["source_doc_ids"][0]] + 1  # its document's first page
         records.append(_record(item.id, gold, [first] + gold, "single-page", method="x"))
+        records.append(_record(item.id, gold, gold, "single-page", method="y") | {"question": item.question})
     path = tmp_path / "records.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
-    done = subprocess.run([sys.executable, str(SCRIPT), "--packed", str(path), "--data", str(data)],
+    done = subprocess.run([sys.executable, str(SCRIPT), "--packed", str(path), "--data", str(data),
+                           "--baseline", "x", "-k", "1"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert f"| x | all | {len(records)} |" in done.stdout
+    n = len(packed_items)
+    assert f"| x | all | {n} |" in done.stdout
+    assert "Recall@1 margin over x" in done.stdout
+    # y ranks the gold pages first; x puts its document's first page (never gold here) before them
+    expected = 100 * sum(1 / len(item.gold_pages) for item in packed_items) / n
+    assert f"| y | all | {n} | {expected:+.1f} | — |" in done.stdout  # no per-document records given
     assert "best page outside its document" not in done.stdout  # every best page is its own document's first
+
+
+def test_margins_split_the_questions_that_name_a_label_from_those_that_do_not():
+    module = _module()
+
+    def record(qid, question, gold, retrieved):
+        out = _record(qid, gold, retrieved, "single-page")
+        out["question"] = question
+        return out
+
+    method = {"q1": record("q1", "In figure 3, how many icons are used?", [4], [4, 9]),
+              "q2": record("q2", "Which group is larger in 2018?", [7], [8, 9])}
+    baseline = {"q1": record("q1", "In figure 3, how many icons are used?", [4], [9, 8]),
+                "q2": record("q2", "Which group is larger in 2018?", [7], [7, 9])}
+    per_doc = {"q1": record("q1", "", [4], [4])}
+    table = module.margins(method, baseline, per_doc, per_doc, 1)
+    assert table["names a label"] == (1, 100.0, 0.0)
+    assert table["names no label"] == (1, -100.0, None)  # q2 has no per-document records
+    assert table["all"] == (2, 0.0, None)
+    assert module.label_group("What is on slide 14?") == "names a label"
+    assert module.label_group("the second table") == "names a label"
