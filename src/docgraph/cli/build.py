@@ -8,15 +8,18 @@ import json
 from ..methods.base import available_methods
 from .options import add_ray_option
 from ..models.usage import is_embedding_stage
+from ..errors import InputError
 from ..progress import TerminalProgress
 from ..types import Usage
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     build = subparsers.add_parser("build", help="build a method's index (resumable, incremental)")
-    build.add_argument("--method", "-m", default="kg4vd", help=f"one of: {', '.join(available_methods())}")
+    build.add_argument("--method", "-m", default="kg4vd",
+                       help=f"one of: {', '.join(available_methods())}; all (with --rebuild-vectors): every method "
+                            "that holds vectors")
     build.add_argument("--rebuild-vectors", action="store_true",
-                       help="drop and re-embed this method's vectors (after changing the embedding model)")
+                       help="drop and re-embed this method's vectors (after changing the embedding model or engine)")
     add_ray_option(build, "the embedding batches")
     build.set_defaults(handler=cmd_build, workspace_use="create")
 
@@ -30,11 +33,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_build(args: argparse.Namespace, ws) -> int:
+    if args.method == "all" and not args.rebuild_vectors:
+        raise InputError("--method all goes with --rebuild-vectors (re-embed every method's vectors); "
+                         "build methods one at a time with --method NAME")
     progress = TerminalProgress()
     try:
-        report = ws.build(args.method, progress=progress, rebuild_vectors=args.rebuild_vectors)
+        if args.method == "all":
+            reports = ws.rebuild_all_vectors(progress=progress)
+        else:
+            reports = [ws.build(args.method, progress=progress, rebuild_vectors=args.rebuild_vectors)]
     finally:
         progress.close()
+    if not reports:
+        print("no method holds vectors: nothing to re-embed")
+    return max([_print_report(report) for report in reports], default=0)
+
+
+def _print_report(report) -> int:
     stats = ", ".join(f"{k}={v}" for k, v in report.stats.items() if not isinstance(v, (dict, list)))
     print(f"{report.method}: built {report.pages_built} page(s), {report.pages_skipped} already done, "
           f"{report.seconds:.1f}s" + (f" ({stats})" if stats else ""))
