@@ -166,7 +166,8 @@ class Workspace:
     def build(self, method: str = "kg4vd", *, progress: Progress | None = None,
               rebuild_vectors: bool = False) -> BuildReport:
         """Build (or update) a method's index; resumable and incremental. ``rebuild_vectors``
-        first drops the method's vectors (after switching embedding models) so they are re-embedded."""
+        first drops the method's vectors (after switching embedding models) so they are
+        re-embedded; ``rebuild_all_vectors`` does that for every method at once."""
         impl = get_method(method)
         with write_lock(self.root, f"build --method {method}"):
             if rebuild_vectors:
@@ -203,8 +204,8 @@ class Workspace:
 
     def rebuild_all_vectors(self, progress: Progress | None = None) -> list[BuildReport]:
         """Re-embed, with the configured embedding model, every method that holds vectors or
-        has built pages (one whose vectors an earlier ``--rebuild-vectors`` dropped), in one step
-        after switching models or engines: every stale vector is dropped first, so the
+        whose vectors an earlier ``drop_vectors`` dropped, in one step after switching models
+        or engines (``build --method all --rebuild-vectors``): every stale vector is dropped first, so the
         workspace mixes no two models once this returns; then each method is built again
         (graphs and chunks stay). Vectors already of the configured model are kept, so an
         interrupted run resumes where it stopped when run again."""
