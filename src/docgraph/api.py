@@ -183,7 +183,6 @@ class Workspace:
         When no other method keeps vectors of another embedding model, the workspace then
         records the configured model; otherwise an ``InputError`` names the methods to rebuild."""
         from .methods.vector_index import delete_vectors
-        from .models.vector_recipe import base_model
 
         with write_lock(self.root, f"build --method {method} --rebuild-vectors"):
             dropped = [ns for ns in self.store.vector_models() if ns == method or ns.startswith(method + ".")]
@@ -191,9 +190,7 @@ class Workspace:
                 delete_vectors(self.store, namespace)
             if dropped:
                 self._set_vectors_pending(self._vectors_pending() | {method})
-            configured = self.models.configured_embedding_models()
-            stale = sorted({ns.split(".")[0] for ns, model in self.store.vector_models().items()
-                            if base_model(model) not in configured})
+            stale = self._stale_vector_methods()
             if stale:
                 raise InputError(f"vectors of {', '.join(stale)} were also built with another embedding model; "
                                  + "; ".join(f"rebuild them with: docgraph build --method {m} --rebuild-vectors"
@@ -209,25 +206,27 @@ class Workspace:
         workspace mixes no two models once this returns; then each method is built again
         (graphs and chunks stay). Vectors already of the configured model are kept, so an
         interrupted run resumes where it stopped when run again."""
-        from .models.vector_recipe import base_model
-
         with write_lock(self.root, "build --method all --rebuild-vectors"):
             methods = sorted(self._vectors_pending() | {ns.split(".")[0] for ns in self.store.vector_models()})
-            configured = self.models.configured_embedding_models()
-            for method in methods:
-                if any(base_model(m) not in configured for ns, m in self.store.vector_models().items()
-                       if ns.split(".")[0] == method):
-                    try:
-                        self.drop_vectors(method)
-                    except InputError:
-                        pass  # the others are dropped next; the last drop records the model
-            if not any(base_model(m) not in configured for m in self.store.vector_models().values()):
-                self.models.record_embedding_model()
+            for method in self._stale_vector_methods():
+                try:
+                    self.drop_vectors(method)
+                except InputError:
+                    pass  # the others are dropped next; the last drop records the model
+            self.models.record_embedding_model()  # nothing stale is left (also when nothing was)
             reports = []
             for method in methods:
                 reports.append(get_method(method).build(self.context(progress)))
                 self._set_vectors_pending(self._vectors_pending() - {method})
             return reports
+
+    def _stale_vector_methods(self) -> list[str]:
+        """Methods holding vectors of an embedding model other than the configured ones."""
+        from .models.vector_recipe import base_model
+
+        configured = self.models.configured_embedding_models()
+        return sorted({ns.split(".")[0] for ns, model in self.store.vector_models().items()
+                       if base_model(model) not in configured})
 
     def _vectors_pending(self) -> set[str]:
         """Methods whose vectors ``drop_vectors`` dropped and no build has made again."""
