@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from math import comb
 from collections import defaultdict
+from math import comb
 from pathlib import Path
 
 

@@ -173,8 +173,9 @@ class Workspace:
             if rebuild_vectors:
                 self.drop_vectors(method)
             report = impl.build(self.context(progress))
-            if method in self._vectors_pending():
-                self._set_vectors_pending(self._vectors_pending() - {method})
+            pending = self._vectors_pending()
+            if method in pending:
+                self._set_vectors_pending(pending - {method})
             return report
 
     def drop_vectors(self, method: str) -> list[str]:
@@ -202,10 +203,10 @@ class Workspace:
     def rebuild_all_vectors(self, progress: Progress | None = None) -> list[BuildReport]:
         """Re-embed, with the configured embedding model, every method that holds vectors or
         whose vectors an earlier ``drop_vectors`` dropped, in one step after switching models
-        or engines (``build --method all --rebuild-vectors``): every stale vector is dropped first, so the
-        workspace mixes no two models once this returns; then each method is built again
-        (graphs and chunks stay). Vectors already of the configured model are kept, so an
-        interrupted run resumes where it stopped when run again."""
+        or engines (``build --method all --rebuild-vectors``): every stale vector is dropped
+        first, so the workspace mixes no two models once this returns; then each method is
+        built again (graphs and chunks stay). Vectors already of the configured model are
+        kept, so an interrupted run resumes where it stopped when run again."""
         with write_lock(self.root, "build --method all --rebuild-vectors"):
             methods = sorted(self._vectors_pending() | {ns.split(".")[0] for ns in self.store.vector_models()})
             for method in self._stale_vector_methods():
@@ -214,11 +215,7 @@ class Workspace:
                 except InputError:
                     pass  # the others are dropped next; the last drop records the model
             self.models.record_embedding_model()  # nothing stale is left (also when nothing was)
-            reports = []
-            for method in methods:
-                reports.append(get_method(method).build(self.context(progress)))
-                self._set_vectors_pending(self._vectors_pending() - {method})
-            return reports
+            return [self.build(method, progress=progress) for method in methods]
 
     def _stale_vector_methods(self) -> list[str]:
         """Methods holding vectors of an embedding model other than the configured ones."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..errors import InputError
 from ..methods.base import available_methods
 from .options import add_ray_option
 from ..models.usage import is_embedding_stage
-from ..errors import InputError
 from ..progress import TerminalProgress
 from ..types import Usage
 
