@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -11,20 +10,13 @@ from pathlib import Path
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "compare_runs.py"
 
 
-def _module():
-    spec = importlib.util.spec_from_file_location("compare_runs", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _record(qid: str, gold: list[str], retrieved: list[str]) -> dict:
     return {"kind": "question", "setting": "per-document", "method": "m", "corpus": "c", "qid": qid,
             "question": qid, "gold": gold, "retrieved": retrieved}
 
 
-def test_sign_test_matches_the_binomial_tails():
-    sign_test = _module().sign_test
+def test_sign_test_matches_the_binomial_tails(benchmark_script):
+    sign_test = benchmark_script("compare_runs").sign_test
     assert sign_test(0, 0) == 1.0
     assert sign_test(5, 5) == 1.0
     assert abs(sign_test(0, 5) - 2 / 32) < 1e-12       # all five one way

@@ -3,7 +3,6 @@ in the question's own source document, on hand-made records and on the real layo
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -14,21 +13,13 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "packed_breakdown.py"
 
 
-def _module():
-    sys.path.insert(0, str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location("packed_breakdown", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _record(qid: str, gold: list[int], retrieved: list[int], kind: str, method: str = "m") -> dict:
     return {"kind": "question", "method": method, "qid": qid, "gold": [f"packed|{p}" for p in gold],
             "retrieved": [f"packed|{p}" for p in retrieved], "categories": {"question_type": [kind]}}
 
 
-def test_breakdown_splits_by_the_best_pages_document_and_strikes_out_other_documents():
-    module = _module()
+def test_breakdown_splits_by_the_best_pages_document_and_strikes_out_other_documents(benchmark_script):
+    module = benchmark_script("packed_breakdown")
     document_of = lambda page: "a" if page <= 10 else "b"  # noqa: E731 — pages 1-10 are a, 11-20 b
     packed = {"q1": _record("q1", [2, 3], [2, 15, 16, 17, 18, 3], "cross-page"),   # best page right
               "q2": _record("q2", [4], [12, 13, 14, 15, 16, 4], "single-page")}    # best page wrong
@@ -70,8 +61,8 @@ def test_the_script_rebuilds_the_packed_layout_of_the_shared_benchmark(tmp_path,
     assert "best page outside its document" not in done.stdout  # every best page is its own document's first
 
 
-def test_margins_split_the_questions_that_name_a_label_from_those_that_do_not():
-    module = _module()
+def test_margins_split_the_questions_that_name_a_label_from_those_that_do_not(benchmark_script):
+    module = benchmark_script("packed_breakdown")
 
     def record(qid, question, gold, retrieved):
         out = _record(qid, gold, retrieved, "single-page")

@@ -1,5 +1,7 @@
 """Explicit references in a question: "figure 3", "Table 2", "Chapter 14", "section 3.2",
-"slide 14", "page 7", and their ordinal forms: "the first figure", "the second table".
+"slide 14", "page 7", and their ordinal forms: "the first figure", "the second table"; the
+labels of papers and filings too: "TABLE IV" (Roman numerals read as numbers, so "Table 4"
+finds it), "Item 7A", "Note 10", "Exhibit 10.1", "Part II", "Appendix B".
 
 Questions about documents point at their parts by label as often as by content ("In
 figure 3, how many icons…", "How many colors are in slide 14?"), and a label is exactly
@@ -22,28 +24,74 @@ from typing import Sequence
 
 from ..types import Chunk
 
-Label = tuple[str, str]  # (kind, number): ("figure", "3"), ("section", "3.2"), ("page", "14")
+Label = tuple[str, str]  # (kind, number): ("figure", "3"), ("section", "3.2"), ("item", "7a"), ("page", "14")
 _KINDS = {"fig": "figure", "figure": "figure", "figures": "figure", "table": "table", "tables": "table",
           "tab": "table", "chapter": "chapter", "chapters": "chapter", "section": "section", "sections": "section",
-          "unit": "unit", "units": "unit", "slide": "page", "slides": "page", "page": "page", "pages": "page"}
-_WORDS = r"(figures?|fig|tables?|tab|chapters?|sections?|units?|slides?|pages?)"
-_NUMBER = r"(\d{1,4}(?:\.\d{1,3})*)"
+          "unit": "unit", "units": "unit", "slide": "page", "slides": "page", "page": "page", "pages": "page",
+          "item": "item", "items": "item", "note": "note", "notes": "note", "exhibit": "exhibit",
+          "exhibits": "exhibit", "appendix": "appendix", "appendices": "appendix", "annex": "appendix",
+          "annexes": "appendix", "part": "part", "parts": "part"}
+_WORDS = (r"(figures?|fig|tables?|tab|chapters?|sections?|units?|slides?|pages?|items?|notes?|exhibits?"
+          r"|appendix|appendices|annex(?:es)?|parts?)")
+_ORDINAL_WORDS = r"(figures?|fig|tables?|tab|chapters?|sections?|units?|slides?|pages?)"  # "the second part" is no Part 2
+# 3, 3.2, 1A / 3a (a sub-part), a Roman numeral (TABLE IV, PART II) or an appendix letter (Appendix B, B.2)
+_NUMBER = r"(\d{1,4}(?:\.\d{1,3})*[a-z]?|(?-i:[IVXL]{1,6})|(?-i:[A-Z])(?:\.\d{1,3})*)"
 _QUERY = re.compile(rf"\b{_WORDS}\.?\s*{_NUMBER}\b", re.IGNORECASE)
 _ORDINALS = {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6",
              "seventh": "7", "eighth": "8", "ninth": "9", "tenth": "10"}
-_ORDINAL_QUERY = re.compile(rf"\b({'|'.join(_ORDINALS)}|(\d{{1,3}})(?:st|nd|rd|th))\s+{_WORDS}\b", re.IGNORECASE)
+_ORDINAL_QUERY = re.compile(rf"\b({'|'.join(_ORDINALS)}|(\d{{1,3}})(?:st|nd|rd|th))\s+{_ORDINAL_WORDS}\b",
+                            re.IGNORECASE)
 _DEFINES = re.compile(rf"^\s*{_WORDS}\.?\s*{_NUMBER}\b", re.IGNORECASE | re.MULTILINE)
+_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50}
+_LETTERED = ("appendix", "exhibit", "part")  # kinds numbered by letters as well (Appendix B)
 
 
-def _label(match: re.Match) -> Label:
-    return _KINDS[match.group(1).lower()], match.group(2)
+def _roman(numeral: str) -> int | None:
+    """The value of a well-formed Roman numeral up to 89, else None ("IIII", "VV" are no numbers)."""
+    values = [_ROMAN[c] for c in numeral]
+    total = sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
+    canonical, rest = "", total
+    for value, symbol in ((50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")):
+        count, rest = divmod(rest, value)
+        canonical += symbol * count
+    return total if canonical == numeral and total > 0 else None
+
+
+def _label(match: re.Match) -> Label | None:
+    """The label a reference match names, numbers normalised (Roman to Arabic, sub-part
+    letters lower case); None for what only looks like one: a letter after a kind that is
+    not numbered by letters ("table A" is no table), a malformed Roman numeral, or a lone
+    "I" after a lower-case word ("the part I need")."""
+    word, number = match.group(1), match.group(2)
+    kind = _KINDS[word.lower()]
+    if number.isupper() and number.isalpha():
+        if number == "I" and word.islower():
+            return None
+        roman = _roman(number) if kind != "page" and set(number) <= set(_ROMAN) else None
+        if roman is not None:
+            return kind, str(roman)
+        if len(number) == 1 and kind in _LETTERED:
+            return kind, number
+        return None
+    if number[0].isupper():  # B.2
+        return (kind, number) if kind == "appendix" else None
+    if kind == "page":  # "slide 14b": slide 14
+        return kind, number.rstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    return kind, number.lower()
+
+
+def _stem(label: Label) -> Label | None:
+    """The label without its sub-part letter ("item", "7a") -> ("item", "7"); None if it has none."""
+    kind, number = label
+    return (kind, number[:-1]) if number[-1:].isalpha() and number[:-1][-1:].isdigit() else None
 
 
 def query_references(query: str) -> list[Label]:
     """The labels a question refers to, in order of appearance, without repeats: "figure 3"
     and "the third figure" both give ("figure", "3") (an ordinal counts from the start of
-    the document, as labels do)."""
-    found = [(m.start(), _label(m)) for m in _QUERY.finditer(query)]
+    the document, as labels do); "Table IV" gives ("table", "4"), "Item 7A" ("item", "7a"),
+    "Appendix B" ("appendix", "B")."""
+    found = [(m.start(), label) for m in _QUERY.finditer(query) if (label := _label(m))]
     for m in _ORDINAL_QUERY.finditer(query):
         number = m.group(2) or _ORDINALS[m.group(1).lower()]
         found.append((m.start(), (_KINDS[m.group(3).lower()], str(int(number)))))
@@ -56,22 +104,30 @@ class LabelIndex:
 
     defines: dict[Label, list[int]] = field(default_factory=dict)
     mentions: dict[Label, list[int]] = field(default_factory=dict)
+    parts: dict[Label, list[int]] = field(default_factory=dict)  # "figure 3": rows defining Figure 3a, 3b…
 
     @classmethod
     def build(cls, chunks: Sequence[Chunk]) -> "LabelIndex":
         index = cls()
         for row, chunk in enumerate(chunks):
             for m in _DEFINES.finditer(chunk.text):
-                if _label(m)[0] != "page":
-                    index.defines.setdefault(_label(m), []).append(row)
+                label = _label(m)
+                if label and label[0] != "page":
+                    index.defines.setdefault(label, []).append(row)
+                    if (stem := _stem(label)) is not None:
+                        index.parts.setdefault(stem, []).append(row)
             for m in _QUERY.finditer(chunk.text):
-                if _label(m)[0] != "page":
-                    index.mentions.setdefault(_label(m), []).append(row)
+                label = _label(m)
+                if label and label[0] != "page":
+                    index.mentions.setdefault(label, []).append(row)
         return index
 
     def rows(self, label: Label) -> list[int]:
-        """Chunks defining ``label``, else those mentioning it."""
-        return self.defines.get(label) or self.mentions.get(label, [])
+        """Chunks defining ``label``; else defining its parts ("figure 3": Figure 3a, 3b);
+        else, for a part ("figure 3a"), defining the whole; else mentioning it."""
+        stem = _stem(label)
+        return (self.defines.get(label) or self.parts.get(label) or (stem and self.defines.get(stem))
+                or self.mentions.get(label, []))
 
 
 _ELEMENT_WORDS = {
