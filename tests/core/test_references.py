@@ -62,6 +62,20 @@ def test_a_label_resolves_to_its_parts_and_a_part_to_the_whole():
     assert layer.referenced_pages("What does Item 7A cover?").tolist() == [0, 0, 0, 1.0, 0, 0]
 
 
+def test_a_line_starting_with_a_label_defines_it_only_as_a_caption_or_heading_does():
+    # the two lines as the SciTab paper (2305.13186v3) prints them on its pages 13 and 15
+    chunks = [_chunk(0, 13, "Figure 6 shows the user interface for the NEI claim verification task."),
+              _chunk(1, 14, "Figure 11 and Figure 12 show six error examples."),
+              _chunk(2, 15, "Figure 6: The user interface for the NEI claim verification task."),
+              _chunk(3, 16, "NOTE 10 \u2014 REDEEMABLE PREFERRED STOCK"), _chunk(4, 17, "TABLE III\nRetrievers"),
+              _chunk(5, 18, "Figure 3 Revenue by region")]
+    labels = LabelIndex.build(chunks)
+    assert labels.rows(("figure", "6")) == [2], "prose that starts a line with the label only mentions it"
+    assert labels.rows(("figure", "11")) == [1], "no caption of Figure 11 here: its mention"
+    assert labels.rows(("note", "10")) == [3] and labels.rows(("table", "3")) == [4]
+    assert labels.rows(("figure", "3")) == [5], "a caption without a colon, its title capitalised"
+
+
 SURVEY = "2312.10997v5.pdf"  # IEEE style: captions "TABLE I" (p. 6) … "TABLE IV" (p. 15); "Table II" mentioned on p. 12
 SURVEY_PAGES = (5, 6, 7, 12, 13, 14, 15)
 

@@ -7,7 +7,8 @@ Questions about documents point at their parts by label as often as by content (
 figure 3, how many icons…", "How many colors are in slide 14?"), and a label is exactly
 what text similarity cannot match: the caption "Figure 3: …" shares one word with the
 question. ``query_references`` reads the labels of a question; ``LabelIndex`` knows which
-chunks *define* a label (a line that starts with it, as a caption or a heading does) and
+chunks *define* a label (a line that starts with it and goes on as a caption or a heading
+does: "Figure 3: …", "NOTE 10 — …", "TABLE II"; not "Figure 3 shows…") and
 which merely mention it, so a reference resolves to the page a figure, table, chapter or
 section is on, and a page or slide number to that page of each document.
 
@@ -41,7 +42,10 @@ _ORDINALS = {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": 
              "seventh": "7", "eighth": "8", "ninth": "9", "tenth": "10"}
 _ORDINAL_QUERY = re.compile(rf"\b({'|'.join(_ORDINALS)}|(\d{{1,3}})(?:st|nd|rd|th))\s+{_ORDINAL_WORDS}\b",
                             re.IGNORECASE)
-_DEFINES = re.compile(rf"^\s*{_WORDS}\.?\s*{_NUMBER}\b", re.IGNORECASE | re.MULTILINE)
+# a caption or heading: the label ends its line or is followed by punctuation or a capitalised
+# word ("Figure 6: The interface", "NOTE 10 — TAXES", "TABLE II"); "Figure 6 shows…" is prose
+_DEFINES = re.compile(rf"^\s*{_WORDS}\.?\s*{_NUMBER}\b(?=[ \t]*(?:$|[:.|)\u2013\u2014-]|(?-i:[A-Z0-9(\"\u201c'])))",
+                      re.IGNORECASE | re.MULTILINE)
 _ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50}
 _LETTERED = ("appendix", "exhibit", "part")  # kinds numbered by letters as well (Appendix B)
 
