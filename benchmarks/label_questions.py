@@ -28,7 +28,8 @@ from pathlib import Path
 KINDS = {"figure": "Figure", "fig.": "Figure", "table": "Table", "section": "Section", "note": "Note",
          "item": "Item", "appendix": "Appendix"}
 _LINE = re.compile(r"^\s*(figure|fig\.|table|section|note|item|appendix)\s+"
-                   r"(\d{1,3}(?:\.\d{1,2})?[A-Ca-c]?|[IVX]{1,5}|[A-H])\s*(?:[.:\u2014\u2013-]|$|\s+[A-Z(])",
+                   r"(\d{1,3}(?:\.\d{1,2})?[A-Ca-c]?|[IVX]{1,5}|[A-H](?:\.\d{1,2})?)"
+                   r"\s*(?:[:\u2014\u2013-]|\.(?!\d)|$|\s+[A-Z(])",
                    re.IGNORECASE)
 _ROMAN = {"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "VI": 6, "VII": 7, "VIII": 8, "IX": 9, "X": 10,
           "XI": 11, "XII": 12, "XIII": 13, "XIV": 14, "XV": 15}
@@ -50,7 +51,7 @@ def defined_labels(pdf: Path) -> dict[tuple[str, str], int]:
                 if not match:
                     continue
                 kind, number = KINDS[match.group(1).lower()], match.group(2)
-                if number.isalpha() and number.upper() not in _ROMAN and kind != "Appendix":
+                if number[0].isalpha() and number.upper() not in _ROMAN and kind != "Appendix":
                     continue  # a lettered table or figure is no label here
                 found[kind].add(number)
             for kind, numbers in found.items():
