@@ -8,7 +8,8 @@ MMLongBench-Doc questions that name a label ("figure 3", "slide 14"), and those 
 are few. This script asks many more, about the same 42 documents: for every label that a
 line of exactly one page's text starts with (PyMuPDF's text, read here with its own
 patterns, not the resolver's) — "Figure 4", "TABLE II", "NOTE 10 —", "Item 7A.", "Section
-2.1", "Appendix B"; not on a page listing four or more of its kind — it asks "What does <label> show?", and for a label numbered in
+2.1", "Appendix B", a numbered heading "3.2 Results" (asked as "section 3.2"); not on a page
+listing four or more of its kind — it asks "What does <label> show?", and for a label numbered in
 Roman numerals also the same question with the Arabic number ("Table 2" for "TABLE II").
 The gold page is that page. Each method ranks the pages of the document's per-document
 eval workspace (built by ``benchmarks/retrieval.py`` under the same ``--workspace-root``;
@@ -29,10 +30,12 @@ KINDS = {"figure": "Figure", "fig.": "Figure", "table": "Table", "section": "Sec
          "item": "Item", "appendix": "Appendix"}
 _LINE = re.compile(r"^\s*(figure|fig\.|table|section|note|item|appendix)\s+"
                    r"(\d{1,3}(?:\.\d{1,2})?[A-Ca-c]?|[IVX]{1,5}|[A-H](?:\.\d{1,2})?)"
-                   r"\s*(?:[:\u2014\u2013-]|\.(?!\d)|$|\s+[A-Z(])",
+                   r"\s*(?:[:\u2014\u2013-]|\.(?!\d)|$|\s+(?-i:[A-Z(]))",
                    re.IGNORECASE)
 _ROMAN = {"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "VI": 6, "VII": 7, "VIII": 8, "IX": 9, "X": 10,
           "XI": 11, "XII": 12, "XIII": 13, "XIV": 14, "XV": 15}
+_HEADING = re.compile(r"^\s*(\d{1,2}\.\d{1,2}(?:\.\d{1,2})?)\s+[A-Z][a-z]+")  # "3.2 Results"
+NUMBERED = "Section (numbered heading)"
 LIST_LINES = 4  # a page starting this many lines with labels of one kind lists them (contents, list of figures)
 
 
@@ -49,6 +52,8 @@ def defined_labels(pdf: Path) -> dict[tuple[str, str], int]:
             for line in page.get_text().splitlines():
                 match = _LINE.match(line)
                 if not match:
+                    if heading := _HEADING.match(line):
+                        found[NUMBERED].add(heading.group(1))
                     continue
                 kind, number = KINDS[match.group(1).lower()], match.group(2)
                 if number[0].isalpha() and number.upper() not in _ROMAN and kind != "Appendix":
@@ -65,6 +70,9 @@ def questions(labels: dict[tuple[str, str], int]) -> list[tuple[str, str, int]]:
     """``(kind, question, gold page)``: one per label, two for a Roman-numbered one."""
     out = []
     for (kind, number), page in sorted(labels.items()):
+        if kind == NUMBERED:
+            out.append((kind, f"What does section {number} describe?", page))
+            continue
         out.append((kind, f"What does {kind} {number} show?", page))
         if number in _ROMAN and kind != "Appendix":
             out.append((f"{kind} (Roman, asked in Arabic)", f"What does {kind} {_ROMAN[number]} show?", page))

@@ -76,6 +76,22 @@ def test_a_line_starting_with_a_label_defines_it_only_as_a_caption_or_heading_do
     assert labels.rows(("figure", "3")) == [5], "a caption without a colon, its title capitalised"
 
 
+def test_a_numbered_heading_is_its_sections_label_unless_a_line_defines_the_section():
+    def under(row: int, page: int, path: list[str], text: str = "Body text.") -> Chunk:
+        chunk = _chunk(row, page, text)
+        return chunk.model_copy(update={"section_path": path})
+
+    chunks = [under(0, 1, ["3 Method"]), under(1, 2, ["3 Method", "3.2 Results"]),
+              under(2, 3, ["3 Method", "3.2 Results"]), under(3, 4, ["4 Seasons of data"]),
+              under(4, 5, ["Appendix"], "Section 4. The ordinance takes effect."),
+              under(5, 6, ["10-K Summary"]), under(6, 7, ["2019 Annual Report"])]
+    labels = LabelIndex.build(chunks)
+    assert labels.rows(("section", "3.2")) == [1], "the first chunk under \"3.2 Results\""
+    assert labels.rows(("section", "3")) == [0]
+    assert labels.rows(("section", "4")) == [4], "a line defining Section 4 comes before a heading numbered 4"
+    assert not labels.headings.keys() & {("section", "10"), ("section", "20"), ("section", "2019")}
+
+
 SURVEY = "2312.10997v5.pdf"  # IEEE style: captions "TABLE I" (p. 6) … "TABLE IV" (p. 15); "Table II" mentioned on p. 12
 SURVEY_PAGES = (5, 6, 7, 12, 13, 14, 15)
 

@@ -35,8 +35,16 @@ _KINDS = {"fig": "figure", "figure": "figure", "figures": "figure", "table": "ta
 _WORDS = (r"(figures?|fig|tables?|tab|chapters?|sections?|units?|slides?|pages?|items?|notes?|exhibits?"
           r"|appendix|appendices|annex(?:es)?|parts?)")
 _ORDINAL_WORDS = r"(figures?|fig|tables?|tab|chapters?|sections?|units?|slides?|pages?)"  # "the second part" is no Part 2
-# 3, 3.2, 1A / 3a (a sub-part), a Roman numeral (TABLE IV, PART II) or an appendix letter (Appendix B, B.2)
-_NUMBER = r"(\d{1,4}(?:\.\d{1,3})*[a-z]?|(?-i:[IVXL]{1,6})|(?-i:[A-Z])(?:\.\d{1,3})*)"
+_UNITS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+          "nineteen")
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_CARDINALS = {word: n for n, word in enumerate(_UNITS, 1)} | {word: n for n, word in enumerate(_TEENS, 10)} \
+    | {word: 10 * n for n, word in enumerate(_TENS, 2)}
+_SPELLED = rf"(?:{'|'.join(_TENS)})(?:[- ]?(?:{'|'.join(_UNITS)}))?|{'|'.join(_TEENS)}|{'|'.join(_UNITS)}"
+# 3, 3.2, 1A / 3a (a sub-part), a Roman numeral (TABLE IV, PART II), a spelled number (CHAPTER
+# EIGHTEEN, as Sphinx and many books print it) or an appendix letter (Appendix B, B.2)
+_NUMBER = rf"(\d{{1,4}}(?:\.\d{{1,3}})*[a-z]?|(?-i:[IVXL]{{1,6}})|{_SPELLED}|(?-i:[A-Z])(?:\.\d{{1,3}})*)"
 _QUERY = re.compile(rf"\b{_WORDS}\.?\s*{_NUMBER}\b", re.IGNORECASE)
 _ORDINALS = {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6",
              "seventh": "7", "eighth": "8", "ninth": "9", "tenth": "10"}
@@ -46,6 +54,7 @@ _ORDINAL_QUERY = re.compile(rf"\b({'|'.join(_ORDINALS)}|(\d{{1,3}})(?:st|nd|rd|t
 # word ("Figure 6: The interface", "NOTE 10 — TAXES", "TABLE II"); "Figure 6 shows…" is prose
 _DEFINES = re.compile(rf"^\s*{_WORDS}\.?\s*{_NUMBER}\b(?=[ \t]*(?:$|[:.|)\u2013\u2014-]|(?-i:[A-Z0-9(\"\u201c'])))",
                       re.IGNORECASE | re.MULTILINE)
+_NUMBERED_HEADING = re.compile(r"^\s*(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+(?=[A-Z])")  # "3.2 Results": section 3.2
 _ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50}
 _LETTERED = ("appendix", "exhibit", "part")  # kinds numbered by letters as well (Appendix B)
 
@@ -68,6 +77,9 @@ def _label(match: re.Match) -> Label | None:
     "I" after a lower-case word ("the part I need")."""
     word, number = match.group(1), match.group(2)
     kind = _KINDS[word.lower()]
+    spelled = re.split(r"[- ]", number.lower())
+    if spelled[0] in _CARDINALS:
+        return kind, str(sum(_CARDINALS[part] for part in spelled))
     if number.isupper() and number.isalpha():
         if number == "I" and word.islower():
             return None
@@ -109,11 +121,20 @@ class LabelIndex:
     defines: dict[Label, list[int]] = field(default_factory=dict)
     mentions: dict[Label, list[int]] = field(default_factory=dict)
     parts: dict[Label, list[int]] = field(default_factory=dict)  # "figure 3": rows defining Figure 3a, 3b…
+    headings: dict[Label, list[int]] = field(default_factory=dict)  # ("section", "3.2"): under "3.2 Results"
 
     @classmethod
     def build(cls, chunks: Sequence[Chunk]) -> "LabelIndex":
+        """The labels of ``chunks`` (in reading order); a numbered heading ("3.2 Results", as
+        papers and manuals number sections without the word) is its section's heading, at
+        the first chunk under it."""
         index = cls()
+        sections: set[tuple] = set()
         for row, chunk in enumerate(chunks):
+            if chunk.section_path and (key := (chunk.doc_id, tuple(chunk.section_path))) not in sections:
+                sections.add(key)
+                if numbered := _NUMBERED_HEADING.match(chunk.section_path[-1]):
+                    index.headings.setdefault(("section", numbered.group(1)), []).append(row)
             for m in _DEFINES.finditer(chunk.text):
                 label = _label(m)
                 if label and label[0] != "page":
@@ -128,10 +149,11 @@ class LabelIndex:
 
     def rows(self, label: Label) -> list[int]:
         """Chunks defining ``label``; else defining its parts ("figure 3": Figure 3a, 3b);
-        else, for a part ("figure 3a"), defining the whole; else mentioning it."""
+        else, for a section, the first under its numbered heading ("section 3.2": "3.2
+        Results"); else, for a part ("figure 3a"), defining the whole; else mentioning it."""
         stem = _stem(label)
-        return (self.defines.get(label) or self.parts.get(label) or (stem and self.defines.get(stem))
-                or self.mentions.get(label, []))
+        return (self.defines.get(label) or self.parts.get(label) or self.headings.get(label)
+                or (stem and self.defines.get(stem)) or self.mentions.get(label, []))
 
 
 _ELEMENT_WORDS = {
