@@ -31,6 +31,8 @@ def test_filing_and_paper_labels_are_read_with_their_numbers_normalised():
     assert query_references("In Part I of the report") == [("part", "1")]
     assert query_references("How many subfigures does Figure 3b have?") == [("figure", "3b")]
     assert query_references("What is on slide 14b?") == [("page", "14")], "a page has no parts"
+    assert query_references("What does chapter eighteen cover, and Part Twenty-One?") == [
+        ("chapter", "18"), ("part", "21")], "spelled numbers, as Sphinx and many books print them"
 
 
 def test_what_only_looks_like_a_label_is_none():
@@ -74,6 +76,9 @@ def test_a_line_starting_with_a_label_defines_it_only_as_a_caption_or_heading_do
     assert labels.rows(("figure", "11")) == [1], "no caption of Figure 11 here: its mention"
     assert labels.rows(("note", "10")) == [3] and labels.rows(("table", "3")) == [4]
     assert labels.rows(("figure", "3")) == [5], "a caption without a colon, its title capitalised"
+    spelled = LabelIndex.build([_chunk(0, 1, "CHAPTER EIGHTEEN\nLOG ANALYSIS"), _chunk(1, 2, "Part one of the series")])
+    assert spelled.rows(("chapter", "18")) == [0]
+    assert ("part", "1") not in spelled.defines and spelled.rows(("part", "1")) == [1], "prose: a mention"
 
 
 def test_a_numbered_heading_is_its_sections_label_unless_a_line_defines_the_section():
