@@ -97,7 +97,7 @@ def test_a_numbered_heading_is_its_sections_label_unless_a_line_defines_the_sect
     assert not labels.headings.keys() & {("section", "10"), ("section", "20"), ("section", "2019")}
 
 
-SURVEY = "2312.10997v5.pdf"  # IEEE style: captions "TABLE I" (p. 6) … "TABLE IV" (p. 15); "Table II" mentioned on p. 12
+SURVEY = "2312.10997v5.pdf"  # IEEE style: captions "TABLE I" (p. 6) … "TABLE IV" (p. 15); "Table II" cited on p. 12
 SURVEY_PAGES = (5, 6, 7, 12, 13, 14, 15)
 
 

@@ -34,7 +34,8 @@ _KINDS = {"fig": "figure", "figure": "figure", "figures": "figure", "table": "ta
           "annexes": "appendix", "part": "part", "parts": "part"}
 _WORDS = (r"(figures?|fig|tables?|tab|chapters?|sections?|units?|slides?|pages?|items?|notes?|exhibits?"
           r"|appendix|appendices|annex(?:es)?|parts?)")
-_ORDINAL_WORDS = r"(figures?|fig|tables?|tab|chapters?|sections?|units?|slides?|pages?)"  # "the second part" is no Part 2
+# ordinals count only figures, tables, chapters, sections, units and pages: "the second part" is no Part 2
+_ORDINAL_WORDS = r"(figures?|fig|tables?|tab|chapters?|sections?|units?|slides?|pages?)"
 _UNITS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 _TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
           "nineteen")
@@ -91,9 +92,8 @@ def _label(match: re.Match) -> Label | None:
         return None
     if number[0].isupper():  # B.2
         return (kind, number) if kind == "appendix" else None
-    if kind == "page":  # "slide 14b": slide 14
-        return kind, number.rstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-    return kind, number.lower()
+    label = (kind, number.lower())
+    return _stem(label) or label if kind == "page" else label  # "slide 14b": slide 14
 
 
 def _stem(label: Label) -> Label | None:
