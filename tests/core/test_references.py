@@ -76,6 +76,11 @@ def test_a_line_starting_with_a_label_defines_it_only_as_a_caption_or_heading_do
     assert labels.rows(("figure", "11")) == [1], "no caption of Figure 11 here: its mention"
     assert labels.rows(("note", "10")) == [3] and labels.rows(("table", "3")) == [4]
     assert labels.rows(("figure", "3")) == [5], "a caption without a colon, its title capitalised"
+    run_in = LabelIndex.build([_chunk(0, 1, "As Figure 5 shows, the gap closes."),
+                               _chunk(1, 2, "compute performance gap recovered (%) Figure 5: Substantially improved "
+                                            "generalization. See Table 2: it lists the sets.")])
+    assert run_in.rows(("figure", "5")) == [1], "a caption the layout ran into the chart's text"
+    assert ("table", "2") not in run_in.defines, "a colon and a lower-case word: prose"
     spelled = LabelIndex.build([_chunk(0, 1, "CHAPTER EIGHTEEN\nLOG ANALYSIS"), _chunk(1, 2, "Part one of the series")])
     assert spelled.rows(("chapter", "18")) == [0]
     assert ("part", "1") not in spelled.defines and spelled.rows(("part", "1")) == [1], "prose: a mention"

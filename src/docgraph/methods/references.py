@@ -55,6 +55,9 @@ _ORDINAL_QUERY = re.compile(rf"\b({'|'.join(_ORDINALS)}|(\d{{1,3}})(?:st|nd|rd|t
 # word ("Figure 6: The interface", "NOTE 10 — TAXES", "TABLE II"); "Figure 6 shows…" is prose
 _DEFINES = re.compile(rf"^\s*{_WORDS}\.?\s*{_NUMBER}\b(?=[ \t]*(?:$|[:.|)\u2013\u2014-]|(?-i:[A-Z0-9(\"\u201c'])))",
                       re.IGNORECASE | re.MULTILINE)
+# a caption the layout ran into other text ("…accuracy (%) Figure 5: Substantially improved…"):
+# a figure or table label, a colon and a capitalised word, anywhere in a line
+_INLINE_CAPTION = re.compile(rf"\b(figures?|fig|tables?|tab)\.?\s*{_NUMBER}\b(?=:[ \t]*(?-i:[A-Z]))", re.IGNORECASE)
 _NUMBERED_HEADING = re.compile(r"^\s*(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+(?=[A-Z])")  # "3.2 Results": section 3.2
 _ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50}
 _LETTERED = ("appendix", "exhibit", "part")  # kinds numbered by letters as well (Appendix B)
@@ -135,12 +138,12 @@ class LabelIndex:
                 sections.add(key)
                 if numbered := _NUMBERED_HEADING.match(chunk.section_path[-1]):
                     index.headings.setdefault(("section", numbered.group(1)), []).append(row)
-            for m in _DEFINES.finditer(chunk.text):
-                label = _label(m)
-                if label and label[0] != "page":
-                    index.defines.setdefault(label, []).append(row)
-                    if (stem := _stem(label)) is not None:
-                        index.parts.setdefault(stem, []).append(row)
+            defined = {label for m in _DEFINES.finditer(chunk.text) if (label := _label(m)) and label[0] != "page"}
+            defined |= {label for m in _INLINE_CAPTION.finditer(chunk.text) if (label := _label(m))}
+            for label in sorted(defined):
+                index.defines.setdefault(label, []).append(row)
+                if (stem := _stem(label)) is not None:
+                    index.parts.setdefault(stem, []).append(row)
             for m in _QUERY.finditer(chunk.text):
                 label = _label(m)
                 if label and label[0] != "page":
