@@ -304,6 +304,14 @@ class RetrievalSettings(Section):
     references: bool = Field(True, description="explicit references in the question (figure 3, slide 14, "
                                                "page 2: the page printed 2, then the file's 2nd) rank the "
                                                "pages they point at")
+    measures: bool = Field(True, description="derived measures a question asks for (\"inventory turnover\", "
+                                             "\"cash ratio\": methods/lexicons/finance.toml and the files in "
+                                             "lexicons) add their input line items to its sparse terms, and the "
+                                             "statements it names or they imply (\"CONSOLIDATED BALANCE "
+                                             "SHEETS\") rank as explicit references do (methods.measures)")
+    lexicons: list[str] = Field(default_factory=list, description="more lexicon files (TOML, the format of "
+                                                                  "methods/lexicons/finance.toml): a domain's own "
+                                                                  "statements and measures")
     element_intent: float = Field(0.25, ge=0.0, description="weight of the page's best chunk of the element kind "
                                                            "the question names (charts, photos, tables) in the "
                                                            "flat page ranking (0 = off)")

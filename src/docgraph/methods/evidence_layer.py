@@ -9,7 +9,9 @@ scores every page of the corpus for a query:
    (``methods.hybrid``), by BM25 over the whole page (weight ``page_sparse``, off by default; a question whose
    terms are spread over a page), by a page vector when the caller has a real one, and
    by the question's explicit references ("figure 3", "Chapter 14", "slide 14": ``references``,
-   ``methods.references``), and, when the question names a kind of element ("how many
+   ``methods.references``; and the statements a question's derived measures are computed
+   from, ``measures``, ``methods.measures``, whose input line items also join the BM25
+   terms), and, when the question names a kind of element ("how many
    charts…", "which table…"), by the page's best chunk of that modality (weight
    ``element_intent``: the layout's component kinds as a constraint text cannot express);
 2. **seeds**: the ``seed_chunks`` best chunks by the ``seeds`` signal (hybrid, or dense
@@ -42,6 +44,7 @@ from ..scoring import minmax, top_k
 from ..types import Chunk
 from .chunking import chunk_context
 from .hybrid import HybridIndex, group_max, rank_fusion, ranks
+from .measures import lexicon
 from .references import LabelIndex, asked_modalities, query_references
 
 PageKey = tuple[str, int]
@@ -150,7 +153,8 @@ class EvidenceLayer:
         return cls(chunks=chunks, source_rows=np.asarray(order, dtype=np.int64), pages=pages,
                    page_position=page_position, chunk_page=chunk_page, hybrid=HybridIndex.build(texts, vectors),
                    graph=graph, component_chunk=component_chunk,
-                   page_bm25=BM25(["\n".join(t) for t in page_texts]), labels=LabelIndex.build(chunks),
+                   page_bm25=BM25(["\n".join(t) for t in page_texts]),
+                   labels=LabelIndex.build(chunks, lexicon(tuple(settings.lexicons)).heading_label),
                    modality=np.array([c.modality for c in chunks], dtype=object),
                    printed={doc: dict(numbers) for doc, numbers in (printed or {}).items() if numbers},
                    names=NameLinks.build(len(pages), section_headings(chunks, chunk_page),
@@ -180,14 +184,16 @@ class EvidenceLayer:
         """Flat scores only: every page as its best fused chunk; ``page_dense`` (one cosine
         per page, e.g. a page-image vector) is rank-fused in when given."""
         n_pages = len(self.pages)
-        fused = self.hybrid.scores(query, qvec, settings)
+        reading = lexicon(tuple(settings.lexicons)).read(query) if settings.measures else None
+        sparse_query = reading.sparse_query(query) if reading else query
+        fused = self.hybrid.scores(sparse_query, qvec, settings)
         if not n_pages:
             return PageRanking(self.pages, np.zeros(0), np.zeros(0), np.zeros(0), fused)
         lists = [(group_max(self.chunk_page, fused, n_pages), False, 1.0)] if len(self.chunks) else []
         if page_dense is not None:
             lists.append((np.asarray(page_dense, dtype=np.float64), False, 1.0))
         if settings.page_sparse > 0 and len(self.chunks):
-            lists.append((self.page_bm25.scores(query), True, settings.page_sparse))
+            lists.append((self.page_bm25.scores(sparse_query), True, settings.page_sparse))
         if settings.element_intent > 0 and len(self.chunks):
             asked = np.isin(self.modality, asked_modalities(query))
             if asked.any():  # pages without such an element get nothing from this list
@@ -195,20 +201,21 @@ class EvidenceLayer:
                               settings.element_intent))
         flat = rank_fusion(lists, settings.rrf_k, n_pages)
         if settings.references:
-            referenced = self.referenced_pages(query)
+            referenced = self.referenced_pages(query, reading.statements if reading else ())
             if referenced.any():
                 flat = flat + 1.0 / (settings.rrf_k + ranks(referenced, referenced > 0))
         flat = minmax(flat)
         return PageRanking(self.pages, flat, np.zeros(n_pages), flat, fused)
 
-    def referenced_pages(self, query: str) -> np.ndarray:
+    def referenced_pages(self, query: str, named: Sequence[tuple[str, str]] = ()) -> np.ndarray:
         """Per page: how strongly the question's explicit references point at it (0: not at all;
         ``methods.references``) — the page a referenced figure/table is on, or page/slide N of
         each document; earlier references weigh more. In a document that prints page numbers
         other than the file's, "page N" is first the page printed N (what the reader sees),
-        then, at half the weight, the file's N-th page (what a PDF viewer counts)."""
+        then, at half the weight, the file's N-th page (what a PDF viewer counts). ``named``
+        are further labels after the question's own (a lexicon's statements, ``methods.measures``)."""
         out = np.zeros(len(self.pages))
-        for i, (kind, number) in enumerate(query_references(query)):
+        for i, (kind, number) in enumerate([*query_references(query), *named]):
             weight = 1.0 / (1 + i)
             if kind == "page":
                 if "." in number:
@@ -302,6 +309,12 @@ class EvidenceLayer:
             if hi > lo:
                 out[page] = int(lo + np.argmax(scores[lo:hi]))
         return out
+
+
+def layer_shape(settings: RetrievalSettings) -> str:
+    """The settings a built layer depends on (its edges and the lexicons that name statement
+    headings), as a key: a cached layer is rebuilt when they change."""
+    return settings.model_dump_json(include={"edges", "similar_top_k", "similar_threshold", "lexicons"})
 
 
 def retrieval_settings(ctx: object) -> RetrievalSettings:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..types import Chunk
 
@@ -59,6 +59,7 @@ _DEFINES = re.compile(rf"^\s*{_WORDS}\.?\s*{_NUMBER}\b(?=[ \t]*(?:$|[:.|)\u2013\
 # a figure or table label, a colon and a capitalised word, anywhere in a line
 _INLINE_CAPTION = re.compile(rf"\b(figures?|fig|tables?|tab)\.?\s*{_NUMBER}\b(?=:[ \t]*(?-i:[A-Z]))", re.IGNORECASE)
 _NUMBERED_HEADING = re.compile(r"^\s*(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+(?=[A-Z])")  # "3.2 Results": section 3.2
+_TITLE = re.compile(r"^TI\d+$")  # a title component's id (kind value + count: documents.pages)
 _ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50}
 _LETTERED = ("appendix", "exhibit", "part")  # kinds numbered by letters as well (Appendix B)
 
@@ -127,17 +128,29 @@ class LabelIndex:
     headings: dict[Label, list[int]] = field(default_factory=dict)  # ("section", "3.2"): under "3.2 Results"
 
     @classmethod
-    def build(cls, chunks: Sequence[Chunk]) -> "LabelIndex":
+    def build(cls, chunks: Sequence[Chunk], heading_label: Callable[[str], Label | None] | None = None
+              ) -> "LabelIndex":
         """The labels of ``chunks`` (in reading order); a numbered heading ("3.2 Results", as
         papers and manuals number sections without the word) is its section's heading, at
-        the first chunk under it."""
+        the first chunk under it, and so is a heading ``heading_label`` names (a lexicon's
+        statement titles: "CONSOLIDATED BALANCE SHEETS", ``methods.measures``)."""
         index = cls()
         sections: set[tuple] = set()
         for row, chunk in enumerate(chunks):
-            if chunk.section_path and (key := (chunk.doc_id, tuple(chunk.section_path))) not in sections:
+            key = (chunk.doc_id, tuple(chunk.section_path))
+            opens_section = bool(chunk.section_path) and key not in sections
+            if opens_section:
                 sections.add(key)
                 if numbered := _NUMBERED_HEADING.match(chunk.section_path[-1]):
                     index.headings.setdefault(("section", numbered.group(1)), []).append(row)
+            if heading_label is not None:
+                # its section's heading, and its own first line when it starts with a title
+                # component (a title the layout did not make a section of)
+                titles = [chunk.section_path[-1]] if opens_section else []
+                if chunk.component_ids and _TITLE.match(chunk.component_ids[0]):
+                    titles.append(chunk.text.split("\n", 1)[0])
+                for named in sorted({label for title in titles if (label := heading_label(title))}):
+                    index.headings.setdefault(named, []).append(row)
             defined = {label for m in _DEFINES.finditer(chunk.text) if (label := _label(m)) and label[0] != "page"}
             defined |= {label for m in _INLINE_CAPTION.finditer(chunk.text) if (label := _label(m))}
             for label in sorted(defined):

@@ -49,7 +49,7 @@ from ...models.bm25 import BM25
 from ...scoring import top_k
 from ...graph.bridges import EntityBridges
 from ...store.base import Store
-from ..evidence_layer import EvidenceLayer, PageRanking, retrieval_settings
+from ..evidence_layer import EvidenceLayer, PageRanking, layer_shape, retrieval_settings
 from ..hybrid import fuse_scores
 from ..memo import cached
 from ..page_rerank import rerank_pages
@@ -144,7 +144,7 @@ def entity_mentions(store: Store, chunks: list[Chunk], chunk_vectors: VectorInde
 
 def hvm_index(ctx: MethodContext) -> HVMIndex:
     """The cached in-memory index (reloaded when the method's data or the layer's settings change)."""
-    shape = retrieval_settings(ctx).model_dump_json(include={"edges", "similar_top_k", "similar_threshold"})
+    shape = layer_shape(retrieval_settings(ctx))
     return cached(ctx.store, METHOD, f"index:{shape}", lambda: load_hvm_index(ctx))
 
 

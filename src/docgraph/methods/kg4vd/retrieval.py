@@ -71,7 +71,7 @@ from ..vector_index import VectorIndex, load_index
 from .graph_view import GraphChanged, GraphView, PageKey, load_view
 from .index import page_item
 from ...types import Chunk, Entity, Relation
-from ..evidence_layer import EvidenceLayer, indexed_text, retrieval_settings
+from ..evidence_layer import EvidenceLayer, indexed_text, layer_shape, retrieval_settings
 from ..hybrid import fuse_scores
 from ..memo import cached
 from .storage import (LAYER, NS_CHUNK, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, embed_query, entity_text,
@@ -190,7 +190,7 @@ def load_layer(ctx: "MethodContext", page_index: VectorIndex) -> EvidenceLayer:
     """The structural evidence layer of the workspace's KG4VD chunks (cached until chunks
     change or the layer's settings do); pages with a page vector but no chunk are in it too."""
     settings = retrieval_settings(ctx)
-    shape = settings.model_dump_json(include={"edges", "similar_top_k", "similar_threshold"})
+    shape = layer_shape(settings)
 
     def load() -> EvidenceLayer:
         vectors = load_index(ctx.store, VEC_CHUNK)

@@ -1,0 +1,143 @@
+"""Derived measures and the statements they are computed from: a domain lexicon read into
+a question.
+
+"What is the FY2021 inventory turnover ratio for Nike?" is answered from two pages, the
+income statement (cost of sales) and the balance sheet (inventories), and neither prints
+"turnover" or "ratio": text similarity finds the management discussion that talks about
+inventories instead. A ``Lexicon`` (TOML files: the bundled ``lexicons/finance.toml``, and
+any a user adds through ``retrieval.lexicons``) names
+
+- **statements**: sections a document titles by name ("CONSOLIDATED BALANCE SHEETS",
+  "Consolidated Statements of Operations"), each under a key (``balance_sheet``);
+- **measures**: quantities computed from others ("inventory turnover", "cash ratio"), each
+  with the line items it takes (``inputs``) and the statements that print them.
+
+``Lexicon.read(question)`` gives what a question asks through it: the statements it names
+or implies (resolved like explicit references, ``methods.references``) and the input terms
+to add to its sparse query. ``Lexicon.heading_label(heading)`` tells which statement a
+section heading titles, so the page it starts on defines that statement.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from ..errors import ConfigError
+
+Label = tuple[str, str]  # ("statement", "balance_sheet"), as methods.references labels
+BUNDLED = ("finance.toml",)
+# what a statement's title may open with: the company's name and "and Subsidiaries" (capitalised
+# words, "and", "of", "&"), "Consolidated": "3M Company and Subsidiaries Consolidated Balance Sheet"
+_TITLE_PREFIX = r"(?-i:(?:(?:[A-Z0-9][\w&.,'\u2019-]*|and|of|&)\s+){0,8}?)"
+# what may follow the name in a title: nothing, punctuation but a colon ("Balance Sheet:" runs a
+# paragraph in), a parenthesis ("(in millions)"), a date or a period ("At December 31", "Years Ended…")
+_TITLE_REST = (r"\s*(?:$|[.,(\u2013\u2014-]|(?:as\s+)?(?:of|at|for)\b|(?:years?|fiscal|periods?|quarters?|"
+               r"three|six|nine|twelve|months?|ended|ending)\b)")
+_SPLIT_WORD = re.compile(r"\b(\w{2,}) (\w)(?=\s|$)")  # "Balance Shee t At": text layers split a word's last letter
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A quantity computed from line items: its names, its inputs, the statements holding them."""
+
+    names: tuple[str, ...]
+    inputs: tuple[str, ...]
+    statements: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LexiconReading:
+    """What a question asks through a lexicon: statement labels (named first, then implied by
+    its measures, without repeats) and the measures' input terms for the sparse query."""
+
+    statements: tuple[Label, ...] = ()
+    terms: tuple[str, ...] = ()
+
+    def sparse_query(self, question: str) -> str:
+        """The question with the input terms after it (unchanged when there are none)."""
+        return f"{question}\n{' '.join(self.terms)}" if self.terms else question
+
+
+def _phrase(name: str) -> str:
+    """A regex for a lexicon name: case-free, each word with an optional plural "s", any run of
+    spaces, hyphens or underscores between words, and an apostrophe optional (straight or curly)."""
+    words = [re.escape(w).replace("'", "['\u2019]?") for w in re.split(r"[\s_-]+", name.strip()) if w]
+    return r"[\s_-]+".join(rf"{w}(?:e?s)?" if w[-1].isalpha() else w for w in words)
+
+
+class Lexicon:
+    """Statements and measures from one or more TOML files (see ``lexicons/finance.toml``)."""
+
+    def __init__(self, statements: Mapping[str, Sequence[str]], measures: Sequence[Measure]) -> None:
+        unknown = sorted({s for m in measures for s in m.statements} - set(statements))
+        if unknown:
+            raise ConfigError(f"lexicon: measures name statements no file defines: {', '.join(unknown)}; "
+                                "add them under [statements.<key>] with their names")
+        self.statements = {key: tuple(names) for key, names in statements.items()}
+        self.measures = tuple(measures)
+        self._named = [(key, re.compile(rf"\b(?:{'|'.join(map(_phrase, names))})\b", re.IGNORECASE))
+                       for key, names in self.statements.items() if names]
+        self._titles = [(key, re.compile(rf"^{_TITLE_PREFIX}(?:{'|'.join(map(_phrase, names))}){_TITLE_REST}",
+                                         re.IGNORECASE)) for key, names in self.statements.items() if names]
+        self._measures = [(m, re.compile(rf"\b(?:{'|'.join(map(_phrase, m.names))})\b", re.IGNORECASE))
+                          for m in self.measures if m.names]
+
+    @classmethod
+    def load(cls, extra: Iterable[str | Path] = (), bundled: Iterable[str] = BUNDLED) -> "Lexicon":
+        """The bundled lexicons plus the TOML files ``extra`` (a user's own domain); a statement
+        key defined twice merges its names. A missing or malformed file raises a
+        ``ConfigError`` naming it."""
+        texts = [(f"lexicons/{name}", resources.files(__package__).joinpath("lexicons", name).read_text("utf-8"))
+                 for name in bundled]
+        for path in extra:
+            try:
+                texts.append((str(path), Path(path).read_text("utf-8")))
+            except OSError as exc:
+                raise ConfigError(f"lexicon {path}: cannot read it ({exc.strerror}); fix retrieval.lexicons"
+                                    ) from exc
+        statements: dict[str, list[str]] = {}
+        measures: list[Measure] = []
+        for source, text in texts:
+            try:
+                data = tomllib.loads(text)
+                for key, table in data.get("statements", {}).items():
+                    statements.setdefault(key, []).extend(str(n) for n in table.get("names", []))
+                measures.extend(Measure(tuple(map(str, m["names"])), tuple(map(str, m.get("inputs", []))),
+                                        tuple(map(str, m.get("statements", [])))) for m in data.get("measures", []))
+            except (tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
+                raise ConfigError(f"lexicon {source}: not a lexicon file ({exc}); see "
+                                    "docgraph/methods/lexicons/finance.toml for the format") from exc
+        return cls(statements, measures)
+
+    def read(self, question: str) -> LexiconReading:
+        """The statements ``question`` names or its measures imply, and its measures' inputs."""
+        named = sorted((m.start(), key) for key, pattern in self._named for m in [pattern.search(question)] if m)
+        asked = sorted((m.start(), measure) for measure, pattern in self._measures
+                       for m in [pattern.search(question)] if m)
+        keys = [key for _, key in named] + [key for _, measure in asked for key in measure.statements]
+        terms = [term for _, measure in asked for term in measure.inputs]
+        return LexiconReading(tuple(("statement", key) for key in dict.fromkeys(keys)), tuple(dict.fromkeys(terms)))
+
+    def heading_label(self, heading: str) -> Label | None:
+        """The statement a section heading titles ("CONSOLIDATED BALANCE SHEETS" →
+        ("statement", "balance_sheet")); None for any other heading, a long one included
+        (a sentence that starts with a statement's name is no title)."""
+        if len(heading) > 160:
+            return None
+        heading = _SPLIT_WORD.sub(r"\1\2", heading.strip())
+        for key, pattern in self._titles:
+            if pattern.match(heading):
+                return "statement", key
+        return None
+
+
+@lru_cache(maxsize=8)
+def lexicon(extra: tuple[str, ...] = ()) -> Lexicon:
+    """The lexicon of the bundled files plus ``extra`` (cached per list of files)."""
+    return Lexicon.load(extra)
