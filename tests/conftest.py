@@ -86,3 +86,30 @@ def _openstax_template(tmp_path_factory, shared_data: Path) -> Path:
 def openstax_ws(_openstax_template: Path, tmp_path: Path) -> Path:
     """A private workspace folder holding the OpenStax excerpt (5 pages), ingested, nothing built."""
     return Path(shutil.copytree(_openstax_template, tmp_path / "ws"))
+
+
+@pytest.fixture(scope="session")
+def mmlongbench_excerpt(tmp_path_factory, shared_data: Path) -> Callable[[str, tuple[int, ...]], Path]:
+    """``make(file, pages)``: a workspace holding those pages (1-based, in that order) of an
+    MMLongBench-Doc PDF, kg4vd and hvm built offline; skips when the documents are absent."""
+    import pymupdf
+
+    from docgraph import Workspace
+
+    def make(file: str, pages: tuple[int, ...]) -> Path:
+        source = shared_data / "mmlongbench_doc" / "documents" / file
+        if not source.is_file():
+            pytest.skip("the MMLongBench-Doc documents are not in the shared data")
+        tmp = tmp_path_factory.mktemp("excerpt")
+        excerpt = tmp / file
+        with pymupdf.open(source) as whole, pymupdf.open() as part:
+            for page in pages:
+                part.insert_pdf(whole, from_page=page - 1, to_page=page - 1)
+            part.save(excerpt)
+        with Workspace(tmp / "ws") as ws:
+            ws.add([excerpt])
+            for method in ("kg4vd", "hvm"):
+                ws.build(method=method)
+        return tmp / "ws"
+
+    return make

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pymupdf
 import pytest
 
 from docgraph.errors import ConfigError
@@ -113,24 +112,9 @@ FILING_PAGES = (4, 26, 37, 39, 59, 61, 65)  # with the pages text similarity ran
 
 
 @pytest.fixture(scope="module")
-def filing_workspace(tmp_path_factory, shared_data: Path) -> Path:
+def filing_workspace(mmlongbench_excerpt) -> Path:
     """A workspace holding seven real pages of Nike's 10-K, kg4vd and hvm built offline."""
-    from docgraph import Workspace
-
-    source = shared_data / "mmlongbench_doc" / "documents" / FILING
-    if not source.is_file():
-        pytest.skip("the MMLongBench-Doc documents are not in the shared data")
-    tmp = tmp_path_factory.mktemp("measures")
-    excerpt = tmp / "nike.pdf"
-    with pymupdf.open(source) as whole, pymupdf.open() as part:
-        for page in FILING_PAGES:
-            part.insert_pdf(whole, from_page=page - 1, to_page=page - 1)
-        part.save(excerpt)
-    with Workspace(tmp / "ws") as ws:
-        ws.add([excerpt])
-        for method in ("kg4vd", "hvm"):
-            ws.build(method=method)
-    return tmp / "ws"
+    return mmlongbench_excerpt(FILING, FILING_PAGES)
 
 
 @pytest.mark.parametrize("method", ["kg4vd", "hvm"])

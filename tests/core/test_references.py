@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pymupdf
 import pytest
 
 from docgraph.config import RetrievalSettings
@@ -107,24 +106,9 @@ SURVEY_PAGES = (5, 6, 7, 12, 13, 14, 15)
 
 
 @pytest.fixture(scope="module")
-def survey_workspace(tmp_path_factory, shared_data: Path) -> Path:
+def survey_workspace(mmlongbench_excerpt) -> Path:
     """A workspace holding seven real pages of a survey paper, kg4vd and hvm built offline."""
-    from docgraph import Workspace
-
-    source = shared_data / "mmlongbench_doc" / "documents" / SURVEY
-    if not source.is_file():
-        pytest.skip("the MMLongBench-Doc documents are not in the shared data")
-    tmp = tmp_path_factory.mktemp("labels")
-    excerpt = tmp / "survey.pdf"
-    with pymupdf.open(source) as whole, pymupdf.open() as part:
-        for page in SURVEY_PAGES:
-            part.insert_pdf(whole, from_page=page - 1, to_page=page - 1)
-        part.save(excerpt)
-    with Workspace(tmp / "ws") as ws:
-        ws.add([excerpt])
-        for method in ("kg4vd", "hvm"):
-            ws.build(method=method)
-    return tmp / "ws"
+    return mmlongbench_excerpt(SURVEY, SURVEY_PAGES)
 
 
 @pytest.mark.parametrize("method", ["kg4vd", "hvm"])
