@@ -41,6 +41,7 @@ ABLATIONS = {  # name -> [retrieval] settings (issue 12, item 7); builds are sha
     "no-residual-hop": {"bridge_residual": 0.0},
     "no-element-intent": {"element_intent": 0.0},
     "no-measures": {"measures": False},
+    "no-front-matter": {"front_matter": False},
     "fixed-fusion-weight": {"confidence_k": 0},
     **{f"no-{edge}": {"edges": {edge: 0.0}}
        for edge in ("contains", "next_chunk", "next_page", "section", "caption", "similar", "entity")},

@@ -308,10 +308,14 @@ class RetrievalSettings(Section):
                                              "\"cash ratio\": methods/lexicons/finance.toml and the files in "
                                              "lexicons) add their input line items to its sparse terms, and the "
                                              "statements it names or they imply (\"CONSOLIDATED BALANCE "
-                                             "SHEETS\") rank as explicit references do (methods.measures)")
+                                             "SHEETS\") rank as explicit references do (methods.lexicon)")
+    front_matter: bool = Field(True, description="a question about the document itself (\"the date of the "
+                                                 "document\", \"the presenter of this slide\", \"the "
+                                                 "defendant\": methods/lexicons/documents.toml) ranks each "
+                                                 "document's first page as an explicit reference")
     lexicons: list[str] = Field(default_factory=list, description="more lexicon files (TOML, the format of "
-                                                                  "methods/lexicons/finance.toml): a domain's own "
-                                                                  "statements and measures")
+                                                                  "methods/lexicons/*.toml): a domain's own "
+                                                                  "statements, measures and front matter")
     element_intent: float = Field(0.25, ge=0.0, description="weight of the page's best chunk of the element kind "
                                                            "the question names (charts, photos, tables) in the "
                                                            "flat page ranking (0 = off)")

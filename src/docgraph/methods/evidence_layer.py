@@ -9,9 +9,10 @@ scores every page of the corpus for a query:
    (``methods.hybrid``), by BM25 over the whole page (weight ``page_sparse``, off by default; a question whose
    terms are spread over a page), by a page vector when the caller has a real one, and
    by the question's explicit references ("figure 3", "Chapter 14", "slide 14": ``references``,
-   ``methods.references``; and the statements a question's derived measures are computed
-   from, ``measures``, ``methods.measures``, whose input line items also join the BM25
-   terms), and, when the question names a kind of element ("how many
+   ``methods.references``; and, through a lexicon, ``methods.lexicon``, the statements a
+   question's derived measures are computed from, ``measures``, whose input line items also
+   join the BM25 terms, and each document's first page for a question about the document
+   itself, ``front_matter``), and, when the question names a kind of element ("how many
    charts…", "which table…"), by the page's best chunk of that modality (weight
    ``element_intent``: the layout's component kinds as a constraint text cannot express);
 2. **seeds**: the ``seed_chunks`` best chunks by the ``seeds`` signal (hybrid, or dense
@@ -44,7 +45,7 @@ from ..scoring import minmax, top_k
 from ..types import Chunk
 from .chunking import chunk_context
 from .hybrid import HybridIndex, group_max, rank_fusion, ranks
-from .measures import lexicon
+from .lexicon import COVER, lexicon
 from .references import LabelIndex, asked_modalities, query_references
 
 PageKey = tuple[str, int]
@@ -184,8 +185,8 @@ class EvidenceLayer:
         """Flat scores only: every page as its best fused chunk; ``page_dense`` (one cosine
         per page, e.g. a page-image vector) is rank-fused in when given."""
         n_pages = len(self.pages)
-        reading = lexicon(tuple(settings.lexicons)).read(query) if settings.measures else None
-        sparse_query = reading.sparse_query(query) if reading else query
+        reading = lexicon(tuple(settings.lexicons)).read(query, settings.measures, settings.front_matter)
+        sparse_query = reading.sparse_query(query)
         fused = self.hybrid.scores(sparse_query, qvec, settings)
         if not n_pages:
             return PageRanking(self.pages, np.zeros(0), np.zeros(0), np.zeros(0), fused)
@@ -201,23 +202,30 @@ class EvidenceLayer:
                               settings.element_intent))
         flat = rank_fusion(lists, settings.rrf_k, n_pages)
         if settings.references:
-            referenced = self.referenced_pages(query, reading.statements if reading else ())
+            referenced = self.referenced_pages(query, reading.labels, content=flat)
             if referenced.any():
                 flat = flat + 1.0 / (settings.rrf_k + ranks(referenced, referenced > 0))
         flat = minmax(flat)
         return PageRanking(self.pages, flat, np.zeros(n_pages), flat, fused)
 
-    def referenced_pages(self, query: str, named: Sequence[tuple[str, str]] = ()) -> np.ndarray:
+    def referenced_pages(self, query: str, named: Sequence[tuple[str, str]] = (),
+                         content: np.ndarray | None = None) -> np.ndarray:
         """Per page: how strongly the question's explicit references point at it (0: not at all;
         ``methods.references``) — the page a referenced figure/table is on, or page/slide N of
         each document; earlier references weigh more. In a document that prints page numbers
         other than the file's, "page N" is first the page printed N (what the reader sees),
         then, at half the weight, the file's N-th page (what a PDF viewer counts). ``named``
-        are further labels after the question's own (a lexicon's statements, ``methods.measures``)."""
+        are further labels after the question's own (``methods.lexicon``: statements, and
+        ``COVER``, the first page of each document: with several documents, ``content``, the
+        pages' own scores, orders their covers, the best at the full weight, the least at half)."""
         out = np.zeros(len(self.pages))
         for i, (kind, number) in enumerate([*query_references(query), *named]):
             weight = 1.0 / (1 + i)
-            if kind == "page":
+            if (kind, number) == COVER:
+                covers = np.array(self.first_pages(), dtype=np.int64)
+                share = minmax(content[covers]) if content is not None and len(covers) > 1 else np.ones(len(covers))
+                out[covers] = np.maximum(out[covers], weight * (0.5 + 0.5 * share))
+            elif kind == "page":
                 if "." in number:
                     continue
                 for p, (doc, n) in enumerate(self.pages):
@@ -230,6 +238,13 @@ class EvidenceLayer:
                 for row in self.labels.rows((kind, number)):
                     out[self.chunk_page[row]] = max(out[self.chunk_page[row]], weight)
         return out
+
+    def first_pages(self) -> list[int]:
+        """Positions of the first page of each document of several pages (pages are sorted by
+        document, then number); a one-page document, a passage, has no cover apart from itself."""
+        pages = self.pages
+        return [p for p, (doc, _) in enumerate(pages)
+                if (p == 0 or pages[p - 1][0] != doc) and p + 1 < len(pages) and pages[p + 1][0] == doc]
 
     def propagate(self, query: str, qvec: np.ndarray, flat: PageRanking, settings: RetrievalSettings,
                   graph_seeds: np.ndarray | None = None) -> PageRanking:

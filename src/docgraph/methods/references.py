@@ -133,7 +133,7 @@ class LabelIndex:
         """The labels of ``chunks`` (in reading order); a numbered heading ("3.2 Results", as
         papers and manuals number sections without the word) is its section's heading, at
         the first chunk under it, and so is a heading ``heading_label`` names (a lexicon's
-        statement titles: "CONSOLIDATED BALANCE SHEETS", ``methods.measures``)."""
+        statement titles: "CONSOLIDATED BALANCE SHEETS", ``methods.lexicon``)."""
         index = cls()
         sections: set[tuple] = set()
         for row, chunk in enumerate(chunks):

@@ -1,16 +1,18 @@
-"""The measure lexicon (``methods.measures``): a question's derived measures imply the
-statements and line items they are computed from; statement titles define their pages;
-bad lexicon files fail with the file named; and on real pages of the Nike 10-K a ratio
-question reaches the statements it is computed from."""
+"""The lexicon (``methods.lexicon``): a question's derived measures imply the statements
+and line items they are computed from; statement titles define their pages; a question
+about the document itself points at its first page; bad lexicon files fail with the file
+named; and on real pages of the Nike 10-K a ratio question reaches the statements it is
+computed from."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from docgraph.errors import ConfigError
-from docgraph.methods.measures import Lexicon, lexicon
+from docgraph.methods.lexicon import COVER, Lexicon, lexicon
 from docgraph.methods.references import LabelIndex
 from docgraph.types import Chunk
 
@@ -20,25 +22,57 @@ BALANCE, INCOME, CASH_FLOWS = ("statement", "balance_sheet"), ("statement", "inc
 
 def test_a_measure_implies_its_statements_and_inputs_whatever_its_spelling():
     reading = lexicon().read("what is the FY2021 inventory turnover ratio for Nike?")
-    assert reading.statements == (INCOME, BALANCE)
+    assert reading.labels == (INCOME, BALANCE)
     assert {"cost of sales", "inventories"} <= set(reading.terms)
-    assert lexicon().read("What is  cash_ratio in FY2021 for Nike?").statements == (BALANCE,)
-    assert lexicon().read("What is the acid-test ratio?").statements == (BALANCE,)
-    assert lexicon().read("What were the Capital Expenditures in 2018?").statements == (CASH_FLOWS,)
+    assert lexicon().read("What is  cash_ratio in FY2021 for Nike?").labels == (BALANCE,)
+    assert lexicon().read("What is the acid-test ratio?").labels == (BALANCE,)
+    assert lexicon().read("What were the Capital Expenditures in 2018?").labels == (CASH_FLOWS,)
 
 
 def test_a_named_statement_comes_before_those_a_measure_implies():
     reading = lexicon().read("What is the FY2018 capex based on the cash flow statement and the balance sheets?")
-    assert reading.statements == (CASH_FLOWS, BALANCE)
-    assert lexicon().read("What does the consolidated statements of operations show?").statements == (INCOME,)
+    assert reading.labels == (CASH_FLOWS, BALANCE)
+    assert lexicon().read("What does the consolidated statements of operations show?").labels == (INCOME,)
 
 
 def test_questions_without_measures_are_left_as_they_are():
     question = "How many charts provide no opinions only from the no lean group?"
     reading = lexicon().read(question)
-    assert reading.statements == () and reading.terms == ()
+    assert reading.labels == () and reading.terms == ()
     assert reading.sparse_query(question) == question
-    assert lexicon().read("What is the ratio of women to men among the respondents?").statements == ()
+    assert lexicon().read("What is the ratio of women to men among the respondents?").labels == ()
+
+
+def test_a_question_about_the_document_itself_points_at_its_cover():
+    for question in ("What is the date of the document?", "who is the presenter of this slide?",
+                     "What is the title of the slide?", "Who is the defendant of this case?",
+                     "WHAT IS USCA CASE NUMBER?", "Who wrote this book?", "List this paper's authors."):
+        assert lexicon().read(question).labels == (COVER,), question
+    for question in ("What is the title of the chart on page 5?", "How many respondents were surveyed?",
+                     "What date did the survey end?", "Which paper proposes the method?"):
+        assert COVER not in lexicon().read(question).labels, question
+    assert lexicon().read("What is the date of the document?", front_matter=False).labels == ()
+    assert lexicon().read("What is the cash ratio on the date of this report?").labels == (BALANCE, COVER), \
+        "statements first"
+
+
+def test_the_cover_is_the_first_page_of_each_document():
+    from docgraph.config import RetrievalSettings
+    from docgraph.methods.evidence_layer import EvidenceLayer
+
+    chunks = [Chunk(id=f"{doc}{page}", doc_id=doc, page=page, component_ids=["P1"], modality="text",
+                    text=f"text of {doc} page {page}") for doc in ("a", "b") for page in (1, 2, 3)]
+    layer = EvidenceLayer.build(chunks, np.eye(6, 8, dtype=np.float32), RetrievalSettings())
+    question = "What is the date of the document?"
+    labels = lexicon().read(question).labels
+    assert layer.referenced_pages(question, labels).tolist() == [1, 0, 0, 1, 0, 0]
+    content = np.array([0.1, 0.3, 0.2, 0.9, 0.1, 0.0])  # the pages' own scores: document b is the one asked about
+    assert layer.referenced_pages(question, labels, content).tolist() == [0.5, 0, 0, 1, 0, 0], \
+        "covers ordered by their own content, not by the documents' order"
+    passages = [Chunk(id=doc, doc_id=doc, page=1, component_ids=["P1"], modality="text", text=f"passage {doc}")
+                for doc in ("a", "b", "c")]
+    layer = EvidenceLayer.build(passages, np.eye(3, 8, dtype=np.float32), RetrievalSettings())
+    assert not layer.referenced_pages(question, labels).any(), "one-page documents (passages) have no cover"
 
 
 def test_a_statement_title_is_a_heading_and_prose_or_a_contents_line_is_not():
@@ -87,11 +121,11 @@ def test_a_users_lexicon_adds_its_own_domain(tmp_path: Path):
                    'statements = ["adverse_events"]\n', encoding="utf-8")
     lex = Lexicon.load([own])
     reading = lex.read("What is the NNH for the 10 mg arm?")
-    assert reading.statements == (("statement", "adverse_events"),) and reading.terms == ("adverse event rate",)
+    assert reading.labels == (("statement", "adverse_events"),) and reading.terms == ("adverse event rate",)
     assert lex.heading_label("Table 14.3.1 Summary of Adverse Events") == ("statement", "adverse_events")
     assert lex.heading_label("A summary of adverse events follows") is None, "prose, not a title"
     assert lex.heading_label("SUMMARY OF ADVERSE EVENTS") == ("statement", "adverse_events")
-    assert lex.read("What is the current ratio?").statements == (BALANCE,), "the bundled lexicon stays"
+    assert lex.read("What is the current ratio?").labels == (BALANCE,), "the bundled lexicon stays"
 
 
 def test_bad_lexicon_files_name_the_file_and_the_fix(tmp_path: Path):
@@ -132,3 +166,25 @@ def test_a_ratio_question_reaches_the_statements_it_is_computed_from(filing_work
     with Workspace(filing_workspace, overrides={"retrieval": {"measures": False}}, create=False) as ws:
         top = ranked_pages(ws.retrieve(turnover, method=method))[:2]
         assert not statements & {p.page for p in top}, "the words alone find the discussion, not the statements"
+
+
+CASE = "a4f3ced0696009fec3179f493e4f28c4.pdf"  # a court filing: its caption page (p. 1) carries the date
+CASE_PAGES = (1, 2, 4, 7, 13)  # with the pages text similarity ranked first for the date question
+
+
+@pytest.fixture(scope="module")
+def case_workspace(mmlongbench_excerpt) -> Path:
+    """A workspace holding five real pages of a court filing, kg4vd and hvm built offline."""
+    return mmlongbench_excerpt(CASE, CASE_PAGES)
+
+
+@pytest.mark.parametrize("method", ["kg4vd", "hvm"])
+def test_the_date_of_the_document_is_on_its_first_page(case_workspace: Path, method: str):
+    from docgraph import Workspace
+    from docgraph.eval.records import ranked_pages
+
+    question = "What is the date of the document?"
+    with Workspace(case_workspace, create=False) as ws:
+        assert ranked_pages(ws.retrieve(question, method=method))[0].page == 1
+    with Workspace(case_workspace, overrides={"retrieval": {"front_matter": False}}, create=False) as ws:
+        assert ranked_pages(ws.retrieve(question, method=method))[0].page != 1, "the words alone miss the caption"
