@@ -79,14 +79,14 @@ def _phrase(name: str) -> str:
 
 
 class Lexicon:
-    """Statements and measures from one or more TOML files (see ``lexicons/finance.toml``)."""
+    """Statements, measures and front matter from one or more TOML files (``lexicons/*.toml``)."""
 
     def __init__(self, statements: Mapping[str, Sequence[str]], measures: Sequence[Measure],
                  front_matter: Mapping[str, Sequence[str]] | None = None) -> None:
         unknown = sorted({s for m in measures for s in m.statements} - set(statements))
         if unknown:
             raise ConfigError(f"lexicon: measures name statements no file defines: {', '.join(unknown)}; "
-                                "add them under [statements.<key>] with their names")
+                              "add them under [statements.<key>] with their names")
         self.statements = {key: tuple(names) for key, names in statements.items()}
         self.measures = tuple(measures)
         self._named = [(key, re.compile(rf"\b(?:{'|'.join(map(_phrase, names))})\b", re.IGNORECASE))
@@ -109,8 +109,8 @@ class Lexicon:
             try:
                 texts.append((str(path), Path(path).read_text("utf-8")))
             except OSError as exc:
-                raise ConfigError(f"lexicon {path}: cannot read it ({exc.strerror}); fix retrieval.lexicons"
-                                    ) from exc
+                raise ConfigError(f"lexicon {path}: cannot read it ({exc.strerror}); fix retrieval.lexicons") \
+                    from exc
         statements: dict[str, list[str]] = {}
         measures: list[Measure] = []
         front_matter: dict[str, list[str]] = {}
