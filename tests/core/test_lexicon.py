@@ -27,6 +27,8 @@ def test_a_measure_implies_its_statements_and_inputs_whatever_its_spelling():
     assert lexicon().read("What is  cash_ratio in FY2021 for Nike?").labels == (BALANCE,)
     assert lexicon().read("What is the acid-test ratio?").labels == (BALANCE,)
     assert lexicon().read("What were the Capital Expenditures in 2018?").labels == (CASH_FLOWS,)
+    # two measures found at one position ("working capital ratio", "working capital"): no error, one statement
+    assert lexicon().read("What is the working capital ratio?").labels == (BALANCE,)
 
 
 def test_a_named_statement_comes_before_those_a_measure_implies():
