@@ -190,3 +190,16 @@ def test_the_date_of_the_document_is_on_its_first_page(case_workspace: Path, met
         assert ranked_pages(ws.retrieve(question, method=method))[0].page == 1
     with Workspace(case_workspace, overrides={"retrieval": {"front_matter": False}}, create=False) as ws:
         assert ranked_pages(ws.retrieve(question, method=method))[0].page != 1, "the words alone miss the caption"
+
+
+@pytest.mark.parametrize("method", ["kg4vd", "hvm"])
+def test_the_offline_answer_to_a_ratio_quotes_the_rows_it_is_computed_from(filing_workspace: Path, method: str):
+    from docgraph import Workspace
+
+    balance_sheet = FILING_PAGES.index(61) + 1
+    with Workspace(filing_workspace, create=False) as ws:
+        answer = ws.ask("What is the cash ratio in FY2021 for Nike?", method=method)
+    quoted = answer.text.splitlines()[1:]
+    assert any(line.startswith("- \u201cCash and equivalents \u2014") and "9,889" in line for line in quoted)
+    assert any(line.startswith("- \u201cTotal current liabilities \u2014") and "9,674" in line for line in quoted)
+    assert any(c.page == balance_sheet for c in answer.citations)

@@ -6,7 +6,9 @@ import numpy as np
 
 from docgraph.methods.chunking import page_chunks
 from docgraph.methods.citations import CitationBook, marker
-from docgraph.methods.extractive import NOTHING_FOUND, OFFLINE_NOTICE, EvidencePassage, extractive_answer, rank_sentences
+from docgraph.methods.extractive import (NOTHING_FOUND, OFFLINE_NOTICE, EvidencePassage, extractive_answer,
+                                        item_sentences, rank_sentences)
+from docgraph.methods.markdown_tables import rows_as_sentences
 from docgraph.methods.vector_index import delete_vectors, load_index, write_vectors
 from docgraph.store import SQLiteStore
 from docgraph.types import BBox, Component, ComponentKind, Document, Page
@@ -76,6 +78,27 @@ def test_extractive_answer_quotes_the_matching_sentence_with_its_citation(tmp_pa
     ranked = rank_sentences("When did the Nile flood?", passages)
     assert ranked[0][1] == "The Nile flooded every year."
     assert extractive_answer("anything", [], CitationBook(_store_with_page(tmp_path / "b"))) == NOTHING_FOUND
+
+
+BALANCE_SHEET = ("| (In millions) | 2021 | 2020 |\n|---|---|---|\n| Cash and equivalents | $ 9,889 | $ 8,348 |\n"
+                 "| Short-term investments | 3,587 | 439 |\n| Total current liabilities | 9,674 | 8,284 |")
+
+
+def test_a_measures_items_are_quoted_by_the_rows_that_give_their_values(tmp_path):
+    book = CitationBook(_store_with_page(tmp_path))
+    passages = [EvidencePassage("d1", 3, ("P1",), "CASH AND EQUIVALENTS", 0.9),  # a note's title: no value
+                EvidencePassage("d1", 3, ("P2",), "We held cash and equivalents and short-term investments "
+                                "of $13.5 billion, which with total current liabilities of $9.7 billion…", 0.8),
+                EvidencePassage("d1", 3, ("T1",), rows_as_sentences(BALANCE_SHEET), 0.7)]
+    items = ("cash and equivalents", "short-term investments", "total current liabilities", "inventories")
+    quoted = [sentence for sentence, _ in item_sentences(items, passages)]
+    assert quoted == ["Cash and equivalents — 2021: $ 9,889; 2020: $ 8,348.",
+                      "Short-term investments — 2021: 3,587; 2020: 439.",
+                      "Total current liabilities — 2021: 9,674; 2020: 8,284."], "the rows, in item order; no inventories"
+    text = extractive_answer("What is the cash ratio?", passages, book, max_sentences=1, items=items)
+    assert text.count("\n- ") == 3, "every item found is quoted, beyond max_sentences"
+    plain = extractive_answer("What is the cash ratio?", passages, book, max_sentences=1)
+    assert plain.count("\n- ") == 1 and "9,674" not in plain, "without items: the best sentence by the question"
 
 
 def test_vector_index_search_and_reload_on_change(tmp_path):

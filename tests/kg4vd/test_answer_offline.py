@@ -15,7 +15,8 @@ from docgraph.methods.citations import CitationBook
 from docgraph.methods.extractive import OFFLINE_NOTICE
 from docgraph.methods.kg4vd import query
 from docgraph.methods.kg4vd.answer import Item, number_items, offline_passages, quotable, resolve_markers
-from docgraph.types import Answer, Mention
+from docgraph.methods.markdown_tables import rows_as_sentences
+from docgraph.types import Answer, ComponentKind, Mention
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +60,9 @@ def test_offline_passages_are_component_texts(ws_path):
         assert len(keys) == len(set(keys))
         for p in passages:
             page = ws.store.get_page(p.doc_id, p.page)
-            assert p.text == "\n\n".join(page.component(c).content for c in p.component_ids)
+            comps = [page.component(c) for c in p.component_ids]  # tables row by row, so a row can be quoted
+            assert p.text == "\n\n".join(rows_as_sentences(c.content) if c.kind is ComponentKind.TABLE
+                                          else c.content for c in comps)
             assert all(quotable(page.component(c)) for c in p.component_ids)
             assert not any(page.component(c).kind.value == "F" for c in p.component_ids)
         assert {p.page for p in passages[:3]} == {ev.pages[0].page}

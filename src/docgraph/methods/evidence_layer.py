@@ -326,6 +326,12 @@ class EvidenceLayer:
         return out
 
 
+def measure_items(query: str, settings: RetrievalSettings) -> tuple[str, ...]:
+    """The input line items of the measures the question asks for (``measures``,
+    ``methods.lexicon``): what the offline answer quotes first."""
+    return lexicon(tuple(settings.lexicons)).read(query, settings.measures, False).terms
+
+
 def layer_shape(settings: RetrievalSettings) -> str:
     """The settings a built layer depends on (its edges and the lexicons that name statement
     headings), as a key: a cached layer is rebuilt when they change."""

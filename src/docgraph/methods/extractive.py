@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 from ..text import sentences, tokenize
 from .citations import CitationBook
@@ -84,21 +85,52 @@ def rank_sentences(question: str, passages: list[EvidencePassage]) -> list[tuple
     return [(score, cand.sentence, cand.passage) for score, _, cand in scored]
 
 
+def _stem(token: str) -> str:
+    return token[:-1] if len(token) > 3 and token.endswith("s") else token
+
+
+def item_sentences(items: Sequence[str], passages: list[EvidencePassage]) -> list[tuple[str, EvidencePassage]]:
+    """For each item (a line item a measure is computed from: "total current liabilities"),
+    the evidence sentence that gives its value most exactly: one that holds all its words
+    (plural "s" aside), preferring one with a number, then one that starts with the item (a
+    table row named by it), then the fewest other words, then the best-ranked passage.
+    Items the evidence lacks are skipped."""
+    cands = _candidates(passages)
+    words = [tuple(_stem(t) for t in tokenize(cand.sentence)) for cand in cands]
+    out: list[tuple[str, EvidencePassage]] = []
+    for item in items:
+        wanted = tuple(_stem(t) for t in tokenize(item))
+        holding = [(not any(t[0].isdigit() for t in w), w[:len(wanted)] != wanted, len(w) - len(wanted),
+                    cands[i].rank, i)
+                   for i, w in enumerate(words) if wanted and set(wanted) <= set(w)]
+        if holding:
+            best = cands[min(holding)[-1]]
+            out.append((best.sentence, best.passage))
+    return out
+
+
 def extractive_answer(question: str, passages: list[EvidencePassage], book: CitationBook,
-                      max_sentences: int = 3, reason: str = NO_MODEL) -> str:
+                      max_sentences: int = 3, reason: str = NO_MODEL, items: Sequence[str] = ()) -> str:
     """Quote up to ``max_sentences`` best sentences with citations registered in ``book``;
-    the first line says why no model answered (``reason``)."""
-    ranked = rank_sentences(question, passages)
+    the first line says why no model answered (``reason``). ``items`` (the input line items
+    of a measure the question asks for, ``methods.lexicon``) are quoted first, each by the
+    sentence that names it most exactly (``item_sentences``), beyond ``max_sentences`` if
+    need be, so the answer shows the numbers the measure is computed from."""
     chosen: list[tuple[str, EvidencePassage]] = []
     seen: set[str] = set()
-    for _, sentence, passage in ranked:
+
+    def take(sentence: str, passage: EvidencePassage) -> None:
         key = " ".join(tokenize(sentence))
-        if key in seen:
-            continue
-        seen.add(key)
-        chosen.append((sentence, passage))
+        if key not in seen:
+            seen.add(key)
+            chosen.append((sentence, passage))
+
+    for sentence, passage in item_sentences(items, passages):
+        take(sentence, passage)
+    for _, sentence, passage in rank_sentences(question, passages):
         if len(chosen) >= max_sentences:
             break
+        take(sentence, passage)
     if not chosen:
         return nothing_found(reason)
     lines = [offline_notice(reason)]

@@ -23,8 +23,9 @@ from ...types import Answer, Evidence
 from ..answer_fallback import AnswerCalls, answer_with_fallback
 from ..base import MethodContext
 from ..citations import CitationBook, marker
+from ..evidence_layer import measure_items, retrieval_settings
+from ..markdown_tables import rows_as_sentences
 from ..extractive import EvidencePassage, extractive_answer
-from .extract_table import rows_as_sentences
 from .retrieve import METHOD, retrieve
 
 STAGE_ANSWER = "hvm.answer"
@@ -84,7 +85,8 @@ def answer(ctx: MethodContext, query: str, **options: Any) -> Answer:
                                     component_ids=tuple(s.chunk.component_ids),
                                     text=rows_as_sentences(s.chunk.text) if s.chunk.modality == "table"
                                     else s.chunk.text, score=s.score) for s in evidence.chunks]
-        text = extractive_answer(query, passages, book, reason=reason)
+        text = extractive_answer(query, passages, book, reason=reason,
+                                 items=measure_items(query, retrieval_settings(ctx)))
         return Answer(question=query, text=text, method=METHOD, citations=book.citations, evidence=evidence)
 
     def model(chat: AnswerCalls) -> Answer:

@@ -21,37 +21,13 @@ from typing import Sequence
 from ...models.base import ChatModel, user
 from ...prompts import render_prompt
 from .data import ExtractedEntity, ExtractedFact, Extraction, clean_name, concept_name, is_numeric, relation_name
+from ..markdown_tables import parse_table
 from .extract_base import (STAGE_EXTRACT, ChunkFailed, ChunkInput, EntitiesReply, Strategy, entities_of,
                            model_relations, run_parallel, with_fallback)
 
-_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$")
-_TAGS = re.compile(r"<br\s*/?>|<[^>]+>", re.IGNORECASE)
 _UNITS = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 MAX_CELL_WORDS = 8
 MAX_HEADER_WORDS = 6
-
-
-def split_row(line: str) -> list[str]:
-    """Cells of one Markdown table line (escaped pipes kept inside cells)."""
-    body = line.strip()
-    if body.startswith("|"):
-        body = body[1:]
-    if body.endswith("|") and not body.endswith("\\|"):
-        body = body[:-1]
-    cells = re.split(r"(?<!\\)\|", body)
-    return [" ".join(_TAGS.sub(" ", c).replace("\\|", "|").replace("**", "").replace("__", "").split())
-            for c in cells]
-
-
-def parse_table(markdown: str) -> tuple[list[str], list[list[str]]]:
-    """(headers, rows) of a Markdown table; ([], []) when the text is not one."""
-    lines = [ln for ln in markdown.splitlines() if ln.strip().startswith("|")]
-    if len(lines) < 2:
-        return [], []
-    headers = split_row(lines[0])
-    rows = [split_row(ln) for ln in lines[1:] if not _SEPARATOR.match(ln.strip())]
-    rows = [r + [""] * (len(headers) - len(r)) for r in rows if any(r)]
-    return headers, rows
 
 
 def header_label(header: str, index: int) -> str:
@@ -72,22 +48,6 @@ def row_text(headers: Sequence[str], row: Sequence[str]) -> str:
     """A row as ``header: cell`` lines."""
     return "\n".join(f"{headers[i] if i < len(headers) and headers[i] else f'column {i + 1}'}: {cell}"
                      for i, cell in enumerate(row) if cell)
-
-
-def rows_as_sentences(markdown: str) -> str:
-    """A Markdown table as one line per row (``first cell — header: cell; …``), blank-line separated,
-    so quoting picks a row rather than the whole table; other text is returned unchanged."""
-    headers, rows = parse_table(markdown)
-    if not headers or not rows:
-        return markdown
-    lines = []
-    for row in rows:
-        cells = [(headers[i] if i < len(headers) else "", c) for i, c in enumerate(row) if c]
-        if cells:
-            first = cells[0][1]
-            rest = "; ".join(f"{h}: {c}" if h else c for h, c in cells[1:])
-            lines.append(f"{first} — {rest}." if rest else f"{first}.")
-    return "\n\n".join(lines)
 
 
 class OfflineTableStrategy:

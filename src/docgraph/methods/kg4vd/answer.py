@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Sequence
 
 from ...models.base import ChatModel, ImagePart, user
 from ...prompts import render_prompt
@@ -37,6 +37,7 @@ from ...store.base import Store
 from ...types import Component, ComponentKind, Evidence, Mention, Page, Usage
 from ..citations import CitationBook, marker
 from ..extractive import NO_MODEL, EvidencePassage, extractive_answer
+from ..markdown_tables import rows_as_sentences
 from ..timing import Timer
 
 if TYPE_CHECKING:
@@ -225,7 +226,9 @@ def offline_passages(evidence: Evidence, book: CitationBook) -> list[EvidencePas
         seen.add(key)
         # Blank lines keep components apart as sentences, so one quoted sentence is not
         # repeated inside a longer multi-component passage.
-        passages.append(EvidencePassage(doc_id, number, key[2], "\n\n".join(c.content for c in comps), score))
+        # A table quotes row by row: the row that matches, not the whole table.
+        texts = [rows_as_sentences(c.content) if c.kind is ComponentKind.TABLE else c.content for c in comps]
+        passages.append(EvidencePassage(doc_id, number, key[2], "\n\n".join(texts), score))
 
     for scored in evidence.pages:
         page = book.page(scored.doc_id, scored.page)
@@ -237,6 +240,8 @@ def offline_passages(evidence: Evidence, book: CitationBook) -> list[EvidencePas
     return passages
 
 
-def offline_answer(query: str, evidence: Evidence, book: CitationBook, reason: str = NO_MODEL) -> str:
-    """The extractive answer (no model, for ``reason``), citing the components it quotes."""
-    return extractive_answer(query, offline_passages(evidence, book), book, reason=reason)
+def offline_answer(query: str, evidence: Evidence, book: CitationBook, reason: str = NO_MODEL,
+                   items: Sequence[str] = ()) -> str:
+    """The extractive answer (no model, for ``reason``), citing the components it quotes;
+    ``items`` are quoted first (a measure's input line items: ``extractive.extractive_answer``)."""
+    return extractive_answer(query, offline_passages(evidence, book), book, reason=reason, items=items)

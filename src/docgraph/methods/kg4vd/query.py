@@ -30,6 +30,7 @@ from ...types import Answer, Evidence, Usage
 from ..answer_fallback import AnswerCalls, answer_with_fallback
 from ..base import check_options
 from ..citations import CitationBook
+from ..evidence_layer import measure_items, retrieval_settings
 from .analyzer import STAGE as STAGE_ANALYZE
 from .analyzer import ModeDecision, choose_mode
 from .answer import offline_answer, two_stage_answer
@@ -108,7 +109,9 @@ def answer(ctx: "MethodContext", query: str, **options: Any) -> Answer:
 
     def offline(reason: str) -> Answer:
         book = CitationBook(ctx.store)
-        return Answer(question=evidence.query, text=offline_answer(evidence.query, evidence, book, reason),
+        text = offline_answer(evidence.query, evidence, book, reason,
+                              items=measure_items(evidence.query, retrieval_settings(ctx)))
+        return Answer(question=evidence.query, text=text,
                       method=METHOD, mode=decision.mode, citations=book.citations, evidence=evidence,
                       timings=dict(timings), usage=dict(usage), model_used=decision.source == "model")
 
