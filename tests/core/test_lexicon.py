@@ -196,10 +196,15 @@ def test_the_date_of_the_document_is_on_its_first_page(case_workspace: Path, met
 def test_the_offline_answer_to_a_ratio_quotes_the_rows_it_is_computed_from(filing_workspace: Path, method: str):
     from docgraph import Workspace
 
-    balance_sheet = FILING_PAGES.index(61) + 1
+    balance_sheet, income_statement = FILING_PAGES.index(61) + 1, FILING_PAGES.index(59) + 1
     with Workspace(filing_workspace, create=False) as ws:
-        answer = ws.ask("What is the cash ratio in FY2021 for Nike?", method=method)
-    quoted = answer.text.splitlines()[1:]
-    assert any(line.startswith("- \u201cCash and equivalents \u2014") and "9,889" in line for line in quoted)
-    assert any(line.startswith("- \u201cTotal current liabilities \u2014") and "9,674" in line for line in quoted)
-    assert any(c.page == balance_sheet for c in answer.citations)
+        cash = ws.ask("What is the cash ratio in FY2021 for Nike?", method=method)
+        turnover = ws.ask("What is the FY2021 inventory turnover ratio for Nike?", method=method)
+
+    def quotes(answer, row: str, value: str) -> bool:
+        return any(line.startswith(f"- \u201c{row} \u2014") and value in line for line in answer.text.splitlines())
+
+    assert quotes(cash, "Cash and equivalents", "9,889") and quotes(cash, "Total current liabilities", "9,674")
+    assert any(c.page == balance_sheet for c in cash.citations)
+    assert quotes(turnover, "Cost of sales", "24,576") and quotes(turnover, "Inventories", "6,854")
+    assert {balance_sheet, income_statement} <= {c.page for c in turnover.citations}

@@ -19,14 +19,14 @@ from typing import Any
 
 from ...models.base import ImagePart, user
 from ...prompts import render_prompt
-from ...types import Answer, Evidence
+from ...types import Answer, Chunk, Evidence
 from ..answer_fallback import AnswerCalls, answer_with_fallback
 from ..base import MethodContext
 from ..citations import CitationBook, marker
 from ..evidence_layer import measure_items, retrieval_settings
 from ..markdown_tables import rows_as_sentences
 from ..extractive import EvidencePassage, extractive_answer
-from .retrieve import METHOD, retrieve
+from .retrieve import METHOD, hvm_index, retrieve
 
 STAGE_ANSWER = "hvm.answer"
 NOT_ANSWERABLE = "Not answerable"
@@ -72,6 +72,13 @@ def evidence_prompt(ctx: MethodContext, query: str, evidence: Evidence, book: Ci
     return render_prompt(__package__, "answer.md", question=query.strip(), **body), images
 
 
+def page_chunks(ctx: MethodContext, evidence: Evidence, skip: set[str], pages: int = 3) -> list[tuple[Chunk, float]]:
+    """The chunks of the ``pages`` best-ranked evidence pages not in ``skip``, with their page's score."""
+    top = {(p.doc_id, p.page): p.score for p in evidence.pages[:pages]}
+    return [(c, top[(c.doc_id, c.page)]) for c in hvm_index(ctx).chunks
+            if (c.doc_id, c.page) in top and c.id not in skip]
+
+
 def answer(ctx: MethodContext, query: str, **options: Any) -> Answer:
     """Retrieve, then answer with the answer model, or extractively offline (also when the
     model fails: ``answer_fallback``)."""
@@ -81,12 +88,14 @@ def answer(ctx: MethodContext, query: str, **options: Any) -> Answer:
 
     def offline(reason: str) -> Answer:
         book = CitationBook(ctx.store)
-        passages = [EvidencePassage(doc_id=s.chunk.doc_id, page=s.chunk.page,
-                                    component_ids=tuple(s.chunk.component_ids),
-                                    text=rows_as_sentences(s.chunk.text) if s.chunk.modality == "table"
-                                    else s.chunk.text, score=s.score) for s in evidence.chunks]
-        text = extractive_answer(query, passages, book, reason=reason,
-                                 items=measure_items(query, retrieval_settings(ctx)))
+        items = measure_items(query, retrieval_settings(ctx))
+        scored = [(s.chunk, s.score) for s in evidence.chunks]
+        if items:  # a measure's rows are on the statements the page list ranks, not always in the chunk budget
+            scored += page_chunks(ctx, evidence, {c.id for c, _ in scored})
+        passages = [EvidencePassage(doc_id=c.doc_id, page=c.page, component_ids=tuple(c.component_ids),
+                                    text=rows_as_sentences(c.text) if c.modality == "table" else c.text, score=score)
+                    for c, score in scored]
+        text = extractive_answer(query, passages, book, reason=reason, items=items)
         return Answer(question=query, text=text, method=METHOD, citations=book.citations, evidence=evidence)
 
     def model(chat: AnswerCalls) -> Answer:
