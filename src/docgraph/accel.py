@@ -59,7 +59,7 @@ def compile_on_cpu(model: Any, threads: int = 0, precision: str = "auto") -> Any
     """``model`` (an ONNX path or an ``openvino.Model``) compiled for OpenVINO's CPU plugin:
     latency hint, no core pinning (page workers share the cores), ``threads`` inference
     threads (0 = the plugin's choice), ``precision`` one of ``PRECISIONS``. A model given by
-    its path goes through ``compiled_model_cache``."""
+    its path goes through ``compiled_model_cache``; when the cache fails, it compiles without it."""
     import openvino as ov
 
     config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY", "ENABLE_CPU_PINNING": False}
@@ -70,7 +70,18 @@ def compile_on_cpu(model: Any, threads: int = 0, precision: str = "auto") -> Any
     cache = compiled_model_cache() if isinstance(model, (str, Path)) else None
     if cache is not None:
         config["CACHE_DIR"] = str(cache)
-    return ov.Core().compile_model(model, "CPU", config)
+    core = ov.Core()
+    try:
+        return core.compile_model(model, "CPU", config)
+    except RuntimeError:
+        if "CACHE_DIR" not in config:
+            raise
+        # The disk cache is shared by processes without a lock: two page workers compiling a
+        # model no entry holds yet can meet one writing the entry the other reads or drops
+        # ("cannot set permissions: No such file or directory [...blob]"). The model itself
+        # is fine: compile it without the cache (a real model error raises again here).
+        del config["CACHE_DIR"]
+        return core.compile_model(model, "CPU", config)
 
 
 class OpenVinoSession:

