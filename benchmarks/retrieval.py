@@ -2,13 +2,15 @@
 
     .venv/bin/python benchmarks/retrieval.py [--data ../shared/data] [--out results/retrieval]
         [--workspace-root results/eval-corpora] [--methods bm25,dense,pages,hipporag,kg4vd,hvm]
-        [--sets mmlongbench,mmlongbench-packed,hotpotqa,musique] [--limit N] [--answers] [--report-only]
+        [--sets mmlongbench,mmlongbench-packed,mmlongbench-library,financebench,financebench-library,hotpotqa,musique] [--limit N] [--answers] [--report-only]
         [--store postgres [--pg-url postgresql://…]] [--embedding-cache FILE]
 
 For each set it runs ``docgraph eval <set> --retrieval-only`` through the same runner
 (so corpora and indexes are cached under the workspace root, and an interrupted run
 resumes), then writes ``<out>/retrieval.md``: recall@1/5/10 and MRR of gold pages on the
-321 MMLongBench-Doc development questions (per-document corpora and the packed corpus),
+321 MMLongBench-Doc development questions (per-document corpora, the packed corpus, and the
+library: every document in one workspace, with document recall@1/@5), the 38 FinanceBench
+development questions (per filing and library: 19 filings in one workspace),
 and passage recall@2/@5 on the 100 + 100 HotpotQA / MuSiQue questions. Methods that are
 not installed in this build are skipped and named. With ``--answers`` the methods also
 answer (offline: their extractive answers) and ``<out>/answers.md`` adds EM / token F1 /
@@ -42,18 +44,23 @@ ABLATIONS = {  # name -> [retrieval] settings (issue 12, item 7); builds are sha
     "no-element-intent": {"element_intent": 0.0},
     "no-measures": {"measures": False},
     "no-front-matter": {"front_matter": False},
+    "no-routing": {"route_floor": 1.0},
     "fixed-fusion-weight": {"confidence_k": 0},
     **{f"no-{edge}": {"edges": {edge: 0.0}}
        for edge in ("contains", "next_chunk", "next_page", "section", "caption", "similar", "entity")},
 }
 ABLATED_METHODS = ("kg4vd", "hvm")
 
-SETS = {  # name -> (benchmark, data folder, packed)
-    "mmlongbench": ("mmlongbench", "mmlongbench_doc", False),
-    "mmlongbench-packed": ("mmlongbench", "mmlongbench_doc", True),
-    "hotpotqa": ("hotpotqa", "multihop", False),
-    "musique": ("musique", "multihop", False),
+SETS = {  # name -> (benchmark, data folder, corpus setting)
+    "mmlongbench": ("mmlongbench", "mmlongbench_doc", "per-document"),
+    "mmlongbench-packed": ("mmlongbench", "mmlongbench_doc", "packed"),
+    "mmlongbench-library": ("mmlongbench", "mmlongbench_doc", "library"),
+    "financebench": ("financebench", "financebench", "per-document"),
+    "financebench-library": ("financebench", "financebench", "library"),
+    "hotpotqa": ("hotpotqa", "multihop", "per-document"),
+    "musique": ("musique", "multihop", "per-document"),
 }
+DEFAULT_SETS = ("mmlongbench", "mmlongbench-packed", "mmlongbench-library", "hotpotqa", "musique")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ablations", default="",
                         help=f"comma-separated ablations of kg4vd and hvm to add as rows ({', '.join(ABLATIONS)}, "
                              "or 'all'); each runs with its [retrieval] settings into <out>/ablations/<name>")
-    parser.add_argument("--sets", default=",".join(SETS))
+    parser.add_argument("--sets", default=",".join(DEFAULT_SETS),
+                        help=f"comma-separated sets (default: %(default)s; all: {', '.join(SETS)})")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--max-doc-pages", type=int, default=None,
                         help="leave out questions about documents longer than this (a quicker development subset)")
@@ -129,13 +137,13 @@ def run_sets(args: argparse.Namespace, argv: list[str] | None, overrides: dict) 
     if missing:
         sections += [f"Not in this build (skipped): {', '.join(missing)}", ""]
     for name in [s for s in args.sets.split(",") if s]:
-        benchmark, folder, packed = SETS[name]
+        benchmark, folder, setting = SETS[name]
         started = time.perf_counter()
         loaded = load_benchmark(benchmark, Path(args.data) / folder).without_long_documents(args.max_doc_pages)
         result = run_eval(EvalOptions(
             benchmark=benchmark, path=Path(args.data) / folder, methods=methods, out=out, loaded=loaded,
             workspace_root=Path(args.workspace_root), limit=args.limit, retrieval_only=not args.answers,
-            packed=packed, settings=load_settings(None, overrides=overrides), progress=TerminalProgress,
+            setting=setting, settings=load_settings(None, overrides=overrides), progress=TerminalProgress,
             report_only=args.report_only))
         sections += [result.markdown, f"({time.perf_counter() - started:.0f} s this run; "
                                       f"{result.questions_run} questions run, {result.questions_skipped} resumed)", ""]
@@ -146,7 +154,7 @@ def run_sets(args: argparse.Namespace, argv: list[str] | None, overrides: dict) 
             rows = ablation_rows(result.summary, ablated, names, lambda ablation, sub: run_eval(EvalOptions(
                 benchmark=benchmark, path=Path(args.data) / folder, methods=ablated, out=out / "ablations" / sub,
                 loaded=loaded,
-                workspace_root=Path(args.workspace_root), limit=args.limit, retrieval_only=True, packed=packed,
+                workspace_root=Path(args.workspace_root), limit=args.limit, retrieval_only=True, setting=setting,
                 settings=load_settings(None, overrides={**overrides, "retrieval": ablation}),
                 progress=TerminalProgress,
                 report_only=args.report_only)))

@@ -236,3 +236,30 @@ def test_without_long_documents_keeps_questions_about_short_ones(mmlb):
     assert 0 < len(short) < len(mmlb) and short.page_counts == mmlb.page_counts
     assert all(mmlb.page_counts[d] <= 108 for i in short.items for d in i.doc_ids)
     assert mmlb.without_long_documents(None) is mmlb
+
+
+def test_financebench_is_read_in_its_repositorys_layout(data, tmp_path):
+    root = data / "financebench"
+    if not (root / "pdfs").is_dir():
+        pytest.skip("the FinanceBench development split is not in the shared data")
+    for path in (root, root / "data", root / "data" / "financebench_open_source.jsonl"):
+        bench = load_benchmark("financebench", path)
+        assert len(bench.items) == 38 and len(bench.documents) == 19
+        assert all(p.parent == root / "pdfs" and p.name == f"{d}.pdf" for d, p in bench.documents.items())
+        assert {d for item in bench.items for d in item.doc_ids} == set(bench.documents)
+    with pytest.raises(InputError, match="no financebench_open_source.jsonl"):
+        load_benchmark("financebench", tmp_path)
+
+
+def test_documents_elsewhere_are_found_by_id_and_other_pdfs_join(data, tmp_path):
+    bench = load_financebench(FIXTURES / "financebench_sample.jsonl")
+    assert bench.documents == {}  # no pdfs/ beside the fixture file
+    (tmp_path / "3M_2018_10K.pdf").write_bytes(b"%PDF-1.4")
+    (tmp_path / "OTHER_2020_10K.pdf").write_bytes(b"%PDF-1.4")
+    moved = bench.with_documents(tmp_path)
+    assert moved.documents == {"3M_2018_10K": tmp_path / "3M_2018_10K.pdf",
+                               "OTHER_2020_10K": tmp_path / "OTHER_2020_10K.pdf"}
+    with pytest.raises(InputError, match="none of the benchmark's documents"):
+        bench.with_documents(tmp_path / "..")
+    with pytest.raises(InputError, match="does not exist"):
+        bench.with_documents(tmp_path / "missing")

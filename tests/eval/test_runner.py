@@ -366,3 +366,46 @@ def test_an_eval_on_postgres_keeps_each_corpus_in_its_own_schema_and_ranks_alike
     for method, row in retrieval_run.summary["methods"].items():
         scores = {k: v for k, v in row.items() if k.startswith("recall@") or k == "mrr"}
         assert scores and {k: result.summary["methods"][method][k] for k in scores} == scores
+
+
+def test_library_setting_asks_every_question_over_every_document(retrieval_run, mini_mmlongbench, corpora, stub,
+                                                                  tmp_path):
+    result = run_eval(options(mini_mmlongbench, tmp_path, corpora, stub, methods=["bm25", "dense"],
+                              setting="library", retrieval_only=True))
+    assert result.table_path.name == "mmlongbench-library-retrieval.md"
+    assert result.summary["setting"] == "library"
+    folders = list(corpora.glob("mmlongbench/library-2docs-*"))
+    assert len(folders) == 1
+    from docgraph import Workspace
+
+    with Workspace(folders[0]) as ws:
+        assert sorted(Path(d.path).name for d in ws.documents()) == sorted(KEEP_PAGES)
+    records = [r for r in read_records(result.records_path) if r["kind"] == "question"]
+    assert len(records) == 2 * 7 and {r["corpus"] for r in records} == {"library"}
+    for r in records:  # evidence keyed by (document, page); the question's own document is its gold document
+        assert len(r["gold_documents"]) == 1 and all(g.startswith(r["gold_documents"][0] + "|") for g in r["gold"])
+        assert all(key.rsplit("|", 1)[0] in KEEP_PAGES for key in r["retrieved"])
+    # a question's list holds pages of both documents: each is asked over the whole library
+    assert any({key.rsplit("|", 1)[0] for key in r["retrieved"]} == set(KEEP_PAGES) for r in records)
+    row = result.summary["methods"]["bm25"]
+    top_docs = [bool(r["retrieved"]) and r["retrieved"][0].rsplit("|", 1)[0] in r["gold_documents"]
+                for r in records if r["method"] == "bm25"]
+    assert row["doc_recall@1"] == pytest.approx(sum(top_docs) / len(top_docs))
+    assert row["doc_recall@5"] == pytest.approx(sum(
+        any(k.rsplit("|", 1)[0] in r["gold_documents"] for k in r["retrieved"][:5])
+        for r in records if r["method"] == "bm25") / 7)
+    assert result.summary["methods"]["dense"]["doc_recall@5"] == 1.0  # dense ranks all 5 pages: both documents
+    assert "doc R@1" in result.markdown and "doc R@5" in result.markdown
+    # per document, the table has no document recall (every page is the question's document's)
+    assert "doc_recall@1" not in retrieval_run.summary["methods"]["bm25"]
+
+
+def test_settings_are_checked_and_packed_is_a_setting(mini_mmlongbench, corpora, stub, tmp_path):
+    from docgraph.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown setting 'shelf'"):
+        options(mini_mmlongbench, tmp_path, corpora, stub, setting="shelf")
+    with pytest.raises(ConfigError, match="exclude each other"):
+        options(mini_mmlongbench, tmp_path, corpora, stub, setting="library", packed=True)
+    assert options(mini_mmlongbench, tmp_path, corpora, stub, packed=True).setting == "packed"
+    assert options(mini_mmlongbench, tmp_path, corpora, stub, setting="packed").packed

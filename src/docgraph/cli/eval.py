@@ -25,8 +25,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--out", default="results", help="output folder (default: %(default)s)")
     ev.add_argument("--retrieval-only", action="store_true",
                     help="retrieve only, with every model role off: recall@k and MRR")
-    ev.add_argument("--packed", action="store_true",
-                    help="document sets: concatenate the documents into one long corpus (KG4VD's packed setting)")
+    ev.add_argument("--setting", choices=("per-document", "packed", "library"), default="per-document",
+                    help="document sets: one workspace per document (default), the documents concatenated "
+                         "into one long PDF (packed, KG4VD's setting), or every document added to one "
+                         "workspace and every question asked over all of them (library)")
+    ev.add_argument("--packed", action="store_true", help="the same as --setting packed")
+    ev.add_argument("--documents", default=None, metavar="DIR",
+                    help="the folder holding the benchmark's documents, where they are not where its "
+                         "loader looks (its other PDFs join a library as further documents)")
     ev.add_argument("--workspace-root", default=None,
                     help="where corpus workspaces are cached (default: <workspace>/eval-corpora when "
                          "the workspace exists, else <out>/eval-corpora)")
@@ -53,7 +59,8 @@ def cmd_eval(args: argparse.Namespace, ws: None) -> int:
     options = EvalOptions(
         benchmark=args.benchmark, path=Path(args.path), methods=methods, out=Path(args.out),
         workspace_root=Path(args.workspace_root) if args.workspace_root else default_root.resolve(),
-        limit=args.limit, retrieval_only=args.retrieval_only, packed=args.packed,
+        limit=args.limit, retrieval_only=args.retrieval_only, packed=args.packed, setting=args.setting,
+        documents=Path(args.documents) if args.documents else None,
         judges=[j.strip() for j in args.judges.split(",") if j.strip()],
         pairwise_against=args.pairwise_against, settings=load_settings(workspace if exists else None), progress=TerminalProgress,
         report_only=args.report_only)

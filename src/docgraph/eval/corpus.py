@@ -8,6 +8,10 @@ Three kinds of corpus, each one cached workspace under ``<workspace root>/<bench
 - **packed** (``packed-<n>docs-<hash>``): the documents concatenated, in the loader's
   ``PackedLayout`` order, into one PDF (``packed.pdf``, written with PyMuPDF) ingested
   as one long document — KG4VD's 2,000-page setting; evidence is ``("packed", page)``.
+- **library** (``library-<n>docs-<hash>``): every benchmark document added as its own
+  document to one workspace, every question asked over all of them — how a user keeps a
+  shelf of filings or reports; evidence is ``(benchmark doc id, page)`` as per document,
+  so a page of the wrong document is a miss.
 - **passages** (``passages-<hash>``): a text-passage benchmark (HotpotQA, MuSiQue, the
   HippoRAG sample) rendered to a PDF with **one passage per page** (its title as a
   heading, its text below; the font shrinks until it fits), so every method runs
@@ -44,7 +48,7 @@ class CorpusSpec:
     questions, and how a workspace document maps to benchmark evidence."""
 
     name: str
-    setting: Literal["per-document", "packed", "passages"]
+    setting: Literal["per-document", "packed", "library", "passages"]
     folder: Path
     files: list[Path]
     items: list[QAItem]
@@ -73,6 +77,16 @@ def per_document_specs(root: Path, benchmark: str, groups: dict[str, list[QAItem
         specs.append(CorpusSpec(name=doc_id, setting="per-document", folder=folder, files=[path], items=items,
                                 doc_names={path.name: doc_id}))
     return specs
+
+
+def library_spec(root: Path, benchmark: str, items: list[QAItem], documents: dict[str, Path]) -> CorpusSpec:
+    """One workspace holding every document of the benchmark (not only those the questions
+    name, so a limited run asks over the same shelf), each its own document."""
+    order = sorted(documents)
+    key = _digest(*[f"{d}:{documents[d].stat().st_size}" for d in order])
+    folder = root / benchmark / f"library-{len(order)}docs-{key}"
+    return CorpusSpec(name="library", setting="library", folder=folder, files=[documents[d] for d in order],
+                      items=items, doc_names={documents[d].name: d for d in order})
 
 
 def write_packed_pdf(layout: PackedLayout, documents: dict[str, Path], out: Path) -> Path:

@@ -25,6 +25,7 @@ from .metrics_judged import FineSurEJudgement, PairJudgement, finesure_report, w
 
 PAGE_KS = (1, 5, 10)
 PASSAGE_KS = (2, 5)
+DOCUMENT_KS = (1, 5)  # document recall: the gold document among the top-k pages' documents
 CATEGORY_DIMENSIONS = ("doc_type", "evidence_source", "question_type")
 
 
@@ -43,6 +44,11 @@ def question_scores(record: dict[str, Any], ks: Sequence[int]) -> dict[str, floa
         for k in ks:
             out[f"recall@{k}"] = recall_at_k(ranked, gold, k)
         out["mrr"] = reciprocal_rank(ranked, gold)
+    documents = record.get("gold_documents") or []
+    if documents:  # a library: was the question's document found?
+        ranked_docs = [key.rsplit("|", 1)[0] for key in record.get("retrieved") or []]
+        for k in DOCUMENT_KS:
+            out[f"doc_recall@{k}"] = len(set(documents) & set(ranked_docs[:k])) / len(set(documents))
     if record.get("run") == "answer" and record.get("answer") is not None and not record.get("error"):
         score = score_short_answer(response_body(record["answer"]), record.get("gold_answer", ""),
                                    record.get("extracted"))
@@ -192,14 +198,14 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 def headline_metrics(summary: dict[str, Any]) -> list[str]:
     """The score columns present in the summary, in display order."""
     ks = summary.get("ks", PAGE_KS)
-    candidates = [f"recall@{k}" for k in ks] + ["mrr", "mmlb_acc", "mmlb_f1", "em", "f1", "acc", "judge_acc",
+    candidates = [f"recall@{k}" for k in ks] + ["mrr"] + [f"doc_recall@{k}" for k in DOCUMENT_KS] + ["mmlb_acc", "mmlb_f1", "em", "f1", "acc", "judge_acc",
                                                  "finesure_faithfulness", "finesure_completeness",
                                                  "finesure_conciseness", "finesure_overall"]
     rows = summary["methods"].values()
     return [m for m in candidates if any(m in r for r in rows)]
 
 
-METRIC_LABELS = {"mmlb_acc": "Acc (MMLB)", "mmlb_f1": "F1 (MMLB)"}
+METRIC_LABELS = {"mmlb_acc": "Acc (MMLB)", "mmlb_f1": "F1 (MMLB)", "doc_recall@1": "doc R@1", "doc_recall@5": "doc R@5"}
 COST_COLUMNS = (("build_seconds", "build s"), ("build_calls", "build calls"), ("build_tokens", "build tok"),
                 ("query_seconds", "s/question"), ("query_calls", "calls/q"), ("query_tokens", "tok/q"))
 

@@ -3,7 +3,7 @@
 ``run_eval(options)``:
 1. loads the benchmark (``loaders.load_benchmark``), keeps the first ``limit`` questions;
 2. turns it into corpora (``corpus``): one workspace per document, one packed
-   workspace, or one rendered passage corpus — each cached under the workspace root and
+   workspace, one library workspace holding every document, or one rendered passage corpus — each cached under the workspace root and
    reused by later runs (ingestion and builds are idempotent and incremental);
 3. per corpus and method: builds the index (the cost of the build that made it is kept
    in the corpus workspace, so a reused index still reports what it cost), then
@@ -40,7 +40,7 @@ from ..models.base import ChatModel
 from ..progress import NullProgress, Progress
 from ..store.sqlite import SQLiteStore
 from ..types import Usage
-from .corpus import CorpusSpec, packed_spec, passage_spec, per_document_specs
+from .corpus import CorpusSpec, library_spec, packed_spec, passage_spec, per_document_specs
 from .answer_format import extract_in_format, response_body
 from .judge import extract_answer, extract_formatted_answer, finesure_judgement, judged_verdicts, pairwise_judgement
 from .metrics_mmlongbench import ANSWER_FORMATS, mmlongbench_score
@@ -51,6 +51,7 @@ from .report import markdown, summarize, write_reports
 
 BUILD_COST_NAMESPACE = "eval.build_cost"
 SHARED_EMBEDDINGS = "embeddings.sqlite"  # under the workspace root: see models.embed_shared
+DOCUMENT_SETTINGS = ("per-document", "packed", "library")  # how a document benchmark becomes corpora
 
 
 @dataclass
@@ -62,13 +63,24 @@ class EvalOptions:
     workspace_root: Path
     limit: int | None = None
     retrieval_only: bool = False
-    packed: bool = False
+    packed: bool = False  # the same as setting="packed"
+    setting: str = "per-document"  # one of DOCUMENT_SETTINGS (passage sets ignore it)
     judges: list[str] = field(default_factory=list)  # judge model names; [] = the judge role's model
     pairwise_against: str | None = None
     settings: Settings | None = None
     loaded: Benchmark | None = None  # a benchmark object instead of name + path (tests, custom sets)
+    documents: Path | None = None  # the folder holding the benchmark's files, where they live elsewhere
     report_only: bool = False  # no builds, no questions: the table from the records already written
     progress: Callable[[], Progress] = NullProgress
+
+    def __post_init__(self) -> None:
+        if self.setting not in DOCUMENT_SETTINGS:
+            raise ConfigError(f"unknown setting {self.setting!r}; use one of: {', '.join(DOCUMENT_SETTINGS)}")
+        if self.packed and self.setting == "library":
+            raise ConfigError("--packed and --setting library exclude each other; choose one")
+        if self.packed:
+            self.setting = "packed"
+        self.packed = self.setting == "packed"
 
 
 @dataclass
@@ -83,7 +95,8 @@ class EvalResult:
 
 
 def output_stem(options: EvalOptions) -> str:
-    return options.benchmark + ("-packed" if options.packed else "") + ("-retrieval" if options.retrieval_only else "")
+    setting = "" if options.setting == "per-document" else f"-{options.setting}"
+    return options.benchmark + setting + ("-retrieval" if options.retrieval_only else "")
 
 
 def eval_settings(base: Settings | None, retrieval_only: bool, workspace_root: Path) -> Settings:
@@ -122,7 +135,7 @@ def corpus_specs(bench: Benchmark, items: list[QAItem], options: EvalOptions) ->
     root = options.workspace_root
     if bench.corpus is not None:
         grouped = bench.corpus.passages and all(p.doc_id for p in bench.corpus.passages) \
-            and all(i.doc_ids for i in items) and not options.packed
+            and all(i.doc_ids for i in items) and options.setting == "per-document"
         if not grouped:
             return [passage_spec(root, bench.name, bench.corpus.passages, items)]
         specs = []
@@ -134,9 +147,11 @@ def corpus_specs(bench: Benchmark, items: list[QAItem], options: EvalOptions) ->
         return specs
     if not bench.documents:
         raise ConfigError(f"benchmark {bench.name} has neither documents nor a passage corpus; check its path")
-    if options.packed:
+    if options.setting == "packed":
         layout, packed_items = pack_documents(items, bench.page_counts)
         return [packed_spec(root, bench.name, layout, packed_items, bench.documents)]
+    if options.setting == "library":
+        return [library_spec(root, bench.name, items, bench.documents)]
     return per_document_specs(root, bench.name, by_document(items), bench.documents)
 
 
@@ -179,10 +194,12 @@ class Runner:
     def run(self) -> EvalResult:
         opts = self.options
         bench = opts.loaded or load_benchmark(opts.benchmark, opts.path)
+        if opts.documents is not None:
+            bench = bench.with_documents(opts.documents)
         items = bench.items[:opts.limit] if opts.limit else list(bench.items)
         specs = corpus_specs(bench, items, opts)
-        self.setting = "packed" if opts.packed else ("passages" if bench.corpus is not None and len(specs) == 1
-                                                     else "per-document")
+        passages = opts.setting == "per-document" and bench.corpus is not None and len(specs) == 1
+        self.setting = "passages" if passages else opts.setting
         if opts.report_only:
             self.answer_model = self._recorded_answer_model(specs)
         for spec in specs if not opts.report_only else []:
@@ -310,6 +327,8 @@ class Runner:
             "question": item.question, "gold_answer": item.answer, "answer_format": item.answer_format,
             "unanswerable": item.unanswerable, "categories": item.categories(), "level": spec.level,
             "gold": gold, "retrieved": [], "error": None}
+        if spec.setting == "library":  # which document the question is about, for document recall
+            record["gold_documents"] = list(dict.fromkeys([d for d, _ in item.gold_pages] or item.doc_ids))
         started = time.perf_counter()
         used: dict[str, Usage] = {}
         try:

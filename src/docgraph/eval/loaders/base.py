@@ -92,6 +92,32 @@ class Benchmark(BaseModel):
     def __len__(self) -> int:
         return len(self.items)
 
+    def with_documents(self, folder: Path | str) -> "Benchmark":
+        """A copy whose documents are read from ``folder``: each document id's file there (by
+        the id, the id plus ``.pdf``, or its current file's name), and every other PDF of the
+        folder as a further document (keyed as the set keys its own: with or without
+        ``.pdf``). An ``InputError`` names the folder when it is missing or holds none."""
+        root = Path(folder)
+        if not root.is_dir():
+            raise InputError("the documents folder does not exist; give the folder holding the "
+                             "benchmark's files", path=str(root))
+        wanted = dict.fromkeys([*self.documents, *(d for item in self.items for d in item.doc_ids)])
+        found: dict[str, Path] = {}
+        for doc_id in wanted:
+            names = [doc_id, f"{doc_id}.pdf"] + ([self.documents[doc_id].name] if doc_id in self.documents else [])
+            match = next((root / n for n in names if (root / n).is_file()), None)
+            if match is not None:
+                found[doc_id] = match
+        if not found:
+            raise InputError("none of the benchmark's documents is in this folder; check --documents",
+                             path=str(root))
+        with_suffix = all(d.lower().endswith(".pdf") for d in found)
+        taken = {p.resolve() for p in found.values()}
+        for pdf in sorted(root.glob("*.pdf")):
+            if pdf.resolve() not in taken:
+                found.setdefault(pdf.name if with_suffix else pdf.stem, pdf)
+        return self.model_copy(update={"documents": found})
+
     def without_long_documents(self, max_pages: int | None) -> "Benchmark":
         """A copy without the questions about documents longer than ``max_pages`` pages
         (None, or no page counts: all kept) — the quicker development subsets."""

@@ -4,7 +4,10 @@ evidence_page_num}]`` and optional ``justification``, ``doc_type``, ``doc_period
 ``company``.
 
 FinanceBench counts ``evidence_page_num`` from 0; gold pages here are 1-based
-(``evidence_page_num + 1``). Documents are ``<doc_name>.pdf`` in ``pdf_dir`` when given.
+(``evidence_page_num + 1``). Documents are ``<doc_name>.pdf`` in ``pdf_dir``; without one,
+the repository's own layout is read: ``path`` may be the repository folder (holding
+``data/financebench_open_source.jsonl`` and ``pdfs/``), its ``data/`` folder, or the JSONL
+file, and the filings are looked for in ``pdfs/`` beside ``data/`` (or beside the file).
 """
 
 from __future__ import annotations
@@ -13,16 +16,37 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
+
+QUESTIONS_FILE = "financebench_open_source.jsonl"
+
+
+def repository_layout(path: Path) -> tuple[Path, Path | None]:
+    """``(questions file, pdf folder or None)`` from a path into FinanceBench's repository
+    layout; an ``InputError`` names what was looked for when no questions file is there."""
+    if path.is_dir():
+        for candidate in (path / "data" / QUESTIONS_FILE, path / QUESTIONS_FILE):
+            if candidate.is_file():
+                path = candidate
+                break
+        else:
+            raise InputError(f"no {QUESTIONS_FILE} here or in its data/ folder; give the FinanceBench "
+                             "repository folder or the JSONL file", path=str(path))
+    for folder in (path.parent.parent / "pdfs", path.parent / "pdfs"):
+        if folder.is_dir():
+            return path, folder
+    return path, None
 from .base import (Benchmark, PageCounts, QAItem, page_count_lookup, parse_pages, read_jsonl, require,
                    split_valid_pages)
 
 
 def load_financebench(path: Path | str, pdf_dir: Path | str | None = None,
                       page_counts: PageCounts | None = None) -> Benchmark:
-    """Questions from a FinanceBench-style JSONL file; pages past a document's known length
-    (``page_counts``) are dropped into ``extra['dropped_pages']``, the question is kept."""
-    path = Path(path)
-    rows = read_jsonl(require(path, "FinanceBench JSONL file"))
+    """Questions from a FinanceBench-style JSONL file (or the repository folder holding it);
+    pages past a document's known length (``page_counts``) are dropped into
+    ``extra['dropped_pages']``, the question is kept."""
+    path, found_pdfs = repository_layout(require(Path(path), "FinanceBench JSONL file or repository folder"))
+    pdf_dir = pdf_dir if pdf_dir is not None else found_pdfs
+    rows = read_jsonl(path)
     count_of = page_count_lookup(page_counts)
     documents: dict[str, Path] = {}
     items = []
