@@ -116,6 +116,26 @@ class Workspace:
         """A document by id, id prefix, file name or title (pages read now, or on first use)."""
         return self.store.get_document(self.resolve(ref), with_pages=with_pages)  # type: ignore[return-value]
 
+    def metadata(self, ref: str | None = None) -> dict:
+        """Documents' shelf labels (title, organisation, period, kind; ``documents.metadata``)
+        by document id — all, or the one ``ref`` names; guessed now where not yet."""
+        docs = self.store.list_documents() if ref is None else [self.document(ref, with_pages=False)]
+        from .documents.metadata import ensure_metadata
+
+        return ensure_metadata(self.store, docs)
+
+    def set_metadata(self, ref: str, **values: str):
+        """Correct a document's label by hand (``title=``, ``organisation=``, ``period=``,
+        ``kind=``); the fields set stay the user's. Returns the new ``DocumentMeta``."""
+        from .documents.metadata import update_metadata
+
+        doc = self.document(ref, with_pages=False)
+        with write_lock(self.root, "meta"):
+            try:
+                return update_metadata(self.store, doc, values)
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
+
     def resolve(self, ref: str) -> str:
         docs = self.store.list_documents()
         exact = [d for d in docs if d.id == ref]

@@ -57,6 +57,22 @@ def test_document_detail_and_unknown_document(client):
     assert missing.status_code == 404 and "no document" in missing.json()["detail"]
 
 
+def test_a_documents_label_is_listed_and_corrected(client):
+    [doc] = client.get("/api/documents").json()["documents"]
+    assert doc["metadata"]["title"] == "Harbour Trust report" and doc["metadata"]["sources"]["title"] == "ingest"
+    changed = client.patch(f"/api/documents/{DOC_ID}/metadata",
+                           json={"organisation": "Harbour Trust", "period": "2021", "title": "Harbour report 2021"})
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["title"] == "Harbour report 2021"
+    [doc] = client.get("/api/documents").json()["documents"]
+    label = doc["metadata"]
+    assert (label["organisation"], label["period"], doc["title"]) == ("Harbour Trust", "2021", "Harbour report 2021")
+    assert label["sources"]["organisation"] == "user"
+    assert client.patch("/api/documents/nope/metadata", json={"title": "x"}).status_code == 404
+    assert client.patch(f"/api/documents/{DOC_ID}/metadata", json={"colour": "red"}).json()["title"] == \
+        "Harbour report 2021"  # unknown fields are ignored, nothing changes
+
+
 def test_delete_document(client, workspace):
     response = client.delete(f"/api/documents/{DOC_ID}")
     assert response.status_code == 200 and response.json()["removed"] == DOC_ID
@@ -236,6 +252,7 @@ def test_openapi_documents_every_route(client):
     paths = client.get("/openapi.json").json()["paths"]
     expected = {
         "/api/documents": {"get"}, "/api/documents/{doc_id}": {"get", "delete"}, "/api/upload": {"post"},
+        "/api/documents/{doc_id}/metadata": {"patch"},
         "/api/methods": {"get"}, "/api/build": {"get", "post"}, "/api/jobs": {"get"}, "/api/jobs/{job_id}": {"get"},
         "/api/ask": {"post"}, "/api/documents/{doc_id}/pages/{number}": {"get"},
         "/api/documents/{doc_id}/pages/{number}/image": {"get"},

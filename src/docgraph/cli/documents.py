@@ -1,4 +1,4 @@
-"""``docgraph add / ls / show / rm``: documents in a workspace."""
+"""``docgraph add / ls / meta / show / rm``: documents in a workspace."""
 
 from __future__ import annotations
 
@@ -22,6 +22,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ls = subparsers.add_parser("ls", help="list documents, pages and components by kind")
     ls.add_argument("--json", action="store_true", help="print documents as JSON")
     ls.set_defaults(handler=cmd_ls)
+
+    meta = subparsers.add_parser("meta", help="show or correct a document's title, organisation, period, kind",
+                                 description="Each document carries what a person picks it by, guessed at ingest "
+                                             "(cover page, PDF metadata, file name); questions over a library "
+                                             "are routed by it. Without options, print it; with options, set "
+                                             "those fields (\"\" clears one) — a field you set is never guessed "
+                                             "over again.")
+    meta.add_argument("doc", help="document id (or prefix, file name, title)")
+    meta.add_argument("--title")
+    meta.add_argument("--org", dest="organisation", help="organisation: company, publisher, author's body")
+    meta.add_argument("--period", help="fiscal year, quarter or date, e.g. FY2018, Q2 2023, 2016-06")
+    meta.add_argument("--kind", help="10-K, 10-Q, annual report, sustainability report, slides, paper …")
+    meta.add_argument("--json", action="store_true", help="print the label as JSON")
+    meta.set_defaults(handler=cmd_meta)
 
     show = subparsers.add_parser("show", help="show a page's components; write its Set-of-Marks image")
     show.add_argument("doc", help="document id (or prefix, file name, title)")
@@ -61,24 +75,43 @@ def _kind_counts(doc: Document) -> Counter:
 def cmd_ls(args: argparse.Namespace, ws) -> int:
     docs = ws.documents(with_pages=True)
     if args.json:
-        print(json.dumps([_doc_summary(d) for d in docs], indent=2, ensure_ascii=False))
+        labels = ws.metadata()
+        print(json.dumps([_doc_summary(d, labels.get(d.id)) for d in docs], indent=2, ensure_ascii=False))
         return 0
     if not docs:
         print(f"no documents in {ws.root}; add some with `docgraph add FILE...`")
         return 0
-    print(f"{'id':<12}  {'pages':>5}  {'status':<9}  components                               title")
+    labels = ws.metadata()
+    print(f"{'id':<12}  {'pages':>5}  {'status':<9}  {'kind':<14} {'period':<9} {'organisation':<28} title")
     for doc in docs:
-        counts = _kind_counts(doc)
-        kinds = " ".join(f"{k}:{n}" for k, n in sorted(counts.items()))
+        label = labels.get(doc.id)
         status = doc.status if len(doc.pages) == doc.page_count else f"{len(doc.pages)}/{doc.page_count}"
-        print(f"{doc.id:<12}  {doc.page_count:>5}  {status:<9}  {kinds:<40} {doc.title}")
+        kind, period, org = (label.kind, label.period, label.organisation) if label else ("", "", "")
+        print(f"{doc.id:<12}  {doc.page_count:>5}  {status:<9}  {kind[:14]:<14} {period[:9]:<9} {org[:28]:<28} "
+              f"{label.title if label else doc.title}")
     return 0
 
 
-def _doc_summary(doc: Document) -> dict:
-    return {"id": doc.id, "title": doc.title, "path": doc.path, "sha256": doc.sha256, "kind": doc.kind,
-            "page_count": doc.page_count, "pages_stored": len(doc.pages), "status": doc.status,
-            "added_at": doc.added_at, "components": dict(sorted(_kind_counts(doc).items()))}
+def cmd_meta(args: argparse.Namespace, ws) -> int:
+    values = {f: getattr(args, f) for f in ("title", "organisation", "period", "kind") if getattr(args, f) is not None}
+    doc_id = ws.resolve(args.doc)
+    label = ws.set_metadata(doc_id, **values) if values else ws.metadata(doc_id)[doc_id]
+    if args.json:
+        print(label.model_dump_json(indent=2))
+        return 0
+    for field in ("title", "organisation", "period", "kind"):
+        source = label.sources.get(field, "")
+        print(f"{field:<13} {getattr(label, field) or '—'}" + (f"  ({source})" if source else ""))
+    return 0
+
+
+def _doc_summary(doc: Document, label=None) -> dict:
+    out = {"id": doc.id, "title": doc.title, "path": doc.path, "sha256": doc.sha256, "kind": doc.kind,
+           "page_count": doc.page_count, "pages_stored": len(doc.pages), "status": doc.status,
+           "added_at": doc.added_at, "components": dict(sorted(_kind_counts(doc).items()))}
+    if label is not None:
+        out["metadata"] = label.model_dump(exclude={"file_name"})
+    return out
 
 
 def cmd_show(args: argparse.Namespace, ws) -> int:

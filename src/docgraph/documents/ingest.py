@@ -45,6 +45,7 @@ from .pages import PageJob
 from .parser import parser_target
 from .render import remove_document_files, remove_partial_files, remove_unstored_page_files
 from .runner import PageRunner
+from .metadata import store_guess
 from .sections import assign_sections, choose_title, meaningful_title
 
 HEADINGS_NAMESPACE = "documents.heading_sizes"  # per-page heading sizes until the document is ready
@@ -110,8 +111,8 @@ def _prepare(store: Store, path: Path, settings: IngestSettings, password: str |
 
 
 def _finalize(store: Store, item: _Prepared) -> Document:
-    """Title, heading levels, section paths and printed page numbers over all pages; status
-    ``ready``; one transaction."""
+    """Title, heading levels, section paths, printed page numbers and the shelf label
+    (``metadata``) over all pages; status ``ready``; one transaction."""
     with store.transaction():
         pages = list(store.iter_pages(item.doc_id))
         sizes = {(int(key.rsplit("/", 1)[1]), comp_id): size
@@ -126,6 +127,7 @@ def _finalize(store: Store, item: _Prepared) -> Document:
         assert doc is not None
         doc = doc.model_copy(update={"title": title, "status": "ready"})
         store.put_document(doc)
+        store_guess(store, doc, item.metadata_title)
         store.delete_records(HEADINGS_NAMESPACE, doc_id=item.doc_id)
     return doc
 

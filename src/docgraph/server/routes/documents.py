@@ -7,8 +7,10 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, File, HTTPException, Query, UploadFile
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
+from ...documents.metadata import DocumentMeta, ensure_metadata
 from ...errors import InputError
 from ...types import Document
 from ..jobs import LiveProgress
@@ -19,29 +21,53 @@ from .build import method_status
 router = APIRouter(prefix="/api", tags=["documents"])
 
 
-def document_summary(state: ServerState, doc: Document) -> dict[str, Any]:
-    """A document row for the workspace view (no pages)."""
-    return {"id": doc.id, "title": doc.title, "file": doc.path.replace("\\", "/").rsplit("/", 1)[-1],
-            "kind": doc.kind, "page_count": doc.page_count,
-            "pages_stored": len(state.ws.store.page_numbers(doc.id)), "status": doc.status,
-            "added_at": doc.added_at}
+def document_summary(state: ServerState, doc: Document, label: DocumentMeta | None = None) -> dict[str, Any]:
+    """A document row for the workspace view (no pages); ``metadata`` is its shelf label
+    (organisation, period, kind; ``documents.metadata``), whose title is the row's title."""
+    out = {"id": doc.id, "title": label.title if label is not None and label.title else doc.title,
+           "file": doc.path.replace("\\", "/").rsplit("/", 1)[-1], "kind": doc.kind, "page_count": doc.page_count,
+           "pages_stored": len(state.ws.store.page_numbers(doc.id)), "status": doc.status, "added_at": doc.added_at}
+    if label is not None:
+        out["metadata"] = label.model_dump(exclude={"file_name"})
+    return out
 
 
 @router.get("/documents", summary="Documents with page counts, and build status per method")
 def list_documents(state: ServerState = Depends(server_state)) -> dict[str, Any]:
     """``documents``: one row per document; ``methods``: each method's build status
     (``built_pages``/``total_pages`` and whatever else the method reports, e.g. per document)."""
-    docs = [document_summary(state, d) for d in state.ws.documents()]
+    documents = state.ws.documents()
+    labels = ensure_metadata(state.ws.store, documents)
+    docs = [document_summary(state, d, labels.get(d.id)) for d in documents]
     return {"documents": docs, "methods": method_status(state)}
 
 
 @router.get("/documents/{doc_id}", summary="One document with the size and components of each page")
 def get_document(doc_id: str, state: ServerState = Depends(server_state)) -> dict[str, Any]:
     doc = find_document(state.ws, doc_id, with_pages=True)
-    out = document_summary(state, doc)
+    out = document_summary(state, doc, ensure_metadata(state.ws.store, [doc]).get(doc.id))
     out["pages"] = [{"number": p.number, "width": p.width, "height": p.height, "source": p.source,
                      "components": len(p.components)} for p in doc.pages]
     return out
+
+
+class LabelChange(BaseModel):
+    """Fields of a document's shelf label to set ("" clears one); the others stay."""
+
+    title: str | None = None
+    organisation: str | None = None
+    period: str | None = None
+    kind: str | None = None
+
+
+@router.patch("/documents/{doc_id}/metadata", summary="Correct a document's title, organisation, period or kind")
+def set_document_metadata(doc_id: str, change: LabelChange,
+                          state: ServerState = Depends(server_state)) -> dict[str, Any]:
+    """The fields sent become the user's (never guessed over again); returns the document row."""
+    doc = find_document(state.ws, doc_id)
+    values = {k: v for k, v in change.model_dump().items() if v is not None}
+    label = state.ws.set_metadata(doc.id, **values) if values else state.ws.metadata(doc.id)[doc.id]
+    return document_summary(state, state.ws.document(doc.id, with_pages=False), label)
 
 
 @router.delete("/documents/{doc_id}", summary="Remove a document and everything derived from it")

@@ -71,6 +71,8 @@ function renderDocuments(list) {
   $("documents-body").replaceChildren(...list.map((d) => el("tr", { dataset: { test: "document-row", docId: d.id } },
     el("td", {}, el("a", { href: "#", class: "doc-link", dataset: { test: "document-open" },
       onclick: (e) => { e.preventDefault(); bus.emit("open-page", d.id, 1); } }, d.title),
+      el("div", { class: "sub", dataset: { test: "document-label" } },
+        [d.metadata?.organisation, d.metadata?.period, d.metadata?.kind].filter(Boolean).join(" · ")),
       el("div", { class: "sub" }, `${d.file} · ${d.id}`)),
     el("td", { class: "num", dataset: { test: "document-pages" } }, count(d.page_count)),
     el("td", { dataset: { test: "document-status" } },

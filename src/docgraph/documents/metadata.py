@@ -1,0 +1,244 @@
+"""What a person picks a document from a shelf by — title, organisation, period, kind —
+guessed without a model, kept beside the document, and editable.
+
+Sources, in the order they are trusted: what the user set (``docgraph meta``), the cover
+page (a filing's registrant and fiscal period, a report's organisation line and date), the
+PDF's metadata title, the file's name ("3M_2018_10K" names 3M, 2018 and a 10-K), and the
+page shape (a deck of landscape pages is slides). ``guess_metadata`` is a pure function of
+those texts; ``read_metadata`` / ``ensure_metadata`` / ``update_metadata`` keep the result
+in the store (records namespace ``document.meta``, deleted with the document), so a
+workspace ingested before metadata existed gets it on first use.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from pydantic import BaseModel, Field
+
+from ..store.base import Store
+from ..types import ComponentKind, Document, Page
+
+NAMESPACE = "document.meta"
+FIELDS = ("title", "organisation", "period", "kind")
+COVER_CHARS = 4000
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH = r"(?P<month>" + "|".join(m.capitalize() for m in _MONTHS) + "|" + "|".join(_MONTHS) + "|" + \
+    "|".join(m.upper() for m in _MONTHS) + r")"
+_DATE = re.compile(_MONTH + r"\s+(?P<day>\d{1,2}),?\s+(?P<year>(?:19|20)\d\d)\b")
+_PERIOD_END = re.compile(r"(?P<what>fiscal\s+year|quarterly\s+period|year|quarter|period)\s+ended", re.IGNORECASE)
+_YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?![\d])")
+_REGISTRANT = re.compile(r"([^\n]{2,90}?)\s*\n[\s_]*\(\s*exact\s+name\s+of\s+(?:the\s+)?registrant", re.IGNORECASE)
+_ORG_SUFFIX = re.compile(
+    r"^(?:the\s+)?[A-Z0-9][\w&.,'’ -]{0,70}?\b(?:inc|incorporated|corp|corporation|company|co|ltd|limited|llc|plc|"
+    r"group|holdings|ag|sa|nv|se|center|centre|institute|university|foundation|association|council|agency|bank|"
+    r"organi[sz]ation|ministry|department|trust)\.?$", re.IGNORECASE)
+_NOT_ORG = re.compile(r"securities\s+and\s+exchange|^state\s+of|^name\s+of|^title\s+of|exchange,?\s+inc", re.IGNORECASE)
+_FORM = re.compile(r"\bform\s+(10-?k|10-?q|20-?f|8-?k|40-?f|s-1)\b", re.IGNORECASE)
+_KIND_WORDS = (("sustainability report", "sustainability report"), ("esg report", "sustainability report"),
+               ("impact report", "sustainability report"), ("annual report", "annual report"),
+               ("integrated report", "annual report"), ("abstract", "paper"))
+_FILE_KIND = re.compile(r"^(10-?k|10-?q|20-?f|8-?k|ar|esg|csr)$", re.IGNORECASE)
+_FILE_PERIOD = re.compile(r"^(?P<year>(?:19|20)\d\d)(?:[.\-]?(?:q(?P<q>[1-4])|\d\d(?:[.\-]\d\d)?))?$",
+                          re.IGNORECASE)
+_ARXIV = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
+_GENERIC_HEADING = re.compile(r"^(table of )?contents?:?$|^(index|agenda|overview|introduction|abstract|"
+                              r"preface|foreword|summary)\W*$", re.IGNORECASE)
+_FILE_LIKE = re.compile(r"^[^\s]*[_][^\s]*$")
+
+
+class DocumentMeta(BaseModel):
+    """A document's shelf label; ``sources`` says where each field came from ("user" fields
+    are never replaced by a guess)."""
+
+    title: str = ""
+    organisation: str = ""
+    period: str = ""
+    kind: str = ""
+    sources: dict[str, str] = Field(default_factory=dict)
+    file_name: str = ""
+
+    def years(self) -> list[int]:
+        """The years the period names ("FY2018" → [2018], "Q1 2021" → [2021])."""
+        return [int(y) for y in _YEAR.findall(self.period)]
+
+    def names(self) -> list[str]:
+        """What the document may be called by: its organisation, its title, and the name part
+        of its file name ("3M" of "3M_2018_10K")."""
+        parts = [self.organisation, self.title, file_name_fields(self.file_name)[0]]
+        return [p for p in dict.fromkeys(parts) if p]
+
+
+@dataclass
+class _Found:
+    value: str
+    source: str
+
+
+def file_name_fields(stem: str) -> tuple[str, str, str]:
+    """``(name, period, kind)`` read from a file name such as "3M_2018_10K",
+    "JPMORGAN_2021Q1_10Q" or "PH_2016.06.08_Economy-Final": the segments before the first
+    period or kind segment are the name; "" where absent. An arXiv id names nothing."""
+    if not stem or _ARXIV.match(stem):
+        return "", "", "paper" if stem and _ARXIV.match(stem) else ""
+    segments = [s for s in re.split(r"[_\s]+", stem) if s]
+    name: list[str] = []
+    period = kind = ""
+    for i, seg in enumerate(segments):
+        found = _FILE_PERIOD.match(seg)
+        if found and not period:
+            period = f"Q{found.group('q')} {found.group('year')}" if found.group("q") else found.group("year")
+        elif _FILE_KIND.match(seg) and not kind:
+            kind = seg.upper().replace("10K", "10-K").replace("10Q", "10-Q").replace("20F", "20-F")
+        elif not period and not kind and i < 2 and re.search(r"[A-Za-z]", seg):
+            name.append(seg)
+    name = [n for n in name if len(n) >= 3 or re.search(r"\d", n)]  # "PH", "PG": initials that name no one
+    return (" ".join(name) if period or kind else ""), period, kind
+
+
+def _quarter(month: str) -> int:
+    return (_MONTHS.index(month.lower()) // 3) + 1
+
+
+def cover_period(text: str) -> _Found | None:
+    """A filing's "fiscal year ended December 31, 2018" (→ FY2018) or "quarterly period ended
+    March 31, 2021" (→ Q1 2021, by calendar month), else the cover's first full date's year."""
+    for match in _PERIOD_END.finditer(text):
+        date = _DATE.search(text, match.end(), match.end() + 120)
+        if date is None:
+            continue
+        year = date.group("year")
+        if "quarter" in match.group("what").lower():
+            return _Found(f"Q{_quarter(date.group('month'))} {year}", "cover")
+        return _Found(f"FY{year}", "cover")
+    date = _DATE.search(text)
+    if date is not None:
+        return _Found(date.group("year"), "cover")
+    years = _YEAR.findall(text[:600])
+    return _Found(years[0], "cover") if years else None
+
+
+def cover_organisation(text: str) -> _Found | None:
+    """The registrant a filing names, or the cover's first line that ends as an
+    organisation's name does ("3M COMPANY", "Pew Research Center")."""
+    match = _REGISTRANT.search(text)
+    if match and re.search(r"[A-Za-z]", match.group(1)):
+        return _Found(" ".join(match.group(1).strip(" _").split()), "cover")
+    for line in text.splitlines():
+        line = " ".join(line.split()).strip(" _")
+        if 2 <= len(line) <= 80 and _ORG_SUFFIX.match(line) and not _NOT_ORG.search(line):
+            return _Found(line, "cover")
+    return None
+
+
+def cover_kind(text: str, landscape_share: float) -> _Found | None:
+    form = _FORM.search(text)
+    if form:
+        return _Found(form.group(1).upper().replace("10K", "10-K").replace("10Q", "10-Q"), "cover")
+    lowered = text.lower()
+    for words, kind in _KIND_WORDS:
+        if words in lowered:
+            return _Found(kind, "cover")
+    if landscape_share >= 0.8:
+        return _Found("slides", "page shape")
+    return None
+
+
+def better_title(current: str, cover_titles: Iterable[str], stem: str) -> _Found:
+    """The title ingestion chose unless it names no document — a generic heading
+    ("Contents:") or a file name ("…_FINAL") — then the cover's first real heading, else the
+    file name made readable."""
+    current = " ".join(current.split())
+    if current and not _GENERIC_HEADING.match(current) and not _FILE_LIKE.match(current):
+        return _Found(current, "ingest")
+    for heading in cover_titles:
+        heading = " ".join(heading.split())
+        if len(heading) >= 4 and not _GENERIC_HEADING.match(heading) and re.search(r"[A-Za-z]{3}", heading):
+            return _Found(heading[:120], "cover")
+    readable = " ".join(re.sub(r"[_]+", " ", stem).split())
+    return _Found(readable or current, "file name")
+
+
+def guess_metadata(doc: Document, pages: Iterable[Page], metadata_title: str | None = None) -> DocumentMeta:
+    """The document's shelf label from its first pages (``pages`` in any order: the first
+    two are read) and its file name; pure."""
+    ordered = sorted(pages, key=lambda p: p.number)
+    first = ordered[:2]
+    cover = "\n".join(c.text for p in first for c in sorted(p.components, key=lambda c: c.order))[:COVER_CHARS]
+    headings = [c.text for p in first for c in sorted(p.components, key=lambda c: c.order)
+                if c.kind is ComponentKind.TITLE and not c.furniture]
+    stem = doc.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    file_name, file_period, file_kind = file_name_fields(stem)
+    landscape = sum(1 for p in ordered if p.width > p.height * 1.05) / len(ordered) if ordered else 0.0
+    found: dict[str, _Found | None] = {
+        "title": better_title(doc.title, headings, stem),
+        "organisation": cover_organisation(cover) or (_Found(file_name, "file name") if file_name else None),
+        "period": cover_period(cover) or (_Found(file_period, "file name") if file_period else None),
+        "kind": cover_kind(cover, landscape) or (_Found(file_kind, "file name") if file_kind else None),
+    }
+    if metadata_title and found["organisation"] is None and " - " in metadata_title:
+        found["organisation"] = _Found(metadata_title.rsplit(" - ", 1)[-1].strip(), "pdf metadata")
+    kind, organisation, period = found["kind"], found["organisation"], found["period"]
+    if kind is not None and kind.source == "cover" and kind.value[:1].isdigit() and organisation is not None:
+        found["title"] = _Found(" ".join(filter(None, [organisation.value, "Form", kind.value,
+                                                       period.value if period else ""])), "cover")
+    meta = DocumentMeta(file_name=stem)
+    for name, value in found.items():
+        if value is not None and value.value:
+            setattr(meta, name, value.value)
+            meta.sources[name] = value.source
+    return meta
+
+
+def read_metadata(store: Store, doc_ids: Iterable[str] | None = None) -> dict[str, DocumentMeta]:
+    """The stored labels by document id (all documents', or ``doc_ids``'); missing ones left out."""
+    if doc_ids is None:
+        return {key: DocumentMeta.model_validate(value) for key, value in store.iter_records(NAMESPACE)}
+    return {key: DocumentMeta.model_validate(value) for key, value in store.get_records(NAMESPACE, doc_ids).items()}
+
+
+def store_guess(store: Store, doc: Document, metadata_title: str | None = None) -> DocumentMeta:
+    """Guess ``doc``'s label from its first two stored pages and keep it; fields the user set
+    stay as they are."""
+    pages = [p for p in (store.get_page(doc.id, n) for n in (1, 2)) if p is not None]
+    guess = guess_metadata(doc, pages, metadata_title)
+    old = read_metadata(store, [doc.id]).get(doc.id)
+    if old is not None:
+        for name in FIELDS:
+            if old.sources.get(name) == "user":
+                setattr(guess, name, getattr(old, name))
+                guess.sources[name] = "user"
+    store.put_record(NAMESPACE, doc.id, guess.model_dump(), doc_id=doc.id)
+    return guess
+
+
+def ensure_metadata(store: Store, documents: Iterable[Document]) -> dict[str, DocumentMeta]:
+    """Every ready document's label, guessing (and keeping) those not guessed yet — a
+    workspace ingested before labels existed."""
+    docs = [d for d in documents if d.status == "ready"]
+    known = read_metadata(store, [d.id for d in docs])
+    for doc in docs:
+        if doc.id not in known:
+            known[doc.id] = store_guess(store, doc)
+    return known
+
+
+def update_metadata(store: Store, doc: Document, values: Mapping[str, str]) -> DocumentMeta:
+    """Set fields by hand (``values``: field → text; "" clears one); they are the user's from
+    now on. The document's title row follows a new title, so lists and citations show it."""
+    unknown = sorted(set(values) - set(FIELDS))
+    if unknown:
+        raise ValueError(f"unknown metadata field(s) {', '.join(unknown)}; use {', '.join(FIELDS)}")
+    meta = ensure_metadata(store, [doc]).get(doc.id) or DocumentMeta(file_name=doc.path)
+    for name, value in values.items():
+        setattr(meta, name, " ".join(value.split()))
+        meta.sources[name] = "user"
+    with store.transaction():
+        store.put_record(NAMESPACE, doc.id, meta.model_dump(), doc_id=doc.id)
+        if values.get("title"):
+            store.put_document(doc.model_copy(update={"title": meta.title}))
+    return meta

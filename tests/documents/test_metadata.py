@@ -1,0 +1,142 @@
+"""Documents know what they are (``documents.metadata``): title, organisation, period and
+kind guessed from real covers and file names, kept in the store, corrected by the user."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from docgraph.documents.metadata import (better_title, cover_kind, cover_organisation, cover_period,
+                                         file_name_fields)
+
+
+def cover_text(path: Path) -> str:
+    import pymupdf
+
+    with pymupdf.open(path) as doc:
+        return doc[0].get_text()
+
+
+@pytest.fixture(scope="module")
+def filings(shared_data: Path) -> Path:
+    folder = shared_data / "financebench" / "pdfs"
+    if not folder.is_dir():
+        pytest.skip("the FinanceBench filings are not in the shared data")
+    return folder
+
+
+def test_file_names_give_name_period_and_kind():
+    assert file_name_fields("3M_2018_10K") == ("3M", "2018", "10-K")
+    assert file_name_fields("JPMORGAN_2021Q1_10Q") == ("JPMORGAN", "Q1 2021", "10-Q")
+    assert file_name_fields("AMERICANWATERWORKS_2022_10K") == ("AMERICANWATERWORKS", "2022", "10-K")
+    # initials name no one; a date is a period; an arXiv id is a paper; a bare name says nothing
+    assert file_name_fields("PH_2016.06.08_Economy-Final") == ("", "2016", "")
+    assert file_name_fields("2310.05634v2") == ("", "", "paper")
+    assert file_name_fields("report") == ("", "", "")
+
+
+@pytest.mark.parametrize("name, organisation, period, kind", [
+    ("3M_2018_10K.pdf", "3M COMPANY", "FY2018", "10-K"),           # no "(Exact name of registrant)" line
+    ("WALMART_2020_10K.pdf", "WALMART INC.", "FY2020", "10-K"),     # fiscal year ending in January
+    ("JPMORGAN_2021Q1_10Q.pdf", "JPMorgan Chase & Co.", "Q1 2021", "10-Q"),  # the date a line below
+    ("AMD_2015_10K.pdf", "ADVANCED MICRO DEVICES, INC.", "FY2015", "10-K"),
+])
+def test_a_filings_cover_names_registrant_period_and_form(filings: Path, name, organisation, period, kind):
+    text = cover_text(filings / name)
+    assert cover_organisation(text).value == organisation
+    assert cover_period(text).value == period
+    assert cover_kind(text, 0.0).value == kind
+
+
+def test_a_report_cover_gives_its_date_and_kind():
+    text = "Pew Research Center\nJune 8, 2016\nFOR RELEASE\nMore Americans say the economy is improving\n"
+    assert cover_organisation(text).value == "Pew Research Center"
+    assert cover_period(text).value == "2016"
+    assert cover_kind("Sustainability Report 2020\nACCIONA", 0.0).value == "sustainability report"
+    assert cover_kind("Chapter 3\nThe derivative", 0.9).value == "slides"  # landscape pages
+    assert cover_kind("Chapter 3\nThe derivative", 0.1) is None
+    # the regulator on every filing's cover is no organisation of the document
+    assert cover_organisation("UNITED STATES SECURITIES AND EXCHANGE COMMISSION\nWashington") is None
+
+
+def test_a_title_that_names_no_document_is_replaced():
+    assert better_title("Contents:", ["Contents:", "Your guide to NHS services"], "nhs").value == \
+        "Your guide to NHS services"
+    assert better_title("PG_2020.03.09_US-Germany_FINAL", [], "PG_2020.03.09_US-Germany_FINAL").value == \
+        "PG 2020.03.09 US-Germany FINAL"
+    kept = better_title("Americans and Germans differ", ["Contents"], "x")
+    assert (kept.value, kept.source) == ("Americans and Germans differ", "ingest")
+
+
+@pytest.fixture(scope="module")
+def two_filings(tmp_path_factory, filings: Path) -> Path:
+    """A workspace with the first two pages of two real filings (names kept)."""
+    import pymupdf
+
+    from docgraph import Workspace
+
+    tmp = tmp_path_factory.mktemp("two_filings")
+    for name in ("3M_2018_10K.pdf", "JPMORGAN_2021Q1_10Q.pdf"):
+        with pymupdf.open(filings / name) as whole, pymupdf.open() as part:
+            part.insert_pdf(whole, from_page=0, to_page=1)
+            part.save(tmp / name)
+    with Workspace(tmp / "ws") as ws:
+        ws.add(sorted(tmp.glob("*.pdf")))
+    return tmp / "ws"
+
+
+def test_ingest_keeps_the_label_and_the_user_corrects_it(two_filings: Path, tmp_path: Path):
+    from docgraph import Workspace
+    from docgraph.documents.metadata import NAMESPACE, store_guess
+
+    ws_dir = Path(shutil.copytree(two_filings, tmp_path / "ws"))
+    with Workspace(ws_dir) as ws:
+        doc = ws.document("3M_2018_10K.pdf", with_pages=False)
+        stored = ws.store.get_record(NAMESPACE, doc.id)  # written at ingest, not on first read
+        assert stored["organisation"] == "3M COMPANY" and stored["sources"]["period"] == "cover"
+        assert ws.metadata(doc.id)[doc.id].title == "3M COMPANY Form 10-K FY2018"
+        ws.set_metadata(doc.id, organisation="3M", title="3M annual report 2018")
+        store_guess(ws.store, ws.store.get_document(doc.id))  # a later guess keeps what the user set
+        label = ws.metadata(doc.id)[doc.id]
+        assert (label.organisation, label.title, label.period) == ("3M", "3M annual report 2018", "FY2018")
+        assert label.sources["organisation"] == "user" and label.sources["period"] == "cover"
+        assert ws.document(doc.id, with_pages=False).title == "3M annual report 2018"
+        with pytest.raises(Exception, match="unknown metadata field"):
+            ws.set_metadata(doc.id, colour="red")
+        ws.remove(doc.id)
+        assert ws.store.get_record(NAMESPACE, doc.id) is None  # deleted with its document
+
+
+def test_a_workspace_from_before_labels_gets_them_on_first_use(two_filings: Path, tmp_path: Path):
+    from docgraph import Workspace
+    from docgraph.documents.metadata import NAMESPACE
+
+    ws_dir = Path(shutil.copytree(two_filings, tmp_path / "ws"))
+    with Workspace(ws_dir) as ws:
+        ws.store.delete_records(NAMESPACE)
+        labels = ws.metadata()
+        assert sorted((m.organisation, m.period, m.kind) for m in labels.values()) == [
+            ("3M COMPANY", "FY2018", "10-K"), ("JPMorgan Chase & Co.", "Q1 2021", "10-Q")]
+        assert len(list(ws.store.iter_records(NAMESPACE))) == 2
+
+
+def test_cli_meta_prints_and_sets_and_ls_shows_the_label(two_filings: Path, tmp_path: Path, capsys):
+    from docgraph.cli import main
+
+    ws_dir = str(shutil.copytree(two_filings, tmp_path / "ws"))
+    assert main(["meta", "JPMORGAN_2021Q1_10Q.pdf", "--workspace", ws_dir]) == 0
+    shown = capsys.readouterr().out
+    assert "organisation  JPMorgan Chase & Co.  (cover)" in shown and "period        Q1 2021  (cover)" in shown
+    assert main(["meta", "JPMORGAN_2021Q1_10Q.pdf", "--period", "Q1 FY2021", "--json", "--workspace", ws_dir]) == 0
+    assert json.loads(capsys.readouterr().out)["sources"]["period"] == "user"
+    assert main(["ls", "--workspace", ws_dir]) == 0
+    listing = capsys.readouterr().out
+    assert "10-Q" in listing and "Q1 FY2021" in listing and "JPMorgan Chase & Co." in listing
+    assert main(["ls", "--json", "--workspace", ws_dir]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["metadata"]["period"] for r in rows} == {"FY2018", "Q1 FY2021"}
+    assert main(["meta", "nope.pdf", "--workspace", ws_dir]) != 0
+    assert "no document 'nope.pdf'" in capsys.readouterr().err
