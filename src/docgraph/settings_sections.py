@@ -313,6 +313,10 @@ class RetrievalSettings(Section):
                                                  "document\", \"the presenter of this slide\", \"the "
                                                  "defendant\": methods/lexicons/documents.toml) ranks each "
                                                  "document's first page as an explicit reference")
+    route_floor: float = Field(0.5, ge=0.0, le=1.0, description="in a library, the share of their scores that "
+                                                                "pages of documents a question does not name keep "
+                                                                "when it names others by organisation, title or "
+                                                                "file name, and period (methods.routing; 1 = off)")
     lexicons: list[str] = Field(default_factory=list, description="more lexicon files (TOML, the format of "
                                                                   "methods/lexicons/*.toml): a domain's own "
                                                                   "statements, measures and front matter")

@@ -47,6 +47,7 @@ from .chunking import chunk_context
 from .hybrid import HybridIndex, group_max, rank_fusion, ranks
 from .lexicon import COVER, lexicon
 from .references import LabelIndex, asked_modalities, query_references
+from .routing import DocumentRouter, page_weights
 
 PageKey = tuple[str, int]
 MAX_GROUNDED = 100_000  # entities whose chunk rows a layer remembers (then it starts over)
@@ -93,6 +94,14 @@ class PageRanking:
     diffused: np.ndarray
     final: np.ndarray
     chunk_scores: np.ndarray  # fused score per chunk row
+    routing: np.ndarray | None = None  # per page: its document's routing weight (None: no routing)
+
+    def routing_of(self, pages: Sequence[PageKey], position: Mapping[PageKey, int]) -> np.ndarray:
+        """The routing weight of each of ``pages`` (1 without routing or for an unknown page),
+        for a later stage that rescored them (a reranker) to weigh its own scores alike."""
+        if self.routing is None:
+            return np.ones(len(pages))
+        return np.array([self.routing[position[p]] if p in position else 1.0 for p in pages], dtype=np.float64)
 
     def top(self, k: int | None = None) -> list[tuple[PageKey, float]]:
         """The ``k`` best pages (all when None), best first, ties by position."""
@@ -181,20 +190,27 @@ class EvidenceLayer:
         return rows
 
     def flat(self, query: str, qvec: np.ndarray, settings: RetrievalSettings,
-             page_dense: np.ndarray | None = None) -> PageRanking:
+             page_dense: np.ndarray | None = None, documents: DocumentRouter | None = None) -> PageRanking:
         """Flat scores only: every page as its best fused chunk; ``page_dense`` (one cosine
-        per page, e.g. a page-image vector) is rank-fused in when given."""
+        per page, e.g. a page-image vector) is rank-fused in when given. With ``documents`` (a
+        library's router, ``methods.routing``) every signal of a page is weighed by its
+        document's routing weight before the lists are fused."""
         n_pages = len(self.pages)
         reading = lexicon(tuple(settings.lexicons)).read(query, settings.measures, settings.front_matter)
         sparse_query = reading.sparse_query(query)
         fused = self.hybrid.scores(sparse_query, qvec, settings)
         if not n_pages:
             return PageRanking(self.pages, np.zeros(0), np.zeros(0), np.zeros(0), fused)
+        routing = page_weights(documents, query, settings.route_floor, [d for d, _ in self.pages])
+        if routing is not None and len(self.chunks):
+            fused = fused * routing[self.chunk_page]
         lists = [(group_max(self.chunk_page, fused, n_pages), False, 1.0)] if len(self.chunks) else []
         if page_dense is not None:
-            lists.append((np.asarray(page_dense, dtype=np.float64), False, 1.0))
+            page_dense = np.asarray(page_dense, dtype=np.float64)
+            lists.append((page_dense * routing if routing is not None else page_dense, False, 1.0))
         if settings.page_sparse > 0 and len(self.chunks):
-            lists.append((self.page_bm25.scores(sparse_query), True, settings.page_sparse))
+            page_sparse = self.page_bm25.scores(sparse_query)
+            lists.append((page_sparse * routing if routing is not None else page_sparse, True, settings.page_sparse))
         if settings.element_intent > 0 and len(self.chunks):
             asked = np.isin(self.modality, asked_modalities(query))
             if asked.any():  # pages without such an element get nothing from this list
@@ -203,10 +219,12 @@ class EvidenceLayer:
         flat = rank_fusion(lists, settings.rrf_k, n_pages)
         if settings.references:
             referenced = self.referenced_pages(query, reading.labels, content=flat)
+            if routing is not None:
+                referenced = referenced * routing
             if referenced.any():
                 flat = flat + 1.0 / (settings.rrf_k + ranks(referenced, referenced > 0))
-        flat = minmax(flat)
-        return PageRanking(self.pages, flat, np.zeros(n_pages), flat, fused)
+        flat = minmax(flat) if routing is None else minmax(flat) * routing
+        return PageRanking(self.pages, flat, np.zeros(n_pages), flat, fused, routing)
 
     def referenced_pages(self, query: str, named: Sequence[tuple[str, str]] = (),
                          content: np.ndarray | None = None) -> np.ndarray:
@@ -265,7 +283,8 @@ class EvidenceLayer:
         diffused = minmax(diffuse(self.graph, seeds, alpha=settings.restart,
                                   local_above=settings.local_diffusion_edges))
         w = settings.flat_weight
-        return PageRanking(self.pages, flat.flat, diffused, w * flat.flat + (1.0 - w) * diffused, fused)
+        final = w * flat.flat + (1.0 - w) * (diffused if flat.routing is None else diffused * flat.routing)
+        return PageRanking(self.pages, flat.flat, diffused, final, fused, flat.routing)
 
     def rank_pages(self, query: str, qvec: np.ndarray, settings: RetrievalSettings,
                    graph_seeds: np.ndarray | None = None) -> PageRanking:

@@ -48,6 +48,6 @@ def rerank_pages(reranker: Reranker, layer: EvidenceLayer, ranking: PageRanking,
         else:
             found = reranker.rerank(query, texts)
         scores[ranked] = minmax(np.asarray(found, dtype=np.float64))
-    final = blend_rerank(scores, prior, weight)
+    final = blend_rerank(scores * ranking.routing_of(pages, layer.page_position), prior, weight)
     order = np.lexsort((np.arange(len(pages)), -final))
     return [(pages[i], float(final[i])) for i in order]

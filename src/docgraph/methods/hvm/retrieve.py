@@ -52,6 +52,7 @@ from ...store.base import Store
 from ..evidence_layer import EvidenceLayer, PageRanking, layer_shape, retrieval_settings
 from ..hybrid import fuse_scores
 from ..memo import cached
+from ..routing import document_router
 from ..page_rerank import rerank_pages
 from ..timing import Timer
 from ..vector_index import VectorIndex, load_index
@@ -244,7 +245,7 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     rs = retrieval_settings(ctx)
     q = np.asarray(ctx.models.text_embedder.embed_queries([query])[0], dtype=np.float32)
     timer.lap("embed")
-    flat = index.layer.flat(query, q, rs)
+    flat = index.layer.flat(query, q, rs, documents=document_router(ctx.store))
     chunk_scores = index.chunk_scores(flat)
     graph_rows = np.zeros(0, dtype=np.int64)
     if settings.concept_graph:

@@ -74,6 +74,7 @@ from ...types import Chunk, Entity, Relation
 from ..evidence_layer import EvidenceLayer, indexed_text, layer_shape, retrieval_settings
 from ..hybrid import fuse_scores
 from ..memo import cached
+from ..routing import document_router
 from .storage import (LAYER, NS_CHUNK, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, embed_query, entity_text,
                       page_key, parse_page_key, relation_text)
 
@@ -263,7 +264,7 @@ def _retrieve(ctx: "MethodContext", query: str, mode: str, k_pages: int | None, 
         qvec = query_vector(ctx, query, [page_index, entity_index])
 
     with timer.stage("page_retrieval"):
-        flat = layer.flat(query, qvec, rs, page_dense_scores(ctx, layer, page_index, qvec))
+        flat = layer.flat(query, qvec, rs, page_dense_scores(ctx, layer, page_index, qvec), document_router(ctx.store))
         anchors = flat.top(cfg.page_anchors)
     trace.anchors = anchors
 
@@ -309,7 +310,7 @@ def _retrieve(ctx: "MethodContext", query: str, mode: str, k_pages: int | None, 
                      + [entity_index.vector(e.id) for e in entities]
                      + [relation_vector(view, entity_index, relation_index, int(r)) for r in rels])
         _rerank(ctx, query, view, trace, pages, texts, page_prior, entities, (rels, relations, rel_prior),
-                k_pages, rerank_weight, qvec, known)
+                k_pages, rerank_weight, qvec, known, ranking.routing_of(pages, layer.page_position))
     with timer.stage("second_hop"):
         merged = layer.with_bridges([((p.doc_id, p.page), p.score) for p in trace.pages], load_bridges(ctx, view, layer),
                                     query, rs, k_pages, ranking.final)
@@ -341,11 +342,13 @@ def relation_vector(view: GraphView, entities: VectorIndex, relations: VectorInd
 def _rerank(ctx: "MethodContext", query: str, view: GraphView, trace: RetrievalTrace, pages: list[PageKey],
             page_texts: list[str], page_prior: np.ndarray, entities: list[Entity],
             relation_pool: tuple[np.ndarray, list[Relation], np.ndarray], k_pages: int,
-            weight: float, qvec: np.ndarray, known: list[np.ndarray | None] | None) -> None:
+            weight: float, qvec: np.ndarray, known: list[np.ndarray | None] | None,
+            page_routing: np.ndarray | None = None) -> None:
     """Step 5: one reranker call over all candidates, then budgets per kind. ``entities``:
     the subgraph's, in its order; ``relation_pool``: (relation indices, their objects, their
     priors). ``known``: the candidates' stored vectors (offline), so the fusion reranker
-    embeds nothing it has."""
+    embeds nothing it has. ``page_routing``: the pages' routing weights (``methods.routing``),
+    applied to their reranker scores as to their prior."""
     settings = trace.settings
     rels, relations, rel_prior = relation_pool
     texts = (list(page_texts)
@@ -359,7 +362,8 @@ def _rerank(ctx: "MethodContext", query: str, view: GraphView, trace: RetrievalT
         scores = np.asarray(ctx.models.reranker.rerank(query, texts), dtype=np.float64)
     n_p, n_e = len(pages), len(trace.subgraph)
     page_weight = ctx.settings.kg4vd.offline_page_rerank_weight if known is not None else weight  # step 5's note
-    page_final = blend_rerank(scores[:n_p], page_prior, page_weight)
+    page_scores = scores[:n_p] if page_routing is None else scores[:n_p] * page_routing
+    page_final = blend_rerank(page_scores, page_prior, page_weight)
     ent_final = blend_rerank(scores[n_p:n_p + n_e], trace.ppr, weight)
     rel_final = blend_rerank(scores[n_p + n_e:], rel_prior, weight)
 

@@ -1,0 +1,147 @@
+"""Routing in a library: the documents a question names, found before its pages.
+
+A question over a shelf of filings names what it is about — "What is the FY2018 capital
+expenditure amount for 3M?" — and the same statement exists in every filing, so page
+scores alone pick the right table of the wrong company or year. ``DocumentRouter`` reads
+each document's shelf label (``documents.metadata``: organisation, title, the name in its
+file name, period) and gives every document a weight for the question:
+
+1. **names**: a document is named when the question holds one of its names whole — as
+   words ("American Water Works") or run together ("AmericanWaterWorks" in a file name,
+   "JPMorgan" against "JP Morgan") — legal words (Inc., Company, Corporation, The) aside;
+   a name's first word alone names it at half weight when no other document's names
+   start with that word ("CVS" for "CVS Health Corporation");
+2. **period**: among the named documents, those whose period holds a year the question
+   names ("FY2018", "fiscal 2018", "in 2018") weigh more; when none does, the nearest later
+   period (a later filing reports the earlier year too) at half that.
+
+The weight is ``floor + (1 - floor) · match / best match``: the named documents keep their
+scores, the others keep ``floor`` of them — softly, so evidence elsewhere still ranks. The
+router **abstains** (no weight at all) when the question names no document, when every
+document is named alike, or in a workspace of one document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..documents.metadata import DocumentMeta, ensure_metadata
+from ..store.base import Store
+
+LEGAL_WORDS = frozenset({"inc", "incorporated", "corp", "corporation", "company", "co", "ltd", "limited", "llc",
+                         "plc", "the", "and", "of", "group", "holdings", "sa", "ag", "nv", "se"})
+MAX_SPAN = 5  # question words run together when matching a name written as one word
+_WORD = re.compile(r"[a-z0-9]+")
+_YEAR = re.compile(r"(?<![\d.])(?:fy\s?|fiscal\s+(?:year\s+)?)?((?:19|20)\d\d)(?![\d])", re.IGNORECASE)
+_SHORT_FY = re.compile(r"\bfy\s?'?(\d\d)\b", re.IGNORECASE)
+_CACHE: dict[str, "DocumentRouter"] = {}
+CACHE_SIZE = 8
+
+
+def words(text: str) -> list[str]:
+    """Lower-case alphanumeric words ("Coca-Cola" → coca, cola; "3M" → 3m)."""
+    return _WORD.findall(text.lower().replace("’", "'").replace("'s ", " "))
+
+
+def name_words(name: str) -> tuple[str, ...]:
+    """A name's own words: legal words and bare numbers left out."""
+    return tuple(w for w in words(name) if w not in LEGAL_WORDS and not w.isdigit())
+
+
+def question_years(question: str) -> set[int]:
+    """The years a question names: 2018, FY2018, fiscal 2018, FY18."""
+    years = {int(y) for y in _YEAR.findall(question)}
+    years |= {2000 + int(y) for y in _SHORT_FY.findall(question)}
+    return years
+
+
+@dataclass
+class DocumentRouter:
+    """Names and years of a library's documents (see the module docstring)."""
+
+    doc_ids: list[str]
+    names: list[list[tuple[str, ...]]]  # per document: its names as word tuples
+    years: list[set[int]]
+    unique_first: set[tuple[int, str]]  # (document, first word) pairs no other document's names share
+
+    @classmethod
+    def build(cls, metadata: Mapping[str, DocumentMeta]) -> "DocumentRouter":
+        doc_ids = sorted(metadata)
+        names = [[n for n in dict.fromkeys(name_words(x) for x in metadata[d].names()) if n] for d in doc_ids]
+        firsts: dict[str, set[frozenset]] = {}
+        org_of = [frozenset(n[0] for n in doc_names) for doc_names in names]
+        for i, doc_names in enumerate(names):
+            for n in doc_names:
+                firsts.setdefault(n[0], set()).add(org_of[i])
+        unique = {(i, n[0]) for i, doc_names in enumerate(names) for n in doc_names
+                  if len(n) > 1 and len(firsts[n[0]]) == 1}
+        return cls(doc_ids, names, [set(metadata[d].years()) for d in doc_ids], unique)
+
+    def match(self, question: str) -> np.ndarray | None:
+        """Per document (``doc_ids`` order) how well the question names it, in [0, 1]; None
+        when the router abstains."""
+        if len(self.doc_ids) < 2:
+            return None
+        said = words(question)
+        runs = {"".join(said[i:j]) for i in range(len(said)) for j in range(i + 1, min(i + MAX_SPAN, len(said)) + 1)}
+        present = set(said)
+        score = np.zeros(len(self.doc_ids))
+        for i, doc_names in enumerate(self.names):
+            for name in doc_names:
+                if "".join(name) in runs:
+                    score[i] = 1.0
+                    break
+                if (i, name[0]) in self.unique_first and name[0] in present:
+                    score[i] = max(score[i], 0.5)
+        if not score.any() or score.min() == score.max():
+            return None
+        named = np.flatnonzero(score == score.max())
+        asked = question_years(question)
+        if asked:
+            exact = [i for i in named if self.years[i] & asked]
+            if exact:
+                score[exact] += 1.0
+            else:
+                later = [(min(self.years[i]), i) for i in named if self.years[i] and min(self.years[i]) >= max(asked)]
+                nearest = min((y for y, _ in later), default=None)
+                score[[i for y, i in later if y == nearest]] += 0.5
+        return score / score.max()
+
+    def weights(self, question: str, floor: float) -> dict[str, float] | None:
+        """Document id → weight ``floor + (1 - floor) · match`` (None: abstain)."""
+        match = self.match(question)
+        if match is None:
+            return None
+        return {d: floor + (1.0 - floor) * float(m) for d, m in zip(self.doc_ids, match)}
+
+
+def page_weights(router: "DocumentRouter | None", question: str, floor: float,
+                 page_docs: Sequence[str]) -> np.ndarray | None:
+    """The routing weight of each page (its document's), or None when there is no router or
+    it abstains; documents the router does not know weigh ``floor``."""
+    if router is None or floor >= 1.0:
+        return None
+    weights = router.weights(question, floor)
+    if weights is None:
+        return None
+    return np.array([weights.get(d, floor) for d in page_docs], dtype=np.float64)
+
+
+def document_router(store: Store) -> DocumentRouter:
+    """The router of the workspace's documents as their labels stand now (labels guessed for
+    documents that have none yet); rebuilt only when a label changes."""
+    metadata = ensure_metadata(store, store.list_documents())
+    key = hashlib.sha1(json.dumps({d: m.model_dump() for d, m in sorted(metadata.items())},
+                                  sort_keys=True).encode("utf-8")).hexdigest()
+    router = _CACHE.get(key)
+    if router is None:
+        if len(_CACHE) >= CACHE_SIZE:
+            _CACHE.clear()
+        router = _CACHE[key] = DocumentRouter.build(metadata)
+    return router

@@ -1,0 +1,130 @@
+"""Routing in a library (``methods.routing``): the documents a question names weigh more,
+softly, and the router abstains when the question names none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from docgraph.documents.metadata import DocumentMeta
+from docgraph.methods.routing import DocumentRouter, page_weights, question_years
+
+SHELF = {
+    "mmm18": DocumentMeta(organisation="3M COMPANY", period="FY2018", kind="10-K", file_name="3M_2018_10K"),
+    "mmm22": DocumentMeta(organisation="3M COMPANY", period="FY2022", kind="10-K", file_name="3M_2022_10K"),
+    "awk20": DocumentMeta(organisation="AMERICAN WATER WORKS COMPANY, INC.", period="FY2020",
+                          file_name="AMERICANWATERWORKS_2020_10K"),
+    "axp22": DocumentMeta(organisation="American Express Company", period="FY2022",
+                          file_name="AMERICANEXPRESS_2022_10K"),
+    "cvs18": DocumentMeta(organisation="CVS HEALTH CORPORATION", period="FY2018", file_name="CVSHEALTH_2018_10K"),
+    "nhs": DocumentMeta(title="A guide to NHS services", period="2019", file_name="nhs-guide"),
+}
+
+
+@pytest.fixture(scope="module")
+def router() -> DocumentRouter:
+    return DocumentRouter.build(SHELF)
+
+
+def named(router: DocumentRouter, question: str) -> dict[str, float]:
+    match = router.match(question)
+    assert match is not None, question
+    return {d: float(m) for d, m in zip(router.doc_ids, match) if m > 0}
+
+
+def test_a_named_company_and_year_pick_that_filing_first(router):
+    assert named(router, "What is the FY2018 capital expenditure amount (in USD millions) for 3M?") == \
+        {"mmm18": 1.0, "mmm22": 0.5}
+
+
+def test_names_match_as_words_or_run_together_and_legal_words_do_not_count(router):
+    assert named(router, "What was American Water Works' net income in 2020?") == {"awk20": 1.0}
+    # the file name's run-together "AMERICANEXPRESS" and the organisation both name it
+    assert named(router, "How many card members did AmericanExpress have?") == {"axp22": 1.0}
+    # "company" alone names no one: it is a legal word in every organisation here
+    assert router.match("Which company had the largest revenue?") is None
+
+
+def test_a_first_word_no_other_document_starts_with_names_it_at_half_weight(router):
+    assert named(router, "How much did CVS pay in dividends?") == {"cvs18": 1.0}
+    # "American" starts two organisations: it names neither
+    assert router.match("Which American firm grew fastest?") is None
+
+
+def test_without_the_asked_year_the_nearest_later_period_weighs_more(router):
+    # FY2017 figures are printed in the FY2018 filing as comparatives
+    assert named(router, "What was 3M's FY2017 revenue?") == {"mmm18": 1.0, "mmm22": 2 / 3}
+    # a year after every period: the filings of the company stay alike
+    assert named(router, "Did 3M's margin improve in FY2023?") == {"mmm18": 1.0, "mmm22": 1.0}
+
+
+def test_the_router_abstains_when_nothing_is_named_or_one_document_is_there(router):
+    assert router.match("What is the revenue growth between 2018 and 2019?") is None
+    single = DocumentRouter.build({"mmm18": SHELF["mmm18"]})
+    assert single.match("What is 3M's FY2018 revenue?") is None
+    assert page_weights(router, "What is the revenue growth?", 0.5, ["mmm18", "awk20"]) is None
+
+
+def test_page_weights_keep_a_floor_for_documents_not_named(router):
+    pages = ["mmm18", "mmm18", "mmm22", "awk20", "unknown"]
+    weights = page_weights(router, "3M FY2018 capital expenditure", 0.5, pages)
+    assert weights.tolist() == [1.0, 1.0, 0.75, 0.5, 0.5]
+    assert page_weights(router, "3M FY2018 capital expenditure", 1.0, pages) is None  # floor 1: off
+
+
+def test_question_years_read_fiscal_spellings():
+    assert question_years("FY2018 and fiscal 2019, FY21, in 2020; not 12,2018.5") == {2018, 2019, 2021, 2020}
+
+
+# ---------------------------------------------------------------- real filings, both methods
+FILINGS = {"3M_2018_10K.pdf": (1, 60), "3M_2022_10K.pdf": (1, 52), "BOEING_2018_10K.pdf": (1, 53)}
+QUESTION = ("What is the FY2022 capital expenditure amount (in USD millions) for 3M? Give a response to the "
+            "question by relying on the details shown in the cash flow statement.")
+
+
+@pytest.fixture(scope="module")
+def filings_library(tmp_path_factory, shared_data: Path) -> Path:
+    """Three real filings' covers and cash flow statements in one workspace, kg4vd and hvm
+    built offline (FinanceBench development filings)."""
+    import pymupdf
+
+    from docgraph import Workspace
+
+    source = shared_data / "financebench" / "pdfs"
+    if not source.is_dir():
+        pytest.skip("the FinanceBench filings are not in the shared data")
+    tmp = tmp_path_factory.mktemp("filings")
+    for name, pages in FILINGS.items():
+        with pymupdf.open(source / name) as whole, pymupdf.open() as part:
+            for page in pages:
+                part.insert_pdf(whole, from_page=page - 1, to_page=page - 1)
+            part.save(tmp / name)
+    with Workspace(tmp / "ws") as ws:
+        ws.add(sorted(tmp.glob("*.pdf")))
+        for method in ("kg4vd", "hvm"):
+            ws.build(method=method)
+    return tmp / "ws"
+
+
+@pytest.mark.parametrize("method", ["kg4vd", "hvm"])
+def test_a_library_question_reads_the_statement_of_the_company_and_year_it_names(filings_library: Path,
+                                                                                 method: str):
+    from docgraph import Workspace
+
+    with Workspace(filings_library) as ws:
+        files = {d.id: Path(d.path).name for d in ws.documents()}
+        labels = ws.metadata()
+        assert {files[d]: (m.organisation, m.period) for d, m in labels.items()} == {
+            "3M_2018_10K.pdf": ("3M COMPANY", "FY2018"), "3M_2022_10K.pdf": ("3M COMPANY", "FY2022"),
+            "BOEING_2018_10K.pdf": ("THE BOEING COMPANY", "FY2018")}
+        routed = {(files[p.doc_id], p.page): p.score for p in ws.retrieve(QUESTION, method=method).pages}
+    assert next(iter(routed)) == ("3M_2022_10K.pdf", 2)
+    # the other statements still rank (routing is soft), after the named filing's
+    assert {("3M_2018_10K.pdf", 2), ("BOEING_2018_10K.pdf", 2)} <= set(routed)
+    with Workspace(filings_library, overrides={"retrieval": {"route_floor": 1.0}}) as ws:
+        unrouted = {(files[p.doc_id], p.page): p.score for p in ws.retrieve(QUESTION, method=method).pages}
+    # the pages alone: both 3M statements read alike, the named one no better than the other
+    assert set(list(unrouted)[:2]) == {("3M_2018_10K.pdf", 2), ("3M_2022_10K.pdf", 2)}
+    assert unrouted[("3M_2022_10K.pdf", 2)] - unrouted[("3M_2018_10K.pdf", 2)] < 0.05
+    assert routed[("3M_2022_10K.pdf", 2)] - routed[("3M_2018_10K.pdf", 2)] > 0.25
