@@ -37,6 +37,19 @@ def test_a_named_statement_comes_before_those_a_measure_implies():
     assert lexicon().read("What does the consolidated statements of operations show?").labels == (INCOME,)
 
 
+def test_measure_names_are_textbook_names_and_line_items_have_their_usual_captions():
+    # names no textbook gives a measure read nothing
+    for question in ("What is the interest to average total debt?", "What is the effective tax ratio?",
+                     "How much invested capital does it have?"):
+        assert lexicon().read(question).labels == (), question
+    # the average-balance forms come in pairs
+    assert lexicon().read("return on average assets").terms == lexicon().read("return on assets").terms
+    assert lexicon().read("return on average equity").terms == lexicon().read("return on equity").terms
+    turnover = lexicon().read("What is the inventory turnover ratio?").terms
+    assert {"cost of sales", "cost of goods sold", "cost of revenue", "inventories"} <= set(turnover)
+    assert {"revenue", "net sales", "net revenues"} <= set(lexicon().read("asset turnover").terms)
+
+
 def test_questions_without_measures_are_left_as_they_are():
     question = "How many charts provide no opinions only from the no lean group?"
     reading = lexicon().read(question)
@@ -54,6 +67,11 @@ def test_a_question_about_the_document_itself_points_at_its_cover():
                      "What date did the survey end?", "Which paper proposes the method?"):
         assert COVER not in lexicon().read(question).labels, question
     assert lexicon().read("What is the date of the document?", front_matter=False).labels == ()
+    # a part of the document named by a clause or a number is no question about the document itself
+    for question in ("What is the title of the slide that shows revenue?", "What is the date of the survey fieldwork?",
+                     "What is the title of the slide with the pie chart?", "What is the title of the slide 5?",
+                     "What is the date of the report in which the chart appears?"):
+        assert COVER not in lexicon().read(question).labels, question
     assert lexicon().read("What is the cash ratio on the date of this report?").labels == (BALANCE, COVER), \
         "statements first"
 

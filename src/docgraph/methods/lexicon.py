@@ -159,6 +159,11 @@ class Lexicon:
         return None
 
 
+# after a document noun: a clause or label that picks out a part ("the title of the slide
+# that shows revenue", "the date of the report on page 4", "slide 5") — not the document
+_WHOLE = r"(?!\s+(?:that|which|where|whose|when|with|showing|shows|about|on|in|for|from|of|\d))"
+
+
 def _front_matter_pattern(attributes: Sequence[str], documents: Sequence[str], names: Sequence[str]
                           ) -> re.Pattern | None:
     """What asks about a document itself: an attribute of it ("the title of this report",
@@ -168,7 +173,7 @@ def _front_matter_pattern(attributes: Sequence[str], documents: Sequence[str], n
     if attributes and documents:
         attribute = "|".join(map(_phrase, attributes))
         document = "|".join(map(_phrase, documents))
-        forms += [rf"(?:{attribute})\s+of\s+(?:the|this)\s+(?:{document})",
+        forms += [rf"(?:{attribute})\s+of\s+(?:the|this)\s+(?:{document}){_WHOLE}",
                   rf"(?:the|this|its)\s+(?:{document})(?:['\u2019]s)?\s+(?:{attribute})",
                   rf"who\s+(?:wrote|presented|published|authored|edited|issued|signed)\s+(?:the|this)\s+(?:{document})"]
     if names:
