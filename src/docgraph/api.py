@@ -126,7 +126,7 @@ class Workspace:
 
     def set_metadata(self, ref: str, **values: str):
         """Correct a document's label by hand (``title=``, ``organisation=``, ``period=``,
-        ``kind=``); the fields set stay the user's. Returns the new ``DocumentMeta``."""
+        ``kind=``, ``ticker=``); the fields set stay the user's. Returns the new ``DocumentMeta``."""
         from .documents.metadata import update_metadata
 
         doc = self.document(ref, with_pages=False)

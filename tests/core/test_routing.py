@@ -52,11 +52,22 @@ def test_a_first_word_no_other_document_starts_with_names_it_at_half_weight(rout
     assert router.match("Which American firm grew fastest?") is None
 
 
-def test_without_the_asked_year_the_nearest_later_period_weighs_more(router):
-    # FY2017 figures are printed in the FY2018 filing as comparatives
+def test_the_period_picks_among_the_named_filings(router):
+    # a year no period holds: the nearest period (FY2017 is printed in the FY2018 filing as comparatives;
+    # a forecast for FY2023 is in the FY2022 filing)
     assert named(router, "What was 3M's FY2017 revenue?") == {"mmm18": 1.0, "mmm22": 2 / 3}
-    # a year after every period: the filings of the company stay alike
-    assert named(router, "Did 3M's margin improve in FY2023?") == {"mmm18": 1.0, "mmm22": 1.0}
+    assert named(router, "What does 3M forecast for FY2023?") == {"mmm18": 2 / 3, "mmm22": 1.0}
+    # several years held: the latest, whose filing prints the earlier ones too
+    assert named(router, "3M's average margin over FY2018 - FY2022") == {"mmm18": 0.75, "mmm22": 1.0}
+    # no year: the latest filing, a little
+    assert named(router, "Is 3M's business cyclical?") == {"mmm18": 0.8, "mmm22": 1.0}
+
+
+def test_a_trading_symbol_names_its_company_as_written():
+    shelf = dict(SHELF, jpm=DocumentMeta(organisation="JPMorgan Chase & Co.", ticker="JPM", period="Q1 2021"))
+    router = DocumentRouter.build(shelf)
+    assert named(router, "Which of JPM's segments had the lowest net revenue in 2021 Q1?") == {"jpm": 1.0}
+    assert router.match("the jpm segments") is None  # a symbol counts in capitals only, as tickers are written
 
 
 def test_the_router_abstains_when_nothing_is_named_or_one_document_is_there(router):

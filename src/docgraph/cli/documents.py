@@ -7,6 +7,7 @@ import json
 import sys
 from collections import Counter
 
+from ..documents.metadata import FIELDS
 from ..progress import TerminalProgress
 from .options import add_ray_option
 from ..types import Document
@@ -34,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     meta.add_argument("--org", dest="organisation", help="organisation: company, publisher, author's body")
     meta.add_argument("--period", help="fiscal year, quarter or date, e.g. FY2018, Q2 2023, 2016-06")
     meta.add_argument("--kind", help="10-K, 10-Q, annual report, sustainability report, slides, paper …")
+    meta.add_argument("--ticker", help="a listed company's trading symbol (questions naming it in capitals route here)")
     meta.add_argument("--json", action="store_true", help="print the label as JSON")
     meta.set_defaults(handler=cmd_meta)
 
@@ -93,13 +95,13 @@ def cmd_ls(args: argparse.Namespace, ws) -> int:
 
 
 def cmd_meta(args: argparse.Namespace, ws) -> int:
-    values = {f: getattr(args, f) for f in ("title", "organisation", "period", "kind") if getattr(args, f) is not None}
+    values = {f: getattr(args, f) for f in FIELDS if getattr(args, f) is not None}
     doc_id = ws.resolve(args.doc)
     label = ws.set_metadata(doc_id, **values) if values else ws.metadata(doc_id)[doc_id]
     if args.json:
         print(label.model_dump_json(indent=2))
         return 0
-    for field in ("title", "organisation", "period", "kind"):
+    for field in FIELDS:
         source = label.sources.get(field, "")
         print(f"{field:<13} {getattr(label, field) or '—'}" + (f"  ({source})" if source else ""))
     return 0

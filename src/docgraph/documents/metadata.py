@@ -22,7 +22,7 @@ from ..store.base import Store
 from ..types import ComponentKind, Document, Page
 
 NAMESPACE = "document.meta"
-FIELDS = ("title", "organisation", "period", "kind")
+FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -38,6 +38,9 @@ _ORG_SUFFIX = re.compile(
     r"group|holdings|ag|sa|nv|se|center|centre|institute|university|foundation|association|council|agency|bank|"
     r"organi[sz]ation|ministry|department|trust)\.?$", re.IGNORECASE)
 _NOT_ORG = re.compile(r"securities\s+and\s+exchange|^state\s+of|^name\s+of|^title\s+of|exchange,?\s+inc", re.IGNORECASE)
+_SYMBOL_HEAD = re.compile(r"trading\s+symbol", re.IGNORECASE)
+_SYMBOL = re.compile(r"[A-Z]{1,5}")
+_EXCHANGES = frozenset({"NYSE", "NASDAQ", "AMEX", "LSE", "TSX", "CBOE", "NONE", "N", "A"})
 _FORM = re.compile(r"\bform\s+(10-?k|10-?q|20-?f|8-?k|40-?f|s-1)\b", re.IGNORECASE)
 _KIND_WORDS = (("sustainability report", "sustainability report"), ("esg report", "sustainability report"),
                ("impact report", "sustainability report"), ("annual report", "annual report"),
@@ -59,6 +62,7 @@ class DocumentMeta(BaseModel):
     organisation: str = ""
     period: str = ""
     kind: str = ""
+    ticker: str = ""  # a listed company's trading symbol, as its filing's cover prints it
     sources: dict[str, str] = Field(default_factory=dict)
     file_name: str = ""
 
@@ -135,6 +139,18 @@ def cover_organisation(text: str) -> _Found | None:
     return None
 
 
+def cover_ticker(text: str) -> _Found | None:
+    """The first trading symbol a filing's cover lists under "Trading Symbol(s)" ("JPM")."""
+    head = _SYMBOL_HEAD.search(text)
+    if head is None:
+        return None
+    for cell in re.split(r"[\n|]", text[head.end():head.end() + 400]):  # lines, or a table's cells
+        cell = cell.strip()
+        if _SYMBOL.fullmatch(cell) and cell not in _EXCHANGES:
+            return _Found(cell, "cover")
+    return None
+
+
 def cover_kind(text: str, landscape_share: float) -> _Found | None:
     form = _FORM.search(text)
     if form:
@@ -179,6 +195,7 @@ def guess_metadata(doc: Document, pages: Iterable[Page], metadata_title: str | N
         "organisation": cover_organisation(cover) or (_Found(file_name, "file name") if file_name else None),
         "period": cover_period(cover) or (_Found(file_period, "file name") if file_period else None),
         "kind": cover_kind(cover, landscape) or (_Found(file_kind, "file name") if file_kind else None),
+        "ticker": cover_ticker(cover),
     }
     if metadata_title and found["organisation"] is None and " - " in metadata_title:
         found["organisation"] = _Found(metadata_title.rsplit(" - ", 1)[-1].strip(), "pdf metadata")

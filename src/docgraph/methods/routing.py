@@ -8,12 +8,15 @@ file name, period) and gives every document a weight for the question:
 
 1. **names**: a document is named when the question holds one of its names whole — as
    words ("American Water Works") or run together ("AmericanWaterWorks" in a file name,
-   "JPMorgan" against "JP Morgan") — legal words (Inc., Company, Corporation, The) aside;
-   a name's first word alone names it at half weight when no other document's names
-   start with that word ("CVS" for "CVS Health Corporation");
+   "JPMorgan" against "JP Morgan") — legal words (Inc., Company, Corporation, The) aside,
+   or its trading symbol in capitals ("JPM"); a name's first word alone names it at half
+   weight when no other document's names start with that word ("CVS" for "CVS Health
+   Corporation");
 2. **period**: among the named documents, those whose period holds a year the question
-   names ("FY2018", "fiscal 2018", "in 2018") weigh more; when none does, the nearest later
-   period (a later filing reports the earlier year too) at half that.
+   names ("FY2018", "fiscal 2018", "in 2018") weigh more, the latest such year most (a
+   later filing prints the earlier years as comparatives); when none does, the nearest
+   period; when the question names no year, the latest period a little
+   (``DocumentRouter.period_bonus``).
 
 The weight is ``floor + (1 - floor) · match / best match``: the named documents keep their
 scores, the others keep ``floor`` of them — softly, so evidence elsewhere still ranks. The
@@ -39,6 +42,7 @@ LEGAL_WORDS = frozenset({"inc", "incorporated", "corp", "corporation", "company"
 MAX_SPAN = 5  # question words run together when matching a name written as one word
 _WORD = re.compile(r"[a-z0-9]+")
 _YEAR = re.compile(r"(?<![\d.])(?:fy\s?|fiscal\s+(?:year\s+)?)?((?:19|20)\d\d)(?![\d])", re.IGNORECASE)
+_TICKER = re.compile(r"\b[A-Z][A-Z0-9]{1,5}\b")
 _SHORT_FY = re.compile(r"\bfy\s?'?(\d\d)\b", re.IGNORECASE)
 _CACHE: dict[str, "DocumentRouter"] = {}
 CACHE_SIZE = 8
@@ -69,6 +73,7 @@ class DocumentRouter:
     names: list[list[tuple[str, ...]]]  # per document: its names as word tuples
     years: list[set[int]]
     unique_first: set[tuple[int, str]]  # (document, first word) pairs no other document's names share
+    tickers: list[set[str]]  # per document: its trading symbols, matched as the question writes them (capitals)
 
     @classmethod
     def build(cls, metadata: Mapping[str, DocumentMeta]) -> "DocumentRouter":
@@ -81,7 +86,8 @@ class DocumentRouter:
                 firsts.setdefault(n[0], set()).add(org_of[i])
         unique = {(i, n[0]) for i, doc_names in enumerate(names) for n in doc_names
                   if len(n) > 1 and len(firsts[n[0]]) == 1}
-        return cls(doc_ids, names, [set(metadata[d].years()) for d in doc_ids], unique)
+        return cls(doc_ids, names, [set(metadata[d].years()) for d in doc_ids], unique,
+                   [{metadata[d].ticker} if len(metadata[d].ticker) >= 2 else set() for d in doc_ids])
 
     def match(self, question: str) -> np.ndarray | None:
         """Per document (``doc_ids`` order) how well the question names it, in [0, 1]; None
@@ -99,18 +105,39 @@ class DocumentRouter:
                     break
                 if (i, name[0]) in self.unique_first and name[0] in present:
                     score[i] = max(score[i], 0.5)
+        shown = set(_TICKER.findall(question))
+        for i, tickers in enumerate(self.tickers):
+            if tickers & shown:
+                score[i] = 1.0
         if not score.any() or score.min() == score.max():
             return None
         named = np.flatnonzero(score == score.max())
-        asked = question_years(question)
-        if asked:
-            exact = [i for i in named if self.years[i] & asked]
-            if exact:
-                score[exact] += 1.0
-            else:
-                later = [(min(self.years[i]), i) for i in named if self.years[i] and min(self.years[i]) >= max(asked)]
-                nearest = min((y for y, _ in later), default=None)
-                score[[i for y, i in later if y == nearest]] += 0.5
+        score[named] += self.period_bonus(named, question_years(question))
+        return score / score.max()
+
+    def period_bonus(self, named: np.ndarray, asked: set[int]) -> np.ndarray:
+        """What the named documents' periods add (step 2 of the module docstring): 1 for the
+        latest year the question names that a period holds (a later report prints the earlier
+        years as comparatives), 0.5 for the other years it names; when no period holds one,
+        0.5 for the nearest period (a later one on a tie); when the question names no year,
+        0.25 for the latest period — what a person asking "is Boeing's business cyclical?"
+        means."""
+        years = [self.years[i] for i in named]
+        bonus = np.zeros(len(named))
+        if not any(years):
+            return bonus
+        if not asked:
+            latest = max(max(y) for y in years if y)
+            return np.array([0.25 if y and max(y) == latest and len(set(map(frozenset, years))) > 1 else 0.0
+                             for y in years])
+        held = [y & asked for y in years]
+        if any(held):
+            best = max(max(h) for h in held if h)
+            return np.array([1.0 if h and max(h) == best else 0.5 if h else 0.0 for h in held])
+        distance = [min((abs(y - a) - 0.5 * (y > a) for y in ys for a in asked), default=np.inf) for ys in years]
+        nearest = min(distance)
+        return np.array([0.5 if d == nearest else 0.0 for d in distance])
+
         return score / score.max()
 
     def weights(self, question: str, floor: float) -> dict[str, float] | None:

@@ -58,6 +58,7 @@ class LabelChange(BaseModel):
     organisation: str | None = None
     period: str | None = None
     kind: str | None = None
+    ticker: str | None = None
 
 
 @router.patch("/documents/{doc_id}/metadata", summary="Correct a document's title, organisation, period or kind")
