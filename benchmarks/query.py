@@ -134,7 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="OUT", help="also write the raw samples here")
     parser.add_argument("--as-is", action="store_true",
                         help="use --workspace as it is (e.g. a packed eval corpus): add and build nothing, ask "
-                             "every MMLongBench-Doc question")
+                             "every question of --questions")
+    parser.add_argument("--questions", default="mmlongbench", choices=("mmlongbench", "financebench"),
+                        help="with --as-is, whose development questions to ask (financebench: a library of its "
+                             "filings, benchmarks/retrieval.py --sets financebench-library)")
     args = parser.parse_args(argv)
 
     from docgraph import Workspace
@@ -148,11 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     pdfs = select_documents(args.limit_docs)
     with Workspace(args.workspace) as ws:
         if args.as_is:
-            from docgraph.eval.loaders.mmlongbench import load_mmlongbench
+            from docgraph.eval.loaders import load_benchmark
 
             pdfs = [Path(d.path) for d in ws.documents()]
             spent = {}
-            questions = [item.question for item in load_mmlongbench(DATA).items][: args.limit_questions]
+            data = DATA if args.questions == "mmlongbench" else DATA.parent / "financebench"
+            questions = [item.question for item in load_benchmark(args.questions, data).items][: args.limit_questions]
         else:
             spent = prepare(ws, pdfs, methods)
             questions = questions_for(ws, pdfs)[: args.limit_questions]

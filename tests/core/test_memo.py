@@ -34,3 +34,21 @@ def test_closing_a_workspace_drops_its_vector_indexes(openstax_ws):
     assert _INDEXES.keys_of(ws.store)
     ws.close()
     assert not _INDEXES.keys_of(ws.store)
+
+
+def test_a_loaded_table_is_out_of_the_cyclic_collectors_reach_and_still_freed(tmp_path):
+    import gc
+    import weakref
+
+    class Table:
+        pass
+
+    cache, store = memo.StoreCache(1), _Store(tmp_path / "a")
+    before = gc.get_freeze_count()
+    table = cache.get(store, "t", 1, Table)
+    assert gc.get_freeze_count() > before
+    assert not any(o is table for o in gc.get_objects())  # frozen: full collections do not walk it
+    gone = weakref.ref(table)
+    del table
+    cache.get(store, "u", 1, Table)  # the table of size 1 drops "t": reference counting frees it
+    assert gone() is None
