@@ -99,6 +99,9 @@ def test_a_statement_title_is_a_heading_and_prose_or_a_contents_line_is_not():
     label = lexicon().heading_label
     assert label("CONSOLIDATED BALANCE SHEETS") == BALANCE
     assert label("Consolidated Statements of Cash Flows (in millions)") == CASH_FLOWS
+    # a long registrant name and "and Subsidiary Companies" before the statement's name
+    assert label("American Water Works Company, Inc. and Subsidiary Companies Consolidated Statements of "
+                 "Cash Flows (In millions)") == CASH_FLOWS
     assert label("Consolidated Statements of Operations for the years ended December 31") == INCOME
     assert label("Condensed Consolidated Statement of Financial Position") == BALANCE
     # as three real 10-Ks print them: the company first, a date after, a word's last letter split off

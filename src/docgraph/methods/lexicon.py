@@ -40,7 +40,7 @@ BUNDLED = ("finance.toml", "documents.toml")
 _FRONT_MATTER_KEYS = ("attributes", "documents", "names")
 # what a statement's title may open with: the company's name and "and Subsidiaries" (capitalised
 # words, "and", "of", "&"), "Consolidated": "3M Company and Subsidiaries Consolidated Balance Sheet"
-_TITLE_PREFIX = r"(?-i:(?:(?:[A-Z0-9][\w&.,'\u2019-]*|and|of|&)\s+){0,8}?)"
+_TITLE_PREFIX = r"(?-i:(?:(?:[A-Z0-9][\w&.,'\u2019-]*|and|of|&)\s+){0,12}?)"
 # what may follow the name in a title: nothing, punctuation but a colon ("Balance Sheet:" runs a
 # paragraph in), a parenthesis ("(in millions)"), a date or a period ("At December 31", "Years Ended…")
 _TITLE_REST = (r"\s*(?:$|[.,(\u2013\u2014-]|(?:as\s+)?(?:of|at|for)\b|(?:years?|fiscal|periods?|quarters?|"
