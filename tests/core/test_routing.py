@@ -50,6 +50,10 @@ def test_a_first_word_no_other_document_starts_with_names_it_at_half_weight(rout
     assert named(router, "How much did CVS pay in dividends?") == {"cvs18": 1.0}
     # "American" starts two organisations: it names neither
     assert router.match("Which American firm grew fastest?") is None
+    # only as a name is written: capitalised, not as the question's first word; never a title's first word
+    assert router.match("Did the cvs stores grow?") is None
+    titled = DocumentRouter.build(dict(SHELF, deck=DocumentMeta(title="What, Why and How of Certification")))
+    assert titled.match("What is the average session duration?") is None
 
 
 def test_the_period_picks_among_the_named_filings(router):

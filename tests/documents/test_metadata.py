@@ -149,3 +149,17 @@ def test_cli_meta_prints_and_sets_and_ls_shows_the_label(two_filings: Path, tmp_
     assert {r["metadata"]["period"] for r in rows} == {"FY2018", "Q1 FY2021"}
     assert main(["meta", "nope.pdf", "--workspace", ws_dir]) != 0
     assert "no document 'nope.pdf'" in capsys.readouterr().err
+
+
+def test_a_label_guessed_by_older_rules_is_guessed_again_keeping_the_users_fields(two_filings: Path, tmp_path: Path):
+    from docgraph import Workspace
+    from docgraph.documents.metadata import GUESSER, NAMESPACE
+
+    ws_dir = Path(shutil.copytree(two_filings, tmp_path / "ws"))
+    with Workspace(ws_dir) as ws:
+        doc = ws.document("3M_2018_10K.pdf", with_pages=False)
+        ws.set_metadata(doc.id, kind="annual report")
+        old = dict(ws.store.get_record(NAMESPACE, doc.id), guesser=GUESSER - 1, period="1900")
+        ws.store.put_record(NAMESPACE, doc.id, old, doc_id=doc.id)
+        label = ws.metadata(doc.id)[doc.id]
+        assert (label.period, label.kind, label.guesser) == ("FY2018", "annual report", GUESSER)

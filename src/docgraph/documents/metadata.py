@@ -22,6 +22,7 @@ from ..store.base import Store
 from ..types import ComponentKind, Document, Page
 
 NAMESPACE = "document.meta"
+GUESSER = 2  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
 
@@ -32,6 +33,7 @@ _MONTH = r"(?P<month>" + "|".join(m.capitalize() for m in _MONTHS) + "|" + "|".j
 _DATE = re.compile(_MONTH + r"\s+(?P<day>\d{1,2}),?\s+(?P<year>(?:19|20)\d\d)\b")
 _PERIOD_END = re.compile(r"(?P<what>fiscal\s+year|quarterly\s+period|year|quarter|period)\s+ended", re.IGNORECASE)
 _YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?![\d])")
+_COPYRIGHT = re.compile(r"(?:©|\(c\)|copyright)\s*((?:19|20)\d\d)\b", re.IGNORECASE)
 _REGISTRANT = re.compile(r"([^\n]{2,90}?)\s*\n[\s_]*\(\s*exact\s+name\s+of\s+(?:the\s+)?registrant", re.IGNORECASE)
 _ORG_SUFFIX = re.compile(
     r"^(?:the\s+)?[A-Z0-9][\w&.,'’ -]{0,70}?\b(?:inc|incorporated|corp|corporation|company|co|ltd|limited|llc|plc|"
@@ -49,8 +51,9 @@ _FILE_KIND = re.compile(r"^(10-?k|10-?q|20-?f|8-?k|ar|esg|csr)$", re.IGNORECASE)
 _FILE_PERIOD = re.compile(r"^(?P<year>(?:19|20)\d\d)(?:[.\-]?(?:q(?P<q>[1-4])|\d\d(?:[.\-]\d\d)?))?$",
                           re.IGNORECASE)
 _ARXIV = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
-_GENERIC_HEADING = re.compile(r"^(table of )?contents?:?$|^(index|agenda|overview|introduction|abstract|"
-                              r"preface|foreword|summary)\W*$", re.IGNORECASE)
+_GENERIC_HEADING = re.compile(r"^(?:\d+\.?|[ivx]+\.)?\s*(?:(?:table of )?contents?|index|agenda|overview|"
+                              r"introduction|abstract|preface|foreword|summary|recommended citation|getting started|"
+                              r"at a glance|support|about(?: us| this \w+| [A-Z][\w ]+)?)\W*$", re.IGNORECASE)
 _FILE_LIKE = re.compile(r"^[^\s]*[_][^\s]*$")
 
 
@@ -65,6 +68,7 @@ class DocumentMeta(BaseModel):
     ticker: str = ""  # a listed company's trading symbol, as its filing's cover prints it
     sources: dict[str, str] = Field(default_factory=dict)
     file_name: str = ""
+    guesser: int = 0  # the GUESSER that made it
 
     def years(self) -> list[int]:
         """The years the period names ("FY2018" → [2018], "Q1 2021" → [2021])."""
@@ -110,7 +114,8 @@ def _quarter(month: str) -> int:
 
 def cover_period(text: str) -> _Found | None:
     """A filing's "fiscal year ended December 31, 2018" (→ FY2018) or "quarterly period ended
-    March 31, 2021" (→ Q1 2021, by calendar month), else the cover's first full date's year."""
+    March 31, 2021" (→ Q1 2021, by calendar month), else the year of the cover's first full
+    date or copyright line (a bare number such as a model's "1900" is no period)."""
     for match in _PERIOD_END.finditer(text):
         date = _DATE.search(text, match.end(), match.end() + 120)
         if date is None:
@@ -122,8 +127,8 @@ def cover_period(text: str) -> _Found | None:
     date = _DATE.search(text)
     if date is not None:
         return _Found(date.group("year"), "cover")
-    years = _YEAR.findall(text[:600])
-    return _Found(years[0], "cover") if years else None
+    copyright = _COPYRIGHT.search(text)
+    return _Found(copyright.group(1), "cover") if copyright else None
 
 
 def cover_organisation(text: str) -> _Found | None:
@@ -133,7 +138,7 @@ def cover_organisation(text: str) -> _Found | None:
     if match and re.search(r"[A-Za-z]", match.group(1)):
         return _Found(" ".join(match.group(1).strip(" _").split()), "cover")
     for line in text.splitlines():
-        line = " ".join(line.split()).strip(" _")
+        line = re.sub(r"^(?:\d+|about)\s+", "", " ".join(line.split()).strip(" _"), flags=re.IGNORECASE)
         if 2 <= len(line) <= 80 and _ORG_SUFFIX.match(line) and not _NOT_ORG.search(line):
             return _Found(line, "cover")
     return None
@@ -203,7 +208,7 @@ def guess_metadata(doc: Document, pages: Iterable[Page], metadata_title: str | N
     if kind is not None and kind.source == "cover" and kind.value[:1].isdigit() and organisation is not None:
         found["title"] = _Found(" ".join(filter(None, [organisation.value, "Form", kind.value,
                                                        period.value if period else ""])), "cover")
-    meta = DocumentMeta(file_name=stem)
+    meta = DocumentMeta(file_name=stem, guesser=GUESSER)
     for name, value in found.items():
         if value is not None and value.value:
             setattr(meta, name, value.value)
@@ -235,11 +240,12 @@ def store_guess(store: Store, doc: Document, metadata_title: str | None = None) 
 
 def ensure_metadata(store: Store, documents: Iterable[Document]) -> dict[str, DocumentMeta]:
     """Every ready document's label, guessing (and keeping) those not guessed yet — a
-    workspace ingested before labels existed."""
+    workspace ingested before labels existed — or guessed by older rules (the user's fields
+    kept)."""
     docs = [d for d in documents if d.status == "ready"]
     known = read_metadata(store, [d.id for d in docs])
     for doc in docs:
-        if doc.id not in known:
+        if doc.id not in known or known[doc.id].guesser < GUESSER:
             known[doc.id] = store_guess(store, doc)
     return known
 

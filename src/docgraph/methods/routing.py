@@ -9,9 +9,9 @@ file name, period) and gives every document a weight for the question:
 1. **names**: a document is named when the question holds one of its names whole — as
    words ("American Water Works") or run together ("AmericanWaterWorks" in a file name,
    "JPMorgan" against "JP Morgan") — legal words (Inc., Company, Corporation, The) aside,
-   or its trading symbol in capitals ("JPM"); a name's first word alone names it at half
-   weight when no other document's names start with that word ("CVS" for "CVS Health
-   Corporation");
+   or its trading symbol in capitals ("JPM"); the first word of its organisation's name
+   alone, capitalised inside the question, names it at half weight when no other name
+   starts with that word ("CVS" for "CVS Health Corporation");
 2. **period**: among the named documents, those whose period holds a year the question
    names ("FY2018", "fiscal 2018", "in 2018") weigh more, the latest such year most (a
    later filing prints the earlier years as comparatives); when none does, the nearest
@@ -42,6 +42,7 @@ LEGAL_WORDS = frozenset({"inc", "incorporated", "corp", "corporation", "company"
 MAX_SPAN = 5  # question words run together when matching a name written as one word
 _WORD = re.compile(r"[a-z0-9]+")
 _YEAR = re.compile(r"(?<![\d.])(?:fy\s?|fiscal\s+(?:year\s+)?)?((?:19|20)\d\d)(?![\d])", re.IGNORECASE)
+_CAPITALISED = re.compile(r"(?<=[\w,;:]\s)[A-Z][A-Za-z0-9&]+")  # not the question's first word
 _TICKER = re.compile(r"\b[A-Z][A-Z0-9]{1,5}\b")
 _SHORT_FY = re.compile(r"\bfy\s?'?(\d\d)\b", re.IGNORECASE)
 _CACHE: dict[str, "DocumentRouter"] = {}
@@ -72,20 +73,20 @@ class DocumentRouter:
     doc_ids: list[str]
     names: list[list[tuple[str, ...]]]  # per document: its names as word tuples
     years: list[set[int]]
-    unique_first: set[tuple[int, str]]  # (document, first word) pairs no other document's names share
+    unique_first: set[tuple[int, str]]  # (document, first word of its organisation) that no other name starts with
     tickers: list[set[str]]  # per document: its trading symbols, matched as the question writes them (capitals)
 
     @classmethod
     def build(cls, metadata: Mapping[str, DocumentMeta]) -> "DocumentRouter":
         doc_ids = sorted(metadata)
         names = [[n for n in dict.fromkeys(name_words(x) for x in metadata[d].names()) if n] for d in doc_ids]
-        firsts: dict[str, set[frozenset]] = {}
-        org_of = [frozenset(n[0] for n in doc_names) for doc_names in names]
-        for i, doc_names in enumerate(names):
+        organisations = [name_words(metadata[d].organisation) for d in doc_ids]
+        firsts: dict[str, set[tuple[str, ...]]] = {}
+        for doc_names in names:
             for n in doc_names:
-                firsts.setdefault(n[0], set()).add(org_of[i])
-        unique = {(i, n[0]) for i, doc_names in enumerate(names) for n in doc_names
-                  if len(n) > 1 and len(firsts[n[0]]) == 1}
+                firsts.setdefault(n[0], set()).add(n)
+        unique = {(i, org[0]) for i, org in enumerate(organisations)
+                  if len(org) > 1 and firsts.get(org[0]) == {org}}
         return cls(doc_ids, names, [set(metadata[d].years()) for d in doc_ids], unique,
                    [{metadata[d].ticker} if len(metadata[d].ticker) >= 2 else set() for d in doc_ids])
 
@@ -96,14 +97,14 @@ class DocumentRouter:
             return None
         said = words(question)
         runs = {"".join(said[i:j]) for i in range(len(said)) for j in range(i + 1, min(i + MAX_SPAN, len(said)) + 1)}
-        present = set(said)
+        capitalised = {w.lower() for w in _CAPITALISED.findall(question)}  # "CVS", "Boeing": as names are written
         score = np.zeros(len(self.doc_ids))
         for i, doc_names in enumerate(self.names):
             for name in doc_names:
                 if "".join(name) in runs:
                     score[i] = 1.0
                     break
-                if (i, name[0]) in self.unique_first and name[0] in present:
+                if (i, name[0]) in self.unique_first and name[0] in capitalised:
                     score[i] = max(score[i], 0.5)
         shown = set(_TICKER.findall(question))
         for i, tickers in enumerate(self.tickers):
