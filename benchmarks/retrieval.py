@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/retrieval.py [--data ../shared/data] [--out results/retrieval]
         [--workspace-root results/eval-corpora] [--methods bm25,dense,pages,hipporag,kg4vd,hvm]
-        [--sets mmlongbench,mmlongbench-packed,mmlongbench-library,financebench,financebench-library,hotpotqa,musique] [--limit N] [--answers] [--report-only]
+        [--sets mmlongbench,mmlongbench-packed,mmlongbench-library,financebench,financebench-library,hotpotqa,musique]
+        [--limit N] [--answers] [--report-only]
         [--store postgres [--pg-url postgresql://…]] [--embedding-cache FILE]
 
 For each set it runs ``docgraph eval <set> --retrieval-only`` through the same runner

@@ -125,6 +125,14 @@ def test_upload_build_ask_and_see_the_cited_region(server, browser, shared_data,
     doc_id = row.get_attribute("data-doc-id")
     shot(page, "02-uploaded")
 
+    # the document's label, corrected through the API, shows under its title
+    changed = page.request.patch(f"/api/documents/{doc_id}/metadata",
+                                 data={"organisation": "OpenStax", "period": "2022"}, headers={"Origin": server})
+    assert changed.ok, changed.text()
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    assert row.locator("[data-test=document-label]").inner_text() == "OpenStax · 2022"
+
     # build offline; a reload during the build finds the job again
     method = choose_method(page)
     method_row = page.locator(f"[data-test=method-row][data-method={method}]")

@@ -198,9 +198,9 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 def headline_metrics(summary: dict[str, Any]) -> list[str]:
     """The score columns present in the summary, in display order."""
     ks = summary.get("ks", PAGE_KS)
-    candidates = [f"recall@{k}" for k in ks] + ["mrr"] + [f"doc_recall@{k}" for k in DOCUMENT_KS] + ["mmlb_acc", "mmlb_f1", "em", "f1", "acc", "judge_acc",
-                                                 "finesure_faithfulness", "finesure_completeness",
-                                                 "finesure_conciseness", "finesure_overall"]
+    candidates = [f"recall@{k}" for k in ks] + ["mrr"] + [f"doc_recall@{k}" for k in DOCUMENT_KS] + [
+        "mmlb_acc", "mmlb_f1", "em", "f1", "acc", "judge_acc", "finesure_faithfulness", "finesure_completeness",
+        "finesure_conciseness", "finesure_overall"]
     rows = summary["methods"].values()
     return [m for m in candidates if any(m in r for r in rows)]
 

@@ -3,8 +3,9 @@
 ``run_eval(options)``:
 1. loads the benchmark (``loaders.load_benchmark``), keeps the first ``limit`` questions;
 2. turns it into corpora (``corpus``): one workspace per document, one packed
-   workspace, one library workspace holding every document, or one rendered passage corpus — each cached under the workspace root and
-   reused by later runs (ingestion and builds are idempotent and incremental);
+   workspace, one library workspace holding every document, or one rendered passage
+   corpus — each cached under the workspace root and reused by later runs (ingestion and
+   builds are idempotent and incremental);
 3. per corpus and method: builds the index (the cost of the build that made it is kept
    in the corpus workspace, so a reused index still reports what it cost), then
    retrieves (``retrieval_only``) or answers every question; each finished question is
