@@ -125,7 +125,13 @@ def test_upload_build_ask_and_see_the_cited_region(server, browser, shared_data,
     doc_id = row.get_attribute("data-doc-id")
     shot(page, "02-uploaded")
 
-    # the document's label, corrected through the API, shows under its title
+    # the document's label, corrected through the API, shows under its title (once the upload
+    # job has let go of the workspace: the row reads "ready" a moment before it does)
+    deadline = time.monotonic() + 60
+    while any(j["kind"] == "ingest" and j["state"] not in ("done", "failed")
+              for j in page.request.get("/api/jobs").json()):
+        assert time.monotonic() < deadline, "the upload job did not finish"
+        time.sleep(0.1)
     changed = page.request.patch(f"/api/documents/{doc_id}/metadata",
                                  data={"organisation": "OpenStax", "period": "2022"}, headers={"Origin": server})
     assert changed.ok, changed.text()
