@@ -7,7 +7,7 @@ import json
 import sys
 from collections import Counter
 
-from ..documents.metadata import FIELDS
+from ..documents.metadata import FIELDS, shown_title
 from ..progress import TerminalProgress
 from .options import add_ray_option
 from ..types import Document
@@ -90,7 +90,7 @@ def cmd_ls(args: argparse.Namespace, ws) -> int:
         status = doc.status if len(doc.pages) == doc.page_count else f"{len(doc.pages)}/{doc.page_count}"
         kind, period, org = (label.kind, label.period, label.organisation) if label else ("", "", "")
         print(f"{doc.id:<12}  {doc.page_count:>5}  {status:<9}  {kind[:14]:<14} {period[:9]:<9} {org[:28]:<28} "
-              f"{label.title if label else doc.title}")
+              f"{shown_title(doc, label)}")
     return 0
 
 

@@ -81,6 +81,16 @@ class DocumentMeta(BaseModel):
         return [p for p in dict.fromkeys(parts) if p]
 
 
+def file_stem(doc: Document) -> str:
+    """The name of the file the user added, without folder or extension."""
+    return doc.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+
+def shown_title(doc: Document, label: DocumentMeta | None) -> str:
+    """The title to show for ``doc``: its label's, else the one ingestion chose."""
+    return label.title if label is not None and label.title else doc.title
+
+
 @dataclass
 class _Found:
     value: str
@@ -91,8 +101,10 @@ def file_name_fields(stem: str) -> tuple[str, str, str]:
     """``(name, period, kind)`` read from a file name such as "3M_2018_10K",
     "JPMORGAN_2021Q1_10Q" or "PH_2016.06.08_Economy-Final": the segments before the first
     period or kind segment are the name; "" where absent. An arXiv id names nothing."""
-    if not stem or _ARXIV.match(stem):
-        return "", "", "paper" if stem and _ARXIV.match(stem) else ""
+    if not stem:
+        return "", "", ""
+    if _ARXIV.match(stem):
+        return "", "", "paper"
     segments = [s for s in re.split(r"[_\s]+", stem) if s]
     name: list[str] = []
     period = kind = ""
@@ -192,7 +204,7 @@ def guess_metadata(doc: Document, pages: Iterable[Page], metadata_title: str | N
     cover = "\n".join(c.text for p in first for c in sorted(p.components, key=lambda c: c.order))[:COVER_CHARS]
     headings = [c.text for p in first for c in sorted(p.components, key=lambda c: c.order)
                 if c.kind is ComponentKind.TITLE and not c.furniture]
-    stem = doc.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    stem = file_stem(doc)
     file_name, file_period, file_kind = file_name_fields(stem)
     landscape = sum(1 for p in ordered if p.width > p.height * 1.05) / len(ordered) if ordered else 0.0
     found: dict[str, _Found | None] = {
@@ -256,7 +268,7 @@ def update_metadata(store: Store, doc: Document, values: Mapping[str, str]) -> D
     unknown = sorted(set(values) - set(FIELDS))
     if unknown:
         raise ValueError(f"unknown metadata field(s) {', '.join(unknown)}; use {', '.join(FIELDS)}")
-    meta = ensure_metadata(store, [doc]).get(doc.id) or DocumentMeta(file_name=doc.path)
+    meta = ensure_metadata(store, [doc]).get(doc.id) or DocumentMeta(file_name=file_stem(doc))
     for name, value in values.items():
         setattr(meta, name, " ".join(value.split()))
         meta.sources[name] = "user"

@@ -7,7 +7,7 @@ them), and unknown component ids are dropped rather than cited.
 
 from __future__ import annotations
 
-from ..documents.metadata import read_metadata
+from ..documents.metadata import read_metadata, shown_title
 from ..store.base import Store
 from ..types import Citation, Mention, Page
 
@@ -29,12 +29,12 @@ class CitationBook:
         return self._pages[key]
 
     def _title(self, doc_id: str) -> str:
-        """The document's title as its shelf label gives it (``documents.metadata``), else its
-        stored title, else its id."""
+        """The document's title as its shelf label gives it (``documents.metadata.shown_title``),
+        else its id (a document no longer stored)."""
         if doc_id not in self._titles:
+            doc = self._store.get_document(doc_id)
             label = read_metadata(self._store, [doc_id]).get(doc_id)
-            doc = self._store.get_document(doc_id) if label is None or not label.title else None
-            self._titles[doc_id] = label.title if label is not None and label.title else doc.title if doc else doc_id
+            self._titles[doc_id] = shown_title(doc, label) if doc is not None else doc_id
         return self._titles[doc_id]
 
     def cite(self, doc_id: str, page_number: int, component_ids: list[str], quote: str = "") -> int | None:

@@ -203,14 +203,12 @@ class EvidenceLayer:
             return PageRanking(self.pages, np.zeros(0), np.zeros(0), np.zeros(0), fused)
         routing = page_weights(documents, query, settings.route_floor, [d for d, _ in self.pages])
         if routing is not None and len(self.chunks):
-            fused = fused * routing[self.chunk_page]
+            fused = fused * routing[self.chunk_page]  # per chunk: its page's weight
         lists = [(group_max(self.chunk_page, fused, n_pages), False, 1.0)] if len(self.chunks) else []
         if page_dense is not None:
-            page_dense = np.asarray(page_dense, dtype=np.float64)
-            lists.append((page_dense * routing if routing is not None else page_dense, False, 1.0))
+            lists.append((_weighed(np.asarray(page_dense, dtype=np.float64), routing), False, 1.0))
         if settings.page_sparse > 0 and len(self.chunks):
-            page_sparse = self.page_bm25.scores(sparse_query)
-            lists.append((page_sparse * routing if routing is not None else page_sparse, True, settings.page_sparse))
+            lists.append((_weighed(self.page_bm25.scores(sparse_query), routing), True, settings.page_sparse))
         if settings.element_intent > 0 and len(self.chunks):
             asked = np.isin(self.modality, asked_modalities(query))
             if asked.any():  # pages without such an element get nothing from this list
@@ -218,12 +216,10 @@ class EvidenceLayer:
                               settings.element_intent))
         flat = rank_fusion(lists, settings.rrf_k, n_pages)
         if settings.references:
-            referenced = self.referenced_pages(query, reading.labels, content=flat)
-            if routing is not None:
-                referenced = referenced * routing
+            referenced = _weighed(self.referenced_pages(query, reading.labels, content=flat), routing)
             if referenced.any():
                 flat = flat + 1.0 / (settings.rrf_k + ranks(referenced, referenced > 0))
-        flat = minmax(flat) if routing is None else minmax(flat) * routing
+        flat = _weighed(minmax(flat), routing)
         return PageRanking(self.pages, flat, np.zeros(n_pages), flat, fused, routing)
 
     def referenced_pages(self, query: str, named: Sequence[tuple[str, str]] = (),
@@ -283,7 +279,7 @@ class EvidenceLayer:
         diffused = minmax(diffuse(self.graph, seeds, alpha=settings.restart,
                                   local_above=settings.local_diffusion_edges))
         w = settings.flat_weight
-        final = w * flat.flat + (1.0 - w) * (diffused if flat.routing is None else diffused * flat.routing)
+        final = w * flat.flat + (1.0 - w) * _weighed(diffused, flat.routing)
         return PageRanking(self.pages, flat.flat, diffused, final, fused, flat.routing)
 
     def rank_pages(self, query: str, qvec: np.ndarray, settings: RetrievalSettings,
@@ -343,6 +339,11 @@ class EvidenceLayer:
             if hi > lo:
                 out[page] = int(lo + np.argmax(scores[lo:hi]))
         return out
+
+
+def _weighed(scores: np.ndarray, routing: np.ndarray | None) -> np.ndarray:
+    """Per-page ``scores`` times their documents' routing weights (as they are without routing)."""
+    return scores if routing is None else scores * routing
 
 
 def measure_items(query: str, settings: RetrievalSettings) -> tuple[str, ...]:

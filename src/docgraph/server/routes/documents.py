@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
-from ...documents.metadata import DocumentMeta, ensure_metadata
+from ...documents.metadata import DocumentMeta, ensure_metadata, shown_title
 from ...errors import InputError
 from ...types import Document
 from ..jobs import LiveProgress
@@ -24,7 +24,7 @@ router = APIRouter(prefix="/api", tags=["documents"])
 def document_summary(state: ServerState, doc: Document, label: DocumentMeta | None = None) -> dict[str, Any]:
     """A document row for the workspace view (no pages); ``metadata`` is its shelf label
     (organisation, period, kind; ``documents.metadata``), whose title is the row's title."""
-    out = {"id": doc.id, "title": label.title if label is not None and label.title else doc.title,
+    out = {"id": doc.id, "title": shown_title(doc, label),
            "file": doc.path.replace("\\", "/").rsplit("/", 1)[-1], "kind": doc.kind, "page_count": doc.page_count,
            "pages_stored": len(state.ws.store.page_numbers(doc.id)), "status": doc.status, "added_at": doc.added_at}
     if label is not None:
