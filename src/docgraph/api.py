@@ -1,4 +1,4 @@
-"""The public Python façade: ``Workspace`` (add, build, retrieve, ask, remove, marks, usage).
+"""The public Python façade: ``Workspace`` (add, build, retrieve, search, ask, remove, marks, usage).
 
 The CLI and the web app are thin layers over this class; tests and benchmarks use it too.
 Adding, building and removing hold the workspace's write lock (``store.writelock``): a
@@ -11,7 +11,7 @@ import json
 import shutil
 import threading
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from .config import Settings, load_settings
 from .errors import InputError
@@ -21,6 +21,9 @@ from .store import open_store
 from .store.writelock import write_lock
 from .threads import query_threads
 from .types import Answer, Document, Evidence, Page, Usage
+
+if TYPE_CHECKING:
+    from .results import SearchResult
 
 VECTORS_PENDING_META = "vectors.pending_rebuild"  # JSON list: methods whose vectors were dropped, not yet rebuilt
 
@@ -141,7 +144,9 @@ class Workspace:
         exact = [d for d in docs if d.id == ref]
         if exact:
             return exact[0].id
-        matches = [d for d in docs if d.id.startswith(ref) or Path(d.path).name == ref or d.title == ref]
+        as_path = Path(ref).expanduser()
+        matches = [d for d in docs if d.id.startswith(ref) or Path(d.path).name == ref or d.title == ref
+                   or (as_path.name == Path(d.path).name and as_path.resolve() == Path(d.path).resolve())]
         if len(matches) == 1:
             return matches[0].id
         if not matches:
@@ -256,9 +261,38 @@ class Workspace:
         with query_threads(self.settings.retrieval.blas_threads):
             return get_method(method).retrieve(self.context(), query, **options)
 
+    def search(self, query: str, method: str = "kg4vd", *, top_pages: int = 5,
+               documents: Iterable[str] | None = None, regions: int = 3, **options: Any) -> "SearchResult":
+        """The ``top_pages`` best pages for ``query`` with each page's ``regions`` best regions
+        (``results.SearchResult``), no answer step. ``documents`` (ids, id prefixes, file names
+        or titles) keeps pages of those documents only, taken from a ranking four times as deep
+        (and at least 20 pages) so a narrow search still fills its budget."""
+        from .documents.metadata import ensure_metadata, shown_title
+        from .results import search_result
+
+        if not isinstance(top_pages, int) or top_pages < 1:
+            raise InputError(f"top_pages must be a positive integer, got {top_pages!r}")
+        if not isinstance(regions, int) or regions < 0:
+            raise InputError(f"regions must be a non-negative integer, got {regions!r}")
+        wanted = {self.resolve(ref) for ref in documents} if documents else None
+        depth = top_pages if wanted is None else max(4 * top_pages, 20)
+        evidence = self.retrieve(query, method=method, top_pages=depth, **options)
+        docs = {d.id: d for d in self.store.list_documents()}
+        labels = ensure_metadata(self.store, docs.values())
+
+        def title_of(doc_id: str) -> str:
+            return shown_title(docs[doc_id], labels.get(doc_id)) if doc_id in docs else doc_id
+
+        return search_result(evidence, query, page_of=self.store.get_page, title_of=title_of, root=self.root,
+                             top_pages=top_pages, documents=wanted, regions=regions)
+
     def ask(self, query: str, method: str = "kg4vd", **options: Any) -> Answer:
+        """The method's answer with its claim check (``answers.verify``; ``methods.claims``)."""
+        from .methods.claims import apply_check
+
         with query_threads(self.settings.retrieval.blas_threads):
-            return get_method(method).answer(self.context(), query, **options)
+            answer = get_method(method).answer(self.context(), query, **options)
+        return apply_check(answer, self.store.get_page, self.settings.answers.verify)
 
     def status(self) -> dict[str, dict[str, Any]]:
         """Build status per method."""

@@ -61,7 +61,7 @@ def test_top_pages_works_for_every_method_from_the_cli(openstax_ws, capsys):
         capsys.readouterr()
         assert main(["ask", QUESTION, "-m", method, "--top-pages", "2", "--json", "-w", str(openstax_ws)]) == 0
         answer = json.loads(capsys.readouterr().out)
-        assert 1 <= len(answer["evidence"]["pages"]) <= 2
+        assert 1 <= len(answer["evidence_pages"]) <= 2
 
 
 def test_baselines_section_of_docgraph_toml_is_read(openstax_ws):

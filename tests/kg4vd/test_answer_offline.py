@@ -100,7 +100,7 @@ def test_cli_ask_readable_json_and_highlight(ws_path, tmp_path, capsys):
     assert "[1] A Short World History p.2 — P1" in out
     assert "mode local" in out and "model none (offline)" in out and "page retrieval" in out
 
-    assert main(["--workspace", str(ws_path), "ask", "Who founded the Mongol Empire?", "--json",
+    assert main(["--workspace", str(ws_path), "ask", "Who founded the Mongol Empire?", "--full-json",
                  "--top-pages", "3", "--highlight", str(tmp_path / "hl")]) == 0
     captured = capsys.readouterr()
     answer = Answer.model_validate(json.loads(captured.out))

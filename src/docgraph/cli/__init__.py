@@ -18,7 +18,7 @@ from typing import Sequence
 from ..errors import DocgraphError
 from .options import settings_overrides
 
-COMMAND_MODULES = ("documents", "build", "ask", "graph", "eval", "dataset", "serve", "check")
+COMMAND_MODULES = ("documents", "build", "ask", "search", "graph", "eval", "dataset", "serve", "mcp", "check")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
@@ -73,6 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DocgraphError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    except BrokenPipeError:  # `docgraph search … | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except KeyboardInterrupt:
         print("interrupted; finished work is kept — run the same command again to resume", file=sys.stderr)
         return 130

@@ -1,8 +1,9 @@
 """``docgraph ask``: answer a question with a method, print the answer and its citations.
 
 Readable output: the answer, the numbered citations (``[1] <title> p.12 — P3, T1``), the
-mode, the model usage and the per-stage timings. ``--json`` prints the whole ``Answer``;
-``--highlight DIR`` writes each cited page with its cited regions outlined.
+mode, the model usage and the per-stage timings. ``--json`` prints ``results.AskResult``,
+``--full-json`` the whole ``Answer``; ``--highlight DIR`` writes each cited page with its
+cited regions outlined; ``--questions FILE --out OUT`` answers many (``cli.batch``).
 """
 
 from __future__ import annotations
@@ -12,21 +13,35 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
 from ..highlight import write_highlights
+from ..progress import TerminalProgress
+from ..results import ask_result
 from ..types import Answer, Citation
+from .batch import BatchQuestion, answer_all, answered_lines, read_questions
 
 MODES = ("auto", "local", "multi_hop", "document")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    ask = subparsers.add_parser("ask", help="answer a question over the workspace's documents, with citations")
-    ask.add_argument("question", help="the question (quote it)")
+    ask = subparsers.add_parser(
+        "ask", help="answer a question (or a file of questions) over the workspace's documents, with citations",
+        description="Answer one question, or with --questions FILE --out OUT many in one process (models "
+                    "and indexes loaded once; one JSON line per answer, written as it is ready; rerun the "
+                    "same command after an interruption and finished questions are skipped).")
+    ask.add_argument("question", nargs="?", help="the question (quote it)")
     ask.add_argument("--method", "-m", default="kg4vd", help="method to answer with (default: kg4vd)")
     ask.add_argument("--mode", choices=MODES, default="auto",
                      help="kg4vd retrieval mode (default: auto = the query analyzer decides)")
     ask.add_argument("--top-pages", type=int, metavar="N", help="page budget (default: the method's)")
-    ask.add_argument("--json", action="store_true", help="print the whole answer as JSON")
+    ask.add_argument("--json", action="store_true",
+                     help="print one JSON object: answer, citations, evidence pages, timings (docs/integrations.md)")
+    ask.add_argument("--full-json", action="store_true",
+                     help="print the whole Answer as JSON (entities, relations, chunks, usage too)")
     ask.add_argument("--highlight", metavar="DIR", help="write the cited pages with their regions outlined here")
+    ask.add_argument("--questions", metavar="FILE", help="ask every question of FILE (.txt: one per line; "
+                     '.jsonl: {"id", "question", "method"?, "mode"?} per line)')
+    ask.add_argument("--out", metavar="OUT.jsonl", help="with --questions: where the answers go (resumable)")
     ask.set_defaults(handler=cmd_ask)
 
 
@@ -80,14 +95,21 @@ def format_answer(answer: Answer) -> str:
 
 
 def cmd_ask(args: argparse.Namespace, ws) -> int:
+    if args.questions or args.out:
+        return cmd_ask_many(args, ws)
+    if not args.question:
+        raise InputError("give a question, or --questions FILE --out OUT.jsonl")
     answer = ws.ask(args.question, method=args.method, **ask_options(args))
-    if args.json:
+    as_json = args.json or args.full_json
+    if args.full_json:
         print(answer.model_dump_json(indent=2))
+    elif args.json:
+        print(ask_result(answer).model_dump_json(indent=2))
     else:
         print(format_answer(answer))
     if args.highlight:
         paths = write_highlights(ws.store, ws.root, answer, Path(args.highlight))
-        stream = sys.stderr if args.json else sys.stdout
+        stream = sys.stderr if as_json else sys.stdout
         if paths:
             print(f"\nhighlighted {len(paths)} page(s):", file=stream)
             for path in paths:
@@ -95,3 +117,32 @@ def cmd_ask(args: argparse.Namespace, ws) -> int:
         else:
             print("\nno citations to highlight", file=stream)
     return 0
+
+
+def cmd_ask_many(args: argparse.Namespace, ws) -> int:
+    """``--questions FILE --out OUT``: see ``cli.batch``."""
+    if not (args.questions and args.out):
+        raise InputError("--questions FILE and --out OUT.jsonl go together")
+    if args.question or args.highlight or args.json or args.full_json:
+        raise InputError("with --questions, give no question, --json or --highlight: every answer goes to --out")
+    questions = read_questions(Path(args.questions))
+    defaults = ask_options(args)
+
+    def ask_one(question: BatchQuestion):
+        method = question.options.get("method", args.method)
+        options = {k: v for k, v in defaults.items() if k != "mode" or method == "kg4vd"}
+        if "mode" in question.options:
+            options["mode"] = question.options["mode"]
+        return ws.ask(question.question, method=method, **options)
+
+    progress = TerminalProgress()
+    failed = answered = 0
+    try:
+        for line in answer_all(questions, Path(args.out), ask_one, progress):
+            answered += line.result is not None
+            failed += line.result is None
+    finally:
+        progress.close()
+    print(f"{answered} answered, {failed} failed this run; {args.out} holds "
+          f"{len(answered_lines(Path(args.out))[0])} of {len(questions)} answers", file=sys.stderr)
+    return 1 if failed else 0
