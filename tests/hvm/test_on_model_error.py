@@ -14,6 +14,7 @@ import pymupdf
 import pytest
 
 from docgraph import Workspace
+from docgraph.boundary import strip_fences
 from docgraph.cli import main
 from docgraph.methods.hvm.state import NS_CHUNK, NS_CONFLICT, NS_EXTRACT
 from docgraph.testing.fixtures import stub_settings
@@ -37,15 +38,15 @@ def script(req):
     """``BAD``'s extraction replies are never JSON; two chunks state Lynch's affiliation (a
     candidate conflict group for the detector, whose replies are never JSON either)."""
     if req.stage == "hvm.extract":
-        if "from a picture" in req.prompt:
+        if "from a picture" in strip_fences(req.prompt):
             return {"image": {"name": "authors photo", "type": "photo", "description": ""}, "entities": []}
-        text = _chunk_text(req.prompt)
+        text = _chunk_text(strip_fences(req.prompt))
         if text.startswith(BAD):
             return BROKEN
         fact = next((f for prefix, f in FACTS.items() if text.startswith(prefix)), None)
         if fact is None:
             return {"entities": [], "relations": []}
-        if "You extract relations" in req.prompt:
+        if "You extract relations" in strip_fences(req.prompt):
             return {"relations": [{"head": "Ryan J. Lynch", "relation": fact[0], "tail": fact[1],
                                    "head_type": "person", "tail_type": "organization"}]}
         return {"entities": [{"name": "Ryan J. Lynch", "type": "person"}, {"name": fact[1], "type": "organization"}]}
@@ -101,7 +102,7 @@ def test_offline_extracts_the_chunk_offline_marks_and_counts_it(stub, authors_pd
         assert any("offline extraction used instead" in n and "JSON" in n for n in marked["notes"])
         assert {e["strategy"] for e in extractions.values()} == {"model:stub-model"}
         # the model's attempts at the chunk were made (with a re-ask) before it fell back
-        assert sum(_chunk_text(r.prompt).startswith(BAD) for r in stub.seen(stage="hvm.extract")) >= 2
+        assert sum(_chunk_text(strip_fences(r.prompt)).startswith(BAD) for r in stub.seen(stage="hvm.extract")) >= 2
         log = [e for _, e in ws.store.iter_records(NS_CONFLICT, doc_id=doc.id)]
         root = ws.root
 
@@ -137,7 +138,7 @@ def test_retry_later_stops_the_document_at_the_chunk_and_resumes_there(stub, aut
 
         stub.reset()  # the model now answers for the chunk
         stub.reply(lambda req: {"entities": [{"name": "Julie C. Tatlock", "type": "person"}], "relations": []}
-                   if _chunk_text(req.prompt).startswith(BAD) else script(req))
+                   if _chunk_text(strip_fences(req.prompt)).startswith(BAD) else script(req))
         again = ws.build("hvm")  # the document resumes at the chunk
         assert again.stats["failed_documents"] == 0 and _complete(ws)
         extractions = dict(ws.store.iter_records(NS_EXTRACT, doc_id=doc.id))

@@ -13,6 +13,7 @@ import pymupdf
 import pytest
 
 from docgraph import Workspace
+from docgraph.boundary import strip_fences
 from docgraph.methods.hvm.state import NS_CONFLICT, NS_FACT, NS_STATE
 from docgraph.testing.fixtures import stub_settings
 from docgraph.testing.openai_stub import OpenAIStub
@@ -48,7 +49,7 @@ def _facts_in(block: str) -> dict[str, str]:
 
 
 def script(req) -> dict:
-    prompt = req.prompt
+    prompt = strip_fences(req.prompt)
     if req.stage == "hvm.extract":
         if "from a picture" in prompt:
             return {"image": {"name": PHOTO, "type": "photo", "description": "four authors side by side"},
@@ -125,7 +126,7 @@ def test_planted_figure_conflict_is_resolved_to_the_supported_year(built):
     assert years[0]["chunks"] == [f"{doc.id}:2:P1"] and years[0]["conflict"] == "mutual"
     assert report.stats["confirmed"] == 2 and report.stats["discarded"] == 1 and report.stats["merged"] == 1
     # the resolver saw the group's supporting chunk B_g (where 2020 is stated), not only the current chunk
-    resolve_prompts = [r.prompt for r in stub.seen(stage="hvm.resolve")]
+    resolve_prompts = [strip_fences(r.prompt) for r in stub.seen(stage="hvm.resolve")]
     assert any("I.B. Tauris, 2020" in p and "Dr. Julie C. Tatlock chairs" in p for p in resolve_prompts)
 
 
@@ -153,7 +154,7 @@ def test_conflict_log_records_types_and_decisions(built):
 def test_groups_sent_to_the_detector_are_bounded(built):
     _, _, stub, _ = built
     for req in stub.seen(stage="hvm.detect"):
-        for _, block in re.findall(r"(G\d+) \(.*?\):\n((?:  F.*\n?)+)", req.prompt):
+        for _, block in re.findall(r"(G\d+) \(.*?\):\n((?:  F.*\n?)+)", strip_fences(req.prompt)):
             assert 2 <= len(_facts_in(block)) <= 4
 
 
@@ -166,7 +167,7 @@ def test_what_the_conflict_prompts_cut_is_counted(built, tmp_path):
 
     def more_facts(req):  # the Tatlock chunk also states two more facts about the book: a group of four
         reply = script(req)
-        if "You extract relations" in req.prompt and _chunk_text(req.prompt).startswith("Dr. Julie C. Tatlock"):
+        if "You extract relations" in strip_fences(req.prompt) and _chunk_text(strip_fences(req.prompt)).startswith("Dr. Julie C. Tatlock"):
             reply["relations"] += [{"head": h, "relation": r, "tail": t, "head_type": ht, "tail_type": tt}
                                    for h, r, t, ht, tt in extra]
         return reply
@@ -181,9 +182,9 @@ def test_what_the_conflict_prompts_cut_is_counted(built, tmp_path):
             log = [entry for _, entry in ws.store.iter_records(NS_CONFLICT, doc_id=doc.id)]
         truncated = tight.stats["truncated"]
         detected = [_facts_in(block) for req in stub.seen(stage="hvm.detect")
-                    for _, block in re.findall(r"(G\d+) \(.*?\):\n((?:  F.*\n?)+)", req.prompt)]
+                    for _, block in re.findall(r"(G\d+) \(.*?\):\n((?:  F.*\n?)+)", strip_fences(req.prompt))]
         supports = [text for req in stub.seen(stage="hvm.resolve")
-                    for text in re.findall(r"^S\d+ \(page \d+, \w+\):\n(.*)$", req.prompt, re.M)]
+                    for text in re.findall(r"^S\d+ \(page \d+, \w+\):\n(.*)$", strip_fences(req.prompt), re.M)]
     assert all(len(facts) == 2 for facts in detected)
     assert truncated["groups_cut"] >= 1 and truncated["group_facts_omitted"] >= truncated["groups_cut"]
     assert truncated["group_facts_omitted"] >= sum(e["omitted"] for e in log)  # the log has confirmed groups
@@ -193,7 +194,7 @@ def test_what_the_conflict_prompts_cut_is_counted(built, tmp_path):
 
 def test_picture_is_an_entity_and_its_crop_went_to_the_vision_model(built):
     ws, doc, stub, _ = built
-    image_calls = [r for r in stub.seen(stage="hvm.extract") if "from a picture" in r.prompt]
+    image_calls = [r for r in stub.seen(stage="hvm.extract") if "from a picture" in strip_fences(r.prompt)]
     assert len(image_calls) == 1 and image_calls[0].image_urls[0].startswith("data:image/jpeg;base64,"), \
         "the crop as ingested (JPEG, ingest.image_format)"
     rows = dict(ws.store.iter_records("hvm.entity", doc_id=doc.id))

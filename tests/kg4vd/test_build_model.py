@@ -14,6 +14,7 @@ import re
 import pytest
 from PIL import Image
 
+from docgraph.boundary import strip_fences
 from docgraph.documents.marks import MASK_FILL
 from docgraph.methods.kg4vd import storage as st
 from docgraph.testing.fixtures import stub_settings
@@ -60,7 +61,7 @@ def _round_and_page(prompt: str) -> tuple[int, int]:
 def script(req):
     if req.stage == "kg4vd.judge":
         return {"labels": []}
-    rnd, page = _round_and_page(req.prompt)
+    rnd, page = _round_and_page(strip_fences(req.prompt))
     if req.stage == "kg4vd.extract":
         return EXTRACT.get(rnd, EMPTY_PATCH) if page == PAGE else EMPTY_PATCH
     return REFLECT.get(rnd, DONE) if page == PAGE else DONE
@@ -95,8 +96,8 @@ def test_scripted_loop_adds_replaces_deletes_masks_and_stops(stub, wh_workspace)
     assert [f["masked"] for f in record.feedback] == [[], ["C1", "IM1"]]
     assert record.usage.calls == 4 and record.usage.input_tokens > 0
 
-    extract = [r for r in stub.seen(stage="kg4vd.extract") if _round_and_page(r.prompt)[1] == PAGE]
-    reflect = [r for r in stub.seen(stage="kg4vd.reflect") if _round_and_page(r.prompt)[1] == PAGE]
+    extract = [r for r in stub.seen(stage="kg4vd.extract") if _round_and_page(strip_fences(r.prompt))[1] == PAGE]
+    reflect = [r for r in stub.seen(stage="kg4vd.reflect") if _round_and_page(strip_fences(r.prompt))[1] == PAGE]
     assert len(extract) == 2 and len(reflect) == 2  # stopped on the signal, not after R=5 rounds
     # round 2 sees the covered components flagged in the manifest and greyed out in the image
     assert "[IM1] (image, covered, greyed out)" in extract[1].prompt
@@ -170,7 +171,7 @@ def test_failed_page_is_reported_and_retried_by_the_next_build(stub, wh_workspac
     stub.reply(script)
     report = ws.build("kg4vd")
     assert (report.pages_built, report.pages_skipped) == (1, 4)
-    assert {_round_and_page(r.prompt)[1] for r in stub.seen(stage="kg4vd.extract")} == {2}
+    assert {_round_and_page(strip_fences(r.prompt))[1] for r in stub.seen(stage="kg4vd.extract")} == {2}
 
 
 PAGE5 = {"nodes": [
@@ -187,15 +188,15 @@ PAGE4 = {"nodes": [
 def judge_script(req):
     """same for two Tatlocks, related for Tatlock / Mount Mary, unparseable for the photo."""
     if req.stage != "kg4vd.judge":
-        rnd, page = _round_and_page(req.prompt)
+        rnd, page = _round_and_page(strip_fences(req.prompt))
         if req.stage == "kg4vd.extract":
             return {4: PAGE4, 5: PAGE5}.get(page, EMPTY_PATCH) if rnd == 1 else EMPTY_PATCH
         return DONE
-    anchor = req.prompt.split("Entity:\n", 1)[1].split(" [", 1)[0]
+    anchor = strip_fences(req.prompt).split("Entity:\n", 1)[1].split(" [", 1)[0]
     if anchor.startswith("Photo"):
         return "this is not JSON"
     labels = []
-    for number, name in re.findall(r"^(\d+)\. (.+?) \[", req.prompt.split("Candidates:\n", 1)[1], re.M):
+    for number, name in re.findall(r"^(\d+)\. (.+?) \[", strip_fences(req.prompt).split("Candidates:\n", 1)[1], re.M):
         pair = {anchor, name}
         label = "same" if all("Tatlock" in n for n in pair) else \
             "related" if any("Tatlock" in n for n in pair) and "Mount Mary University" in pair else "unrelated"
@@ -219,13 +220,13 @@ def test_model_judge_merges_same_and_links_related_across_pages(wh_workspace):
     assert {related.source, related.target} == {tatlock.id, university.id}
     # every entity is judged against its own candidates, so each pair is judged from both sides
     assert report.stats["verdicts"] == {"same": 2, "related": 2, "unrelated": 4}
-    anchors = {r.prompt.split("Entity:\n", 1)[1].split(" [", 1)[0] for r in judge_calls}
+    anchors = {strip_fences(r.prompt).split("Entity:\n", 1)[1].split(" [", 1)[0] for r in judge_calls}
     assert anchors == {"Julie Tatlock", "Julie C. Tatlock", "Mount Mary University",
                        "Photo of the senior contributing authors"}
     # the model's link carries its reason, so it is indexed (only bare offline links are not)
     assert related.description and related.id in ws.store.load_vectors(st.VEC_RELATION)[0]
     # the visual entity's crop goes to the judge as an image; its unparseable reply links nothing
-    photo_calls = [r for r in judge_calls if "Photo of the senior" in r.prompt]
+    photo_calls = [r for r in judge_calls if "Photo of the senior" in strip_fences(r.prompt)]
     assert photo_calls and all(r.image_urls for r in photo_calls)
     assert ws.usage()["kg4vd.judge"].failures >= 1
     assert len(entities) == 3

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from docgraph.boundary import strip_fences
 from docgraph.methods.kg4vd import crosspage
 from docgraph.methods.kg4vd.canonical import GraphInMemory
 from docgraph.methods.kg4vd.crosspage import candidate_pairs, connect
@@ -192,12 +193,12 @@ def build_script(req):
     if req.stage == "kg4vd.reflect":
         return DONE
     if req.stage == "kg4vd.extract":
-        page = int(re.search(r"on page (\d+)", req.prompt).group(1))
-        names = PEOPLE.get(page, []) if "round 1 of" in req.prompt else []
+        page = int(re.search(r"on page (\d+)", strip_fences(req.prompt)).group(1))
+        names = PEOPLE.get(page, []) if "round 1 of" in strip_fences(req.prompt) else []
         return {"nodes": [{"op": "add", "id": f"e{k}", "name": n, "type": "person", "description": f"{n}, a ruler",
                            "component_ids": ["P1"]} for k, n in enumerate(names, 1)], "edges": []}
-    anchor = req.prompt.split("Entity:\n", 1)[1].split(" [", 1)[0]
-    names = re.findall(r"^(\d+)\. (.+?) \[", req.prompt.split("Candidates:\n", 1)[1], re.M)
+    anchor = strip_fences(req.prompt).split("Entity:\n", 1)[1].split(" [", 1)[0]
+    names = re.findall(r"^(\d+)\. (.+?) \[", strip_fences(req.prompt).split("Candidates:\n", 1)[1], re.M)
     return {"labels": [{"candidate": int(n), "label": "same" if name == anchor else "unrelated"}
                        for n, name in names]}
 
@@ -206,9 +207,9 @@ def judged(stub) -> dict[str, list[str]]:
     """Each judge call's anchor and candidate names."""
     out = {}
     for req in stub.seen(stage="kg4vd.judge"):
-        anchor = req.prompt.split("Entity:\n", 1)[1].split(" [", 1)[0]
-        page = re.search(r"\(\w+ p\.(\d+)\)\n\nCandidates", req.prompt).group(1)
-        out[f"{anchor} p{page}"] = re.findall(r"^\d+\. (.+?) \[", req.prompt.split("Candidates:\n", 1)[1], re.M)
+        anchor = strip_fences(req.prompt).split("Entity:\n", 1)[1].split(" [", 1)[0]
+        page = re.search(r"\(\w+ p\.(\d+)\)\n\nCandidates", strip_fences(req.prompt)).group(1)
+        out[f"{anchor} p{page}"] = re.findall(r"^\d+\. (.+?) \[", strip_fences(req.prompt).split("Candidates:\n", 1)[1], re.M)
     return out
 
 

@@ -9,6 +9,7 @@ import pytest
 from query_graph import history_graph, write_graph
 
 from docgraph import Workspace
+from docgraph.boundary import strip_fences
 from docgraph.methods.kg4vd import query
 from docgraph.testing import OpenAIStub
 from docgraph.testing.fixtures import stub_settings
@@ -69,7 +70,7 @@ def test_two_stage_answer_sends_images_and_maps_markers(tmp_path, stub):
     assert len(answer.evidence.pages) == 6  # more than the 5 images stage two used to get
     assert len(stage2.image_urls) == len(answer.evidence.pages)
     assert all(url.startswith("data:image/png;base64,") for url in stage2.image_urls)
-    assert stage2.prompt.rstrip().endswith("Other pages:\n(none)\n\nFinal answer:")
+    assert strip_fences(stage2.prompt).rstrip().endswith("Other pages:\n(none)\n\nFinal answer:")
     assert [int(n) for n in re.findall(r"\(image (\d+)\)", stage2.prompt)] == list(range(1, 7))
 
     # [yuan] → the Yuan entity's mention (page 3, P1+T1); [page3] → the regions of page 3 that

@@ -26,7 +26,7 @@ from typing import Literal, Mapping, Sequence
 from pydantic import BaseModel, Field
 
 from ..models.base import ChatModel, user
-from ..prompts import render_prompt
+from ..prompts import material, render_prompt
 from ..text import sentences as split_sentences
 from .metrics_judged import WIN_CRITERIA, FineSurEJudgement, PairJudgement
 from .normalize import strip_answer_prefix
@@ -86,7 +86,13 @@ class PairwiseVerdicts(BaseModel):
     overall: CriterionVerdict
 
 
+# Values that carry what a system answered or what a document says: fenced as material.
+_MATERIAL_VALUES = frozenset({"response", "facts", "sentences", "answer_1", "answer_2"})
+
+
 def _ask(judge: ChatModel, prompt: str, stage: str, schema: type[BaseModel], **values: str) -> BaseModel:
+    fenced = _MATERIAL_VALUES | ({"reference"} if prompt == "finesure_faithfulness.md" else set())
+    values = {k: material(v) if k in fenced else v for k, v in values.items()}
     result = judge.complete([user(render_prompt(_PACKAGE, prompt, **values))], stage=stage, schema=schema)
     if not isinstance(result.parsed, schema):
         raise ValueError(f"judge {getattr(judge, 'model', '?')} gave no {schema.__name__} for {prompt}")

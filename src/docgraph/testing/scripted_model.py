@@ -77,7 +77,7 @@ def hvm_extract(prompt: str) -> dict[str, Any]:
 
 
 def hipporag_openie(prompt: str) -> dict[str, Any]:
-    names = names_in(prompt.split("Passage (from", 1)[-1].split("\n", 1)[-1])
+    names = names_in(_section(prompt, "Passage:"))
     return {"entities": names, "triples": [{"subject": a, "predicate": "mentioned with", "object": b}
                                            for a, b in zip(names, names[1:])]}
 

@@ -17,7 +17,7 @@ from typing import Sequence
 
 from ...models.base import ChatModel, user
 from ...models.response_format import json_schema_format
-from ...prompts import render_prompt
+from ...prompts import material, render_prompt
 from ...types import Page
 from .pages import component_manifest, sees_images, visual_components
 from .schemas import Fact, FactDraft, FactsReply
@@ -58,9 +58,10 @@ def ground(drafts: Sequence[FactDraft], page: Page) -> PageFacts:
 def extract_facts(chat: ChatModel, root: Path, title: str, page: Page, pages: int, doc_summary: str,
                   page_summary: str, max_facts: int) -> PageFacts:
     """The grounded facts of one page (one call)."""
-    prompt = render_prompt(_PACKAGE, "facts.md", title=title, page=str(page.number), pages=str(pages),
-                           doc_summary=doc_summary or "(none)", page_summary=page_summary or "(none)",
-                           manifest=component_manifest(page), max_facts=str(max_facts))
+    prompt = render_prompt(_PACKAGE, "facts.md", title=material(title), page=str(page.number), pages=str(pages),
+                           doc_summary=material(doc_summary or "(none)"),
+                           page_summary=material(page_summary or "(none)"),
+                           manifest=material(component_manifest(page)), max_facts=str(max_facts))
     fmt = json_schema_format(FactsReply, max_items={"facts": max_facts})
     with tempfile.TemporaryDirectory(prefix="dlvqa-marks-") as folder:
         images = [_marks(root, page, Path(folder))] if sees_images(chat) else []

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from ...errors import ModelOutputError
 from ...models.base import ChatModel, user
-from ...prompts import render_prompt
+from ...prompts import material, render_prompt
 from ...types import Document
 from .schemas import Cluster, Fact, QuestionReply
 
@@ -32,8 +32,8 @@ def fact_listing(facts: Sequence[Fact]) -> str:
 
 def draft_question(chat: ChatModel, title: str, pages: int, doc_summary: str, facts: Sequence[Fact]) -> QuestionReply:
     """The question, reference summary and topics for one cluster (one call)."""
-    prompt = render_prompt(_PACKAGE, "question.md", title=title, pages=str(pages),
-                           doc_summary=doc_summary or "(none)", facts=fact_listing(facts))
+    prompt = render_prompt(_PACKAGE, "question.md", title=material(title), pages=str(pages),
+                           doc_summary=material(doc_summary or "(none)"), facts=material(fact_listing(facts)))
     result = chat.complete([user(prompt)], stage="dlvqa.question", schema=QuestionReply)
     if not isinstance(result.parsed, QuestionReply):
         raise ModelOutputError("dlvqa.question: the reply is not a question draft", raw=result.text)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ...models.base import ChatModel, user
-from ...prompts import render_prompt
+from ...prompts import material, render_prompt
 from ...types import Page
 from .pages import component_manifest, page_image, sees_images
 from .schemas import SummaryReply
@@ -23,8 +23,8 @@ _PACKAGE = __package__
 
 def summarize_page(chat: ChatModel, root: Path, title: str, page: Page, pages: int) -> str:
     """The summary of one page (one call)."""
-    prompt = render_prompt(_PACKAGE, "page_summary.md", title=title, page=str(page.number), pages=str(pages),
-                           manifest=component_manifest(page))
+    prompt = render_prompt(_PACKAGE, "page_summary.md", title=material(title), page=str(page.number),
+                           pages=str(pages), manifest=material(component_manifest(page)))
     images = [page_image(root, page)] if sees_images(chat) else []
     result = chat.complete([user(prompt, images)], stage="dlvqa.page_summary", schema=SummaryReply)
     return _summary(result.parsed)
@@ -46,7 +46,8 @@ def summarize_document(chat: ChatModel, title: str, summaries: Sequence[tuple[in
 def _ask(chat: ChatModel, title: str, pages: int, items: Sequence[tuple[int, int, str]], part: str,
          stage: str) -> str:
     listing = "\n".join(f"{_label(first, last)}: {text}" for first, last, text in items) or "(no page summaries)"
-    prompt = render_prompt(_PACKAGE, "doc_summary.md", title=title, pages=str(pages), part=part, summaries=listing)
+    prompt = render_prompt(_PACKAGE, "doc_summary.md", title=material(title), pages=str(pages), part=part,
+                           summaries=material(listing))
     return _summary(chat.complete([user(prompt)], stage=stage, schema=SummaryReply).parsed)
 
 

@@ -34,7 +34,7 @@ from ...models.base import ImagePart, user
 from ...models.usage import embedding_stage
 from ...models.vector_recipe import recipe_tag
 from ...progress import Progress
-from ...prompts import render_prompt
+from ...prompts import material, render_prompt
 from ...scoring import ranked
 from ...types import Answer, Chunk, Document, Evidence, Page, ScoredChunk, ScoredPage
 from ..answer_fallback import AnswerCalls, answer_with_fallback
@@ -320,7 +320,7 @@ def answer_from_passages(ctx: MethodContext, method: str, query: str, evidence: 
             title = book.citations[number - 1].document_title if number else passage.doc_id
             blocks.append(f"[{number}] ({title}, page {passage.page})\n{passage.text.strip()}")
         body = render_prompt(__package__, prompt, question=query,
-                             evidence="\n\n".join(blocks) if blocks else "(no evidence was retrieved)")
+                             evidence=material("\n\n".join(blocks) if blocks else "(no evidence was retrieved)"))
         text = chat.complete([user(body, list(images))], stage=f"{method}.answer").text.strip()
         cited = {int(n) for n in _CITE.findall(text)}
         citations = [c for c in book.citations if c.number in cited] or book.citations

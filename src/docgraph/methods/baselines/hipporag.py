@@ -33,7 +33,7 @@ from ...graph.bridges import second_hop
 from ...graph.ppr import personalization_vector, walk_from
 from ...models.base import user
 from ...models.usage import embedding_stage
-from ...prompts import render_prompt
+from ...prompts import material, render_prompt
 from ...scoring import ranked, top_k
 from ...types import (Chunk, Document, Entity, Evidence, Mention, Relation, ScoredChunk, ScoredEntity, ScoredPage,
                       ScoredRelation)
@@ -142,8 +142,8 @@ class HippoRAGBaseline(ChunkBaseline):
             return self._offline(ctx, chunks), 0
 
         def one(chunk: Chunk) -> tuple[list, list[str]] | None:
-            prompt = render_prompt(__package__, "openie.md", passage=chunk.text,
-                                   context=chunk_context(chunk) or chunk.doc_id)
+            prompt = render_prompt(__package__, "openie.md", passage=material(chunk.text),
+                                   context=material(chunk_context(chunk) or chunk.doc_id))
             try:
                 parsed = chat.complete([user(prompt)], stage="hipporag.openie", schema=OpenIEResult).parsed
             except ModelOutputError:
@@ -232,7 +232,7 @@ class HippoRAGBaseline(ChunkBaseline):
             return lexical_recognition(query, candidates, limit)
         listing = "\n".join(f"{i}. ({s}, {p.replace('_', ' ')}, {o})"
                             for i, ((s, p, o), _) in enumerate(candidates, 1))
-        prompt = render_prompt(__package__, "fact_filter.md", question=query, facts=listing, limit=str(limit))
+        prompt = render_prompt(__package__, "fact_filter.md", question=query, facts=material(listing), limit=str(limit))
         try:
             parsed = chat.complete([user(prompt)], stage="hipporag.fact_filter", schema=FactSelection).parsed
         except ModelError:  # an unusable filter reply or the endpoint down: keep the similarity ranking

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from ...models.base import ImagePart, user
-from ...prompts import render_prompt
+from ...prompts import material, render_prompt
 from ...types import Answer, Chunk, Evidence
 from ..answer_fallback import AnswerCalls, answer_with_fallback
 from ..base import MethodContext
@@ -68,7 +68,7 @@ def evidence_prompt(ctx: MethodContext, query: str, evidence: Evidence, book: Ci
                 images.append(ImagePart(path=ctx.path(comp.crop_path)))
                 head += f", attached image {len(images)}"
         sections[chunk.modality].append(f"{head})\n{chunk.text.strip()[:CHUNK_CHARS[chunk.modality]]}")
-    body = {m: "\n\n".join(lines) if lines else "(none)" for m, lines in sections.items()}
+    body = {m: material("\n\n".join(lines) if lines else "(none)") for m, lines in sections.items()}
     return render_prompt(__package__, "answer.md", question=query.strip(), **body), images
 
 

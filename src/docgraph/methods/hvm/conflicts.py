@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field
 from ...models.base import ChatModel, user
 from ...models.response_format import json_schema_format
 from ...config import HVMSettings
-from ...prompts import render_prompt
+from ...prompts import material, render_prompt
 from ...types import Chunk
 from .data import CONFLICT_TYPES, Fact
 from .holistic import (CandidateGroup, ConfirmedGroup, Decision, HolisticView, Resolution, bounded,
@@ -182,8 +182,8 @@ class ModelDetector:
             for index, group in enumerate(batch, 1):
                 lines = [numbering.line(i) for i in group.fact_ids]
                 blocks.append(f"G{index} ({_KIND_TEXT[group.kind]}):\n" + "\n".join(lines))
-            prompt = render_prompt(__package__, "detect_conflicts.md", context=self.context or "(none)",
-                                   groups="\n\n".join(blocks))
+            prompt = render_prompt(__package__, "detect_conflicts.md", context=material(self.context or "(none)"),
+                                   groups=material("\n\n".join(blocks)))
             bound = json_schema_format(DetectionReply, max_items={"groups": len(batch)})
             reply = self.chat.complete([user(prompt)], stage=STAGE_DETECT, schema=DetectionReply,
                                        response_format=bound).parsed
@@ -242,9 +242,10 @@ class ModelResolver:
                 f"{label} (page {chunks[cid].page}, {chunks[cid].modality}):\n"
                 f"{_cut(chunks[cid].text, self.limits.chars, self.truncated)}"
                 for cid, label in support_ids.items()) or "(none besides the current chunk)"
-            prompt = render_prompt(__package__, "resolve_conflicts.md", groups="\n\n".join(blocks),
-                                   support=support_text, context=self.context or f"page {current.page}",
-                                   current=_cut(current.text, self.limits.chars * 2, self.truncated))
+            prompt = render_prompt(__package__, "resolve_conflicts.md", groups=material("\n\n".join(blocks)),
+                                   support=material(support_text),
+                                   context=material(self.context or f"page {current.page}"),
+                                   current=material(_cut(current.text, self.limits.chars * 2, self.truncated)))
             facts_shown = sum(len(conf.group.fact_ids) for conf in batch)
             bound = json_schema_format(ResolutionReply, max_items={"decisions": max(1, facts_shown),
                                                                    "unresolved": max(1, facts_shown)})

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from ...errors import ModelError, ModelOutputError
 from ...models.base import ChatModel, ImagePart, TextAnalysis, user
-from ...prompts import render_prompt
+from ...prompts import material, render_prompt
 from ...types import Chunk, ComponentKind, Page
 from ..build_stats import OFFLINE_FALLBACK
 from .data import ExtractedEntity, ExtractedFact, Extraction, clean_name, is_numeric
@@ -233,8 +233,8 @@ def model_relations(chat: ChatModel, context: str, content: str, entities: Seque
     """The relation step (paper Fig. 16): facts among a chunk's entities (and values it states)."""
     if not entities:
         return []
-    prompt = render_prompt(__package__, "extract_relations.md", context=context or "(none)", content=content,
-                           entities=entity_list(entities))
+    prompt = render_prompt(__package__, "extract_relations.md", context=material(context or "(none)"),
+                           content=material(content), entities=material(entity_list(entities)))
     reply = chat.complete([user(prompt, list(images))], stage=STAGE_EXTRACT, schema=RelationsReply).parsed
     assert isinstance(reply, RelationsReply)
     return facts_of(reply.relations)

@@ -20,7 +20,7 @@ from typing import Sequence
 from pydantic import BaseModel, Field
 
 from ...models.base import ChatModel, ImagePart, user
-from ...prompts import render_prompt
+from ...prompts import material, render_prompt
 from .data import ExtractedEntity, ExtractedFact, Extraction, clean_name
 from .extract_base import (STAGE_EXTRACT, ChunkFailed, ChunkInput, EntityItem, Strategy, entities_of,
                            model_relations, run_parallel, with_fallback)
@@ -91,8 +91,8 @@ class ModelImageStrategy:
     def _one(self, item: ChunkInput) -> Extraction:
         images = [ImagePart(path=item.image)] if self.vision and item.image and item.image.exists() else []
         notes = [] if images else ["no image sent to the model (no vision support or no crop): caption only"]
-        prompt = render_prompt(__package__, "extract_image.md", context=item.context or "(none)",
-                               description=item.description or "(none)")
+        prompt = render_prompt(__package__, "extract_image.md", context=material(item.context or "(none)"),
+                               description=material(item.description or "(none)"))
         reply = self.chat.complete([user(prompt, images)], stage=STAGE_EXTRACT, schema=ImageReply).parsed
         assert isinstance(reply, ImageReply)
         pictures = entities_of([reply.image], default_concept="image")

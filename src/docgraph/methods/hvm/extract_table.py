@@ -19,7 +19,7 @@ import re
 from typing import Sequence
 
 from ...models.base import ChatModel, user
-from ...prompts import render_prompt
+from ...prompts import material, render_prompt
 from .data import ExtractedEntity, ExtractedFact, Extraction, clean_name, concept_name, is_numeric, relation_name
 from ..markdown_tables import parse_table
 from .extract_base import (STAGE_EXTRACT, ChunkFailed, ChunkInput, EntitiesReply, Strategy, entities_of,
@@ -112,9 +112,10 @@ class ModelTableStrategy:
 
     def _row(self, job: tuple[ChunkInput, list[str], list[str]]) -> Extraction:
         item, headers, row = job
-        prompt = render_prompt(__package__, "extract_table_row.md", context=item.context or "(none)",
-                               description=item.description or item.context or "(none)",
-                               headers=" | ".join(headers) or "(none)", row=row_text(headers, row))
+        prompt = render_prompt(__package__, "extract_table_row.md", context=material(item.context or "(none)"),
+                               description=material(item.description or item.context or "(none)"),
+                               headers=material(" | ".join(headers) or "(none)"),
+                               row=material(row_text(headers, row)))
         reply = self.chat.complete([user(prompt)], stage=STAGE_EXTRACT, schema=EntitiesReply).parsed
         assert isinstance(reply, EntitiesReply)
         header_keys = {h.lower() for h in headers}

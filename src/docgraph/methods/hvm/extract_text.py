@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ...models.base import ChatModel, OfflineNLP, user
-from ...prompts import render_prompt
+from ...prompts import material, render_prompt
 from .data import Extraction
 from .extract_base import (STAGE_EXTRACT, ChunkFailed, ChunkInput, EntitiesReply, Strategy, entities_of,
                            model_relations, offline_entities, offline_facts, run_parallel, with_fallback)
@@ -49,7 +49,7 @@ class ModelTextStrategy:
 
     def _one(self, item: ChunkInput) -> Extraction:
         prompt = render_prompt(__package__, "extract_text_entities.md", types=", ".join(ENTITY_TYPES),
-                               context=item.context or "(none)", text=item.chunk.text)
+                               context=material(item.context or "(none)"), text=material(item.chunk.text))
         reply = self.chat.complete([user(prompt)], stage=STAGE_EXTRACT, schema=EntitiesReply).parsed
         assert isinstance(reply, EntitiesReply)
         entities = entities_of(reply.entities)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Sequence
 
 from ...models.base import ChatModel, ImagePart, user
-from ...prompts import render_prompt
+from ...prompts import material, render_prompt
 from ...store.base import Store
 from ...types import Component, ComponentKind, Evidence, Mention, Page, Usage
 from ..citations import CitationBook, marker
@@ -159,7 +159,7 @@ def two_stage_answer(ctx: "MethodContext", chat: ChatModel, query: str, evidence
     entities, relations = _lines(items, "entity"), _lines(items, "relation")
     if any(i.kind in ("entity", "relation") for i in items):
         prompt = render_prompt(__package__, "answer_preliminary.md", question=query.strip(),
-                               entities=entities, relations=relations)
+                               entities=material(entities), relations=material(relations))
         with Timer(timings).stage("answer_preliminary"):
             result = chat.complete([user(prompt)], stage=STAGE_PRELIMINARY)
         usage[STAGE_PRELIMINARY] = result.usage
@@ -179,9 +179,10 @@ def two_stage_answer(ctx: "MethodContext", chat: ChatModel, query: str, evidence
             image_lines.append(f"[{item.number}] {item.label} (image {len(images)})")
         else:
             other_lines.append(f"[{item.number}] {item.label}: {_excerpt(item.page)}")
-    prompt = render_prompt(__package__, "answer_final.md", question=query.strip(), preliminary=preliminary,
-                           entities=entities, relations=relations,
-                           images="\n".join(image_lines) or "(none)", other_pages="\n".join(other_lines) or "(none)")
+    prompt = render_prompt(__package__, "answer_final.md", question=query.strip(),
+                           preliminary=material(preliminary), entities=material(entities),
+                           relations=material(relations), images=material("\n".join(image_lines) or "(none)"),
+                           other_pages=material("\n".join(other_lines) or "(none)"))
     with Timer(timings).stage("answer_final"):
         result = chat.complete([user(prompt, images)], stage=STAGE_FINAL)
     usage[STAGE_FINAL] = result.usage

@@ -50,7 +50,7 @@ from ...errors import ModelOutputError
 from ...graph.bridges import NON_BRIDGING_TYPES
 from ...models.base import ChatModel, ImagePart, user
 from ...models.response_format import json_schema_format
-from ...prompts import render_prompt
+from ...prompts import material, render_prompt
 from ...text import tokenize
 from ...types import Entity, Usage
 
@@ -220,7 +220,7 @@ class ModelJudge:
         entity = with_image(anchor, _describe(anchor.entity))
         listing = "\n".join(with_image(item, f"{n}. {_describe(item.entity)}")
                             for n, (item, _) in enumerate(candidates, start=1))
-        prompt = render_prompt(__package__, "judge.md", entity=entity, candidates=listing)
+        prompt = render_prompt(__package__, "judge.md", entity=material(entity), candidates=material(listing))
         try:
             result = self.chat.complete([user(prompt, images)], stage="kg4vd.judge", schema=JudgeReply,
                                         response_format=json_schema_format(JudgeReply,

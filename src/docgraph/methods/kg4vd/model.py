@@ -19,7 +19,7 @@ import json
 
 from ...models.base import ChatModel, user
 from ...models.response_format import json_schema_format
-from ...prompts import render_prompt
+from ...prompts import material, render_prompt
 from ...types import Component, Page, Usage
 from .controller import Rejection
 from .loop import RoundInput
@@ -71,7 +71,7 @@ def rejections_text(rejected: tuple[Rejection, ...]) -> str:
         shown.append(f"- … and {len(rejected) - len(shown)} more")
     count = f"{len(rejected)} operation{'s' if len(rejected) != 1 else ''}"
     return "\n\n" + render_prompt(__package__, "extract_rejections.md", count=count,
-                                  rejected="\n".join(shown)).rstrip()
+                                  rejected=material("\n".join(shown))).rstrip()
 
 
 class ModelStrategy:
@@ -85,15 +85,15 @@ class ModelStrategy:
         self.needs_image = bool(getattr(chat, "supports_vision", True))
 
     def _values(self, inp: RoundInput, graph: PageGraph) -> dict[str, str]:
-        return {"schema": inp.schema.describe(), "manifest": component_manifest(inp.page, inp.masked),
-                "graph": _graph_json(graph), "round": str(inp.round + 1), "max_rounds": str(inp.max_rounds),
+        return {"schema": inp.schema.describe(), "manifest": material(component_manifest(inp.page, inp.masked)),
+                "graph": material(_graph_json(graph)), "round": str(inp.round + 1), "max_rounds": str(inp.max_rounds),
                 "page": str(inp.page.number)}
 
     def _images(self, inp: RoundInput) -> list:
         return [inp.image] if inp.image is not None and self.needs_image else []
 
     def extract(self, inp: RoundInput) -> tuple[GraphPatch, Usage]:
-        prompt = render_prompt(__package__, "extract.md", feedback=_feedback_json(inp.feedback),
+        prompt = render_prompt(__package__, "extract.md", feedback=material(_feedback_json(inp.feedback)),
                                rejections=rejections_text(inp.rejected), **self._values(inp, inp.graph))
         result = self.chat.complete([user(prompt, self._images(inp))], stage="kg4vd.extract", schema=GraphPatch)
         patch = result.parsed if isinstance(result.parsed, GraphPatch) else GraphPatch()
