@@ -68,7 +68,12 @@ class Workspace:
             if self._models is None:
                 from .models.hub import ModelHub
 
-                self._models = ModelHub(self.settings.models, self.store, self.root, ray=self.settings.ray)
+                wrapper = None
+                if self.settings.ray.enabled:  # multi-text embedding calls run on the cluster
+                    from .scale.ray_embed import ray_embedder
+
+                    wrapper = ray_embedder(self.settings.ray)
+                self._models = ModelHub(self.settings.models, self.store, self.root, embedder_wrapper=wrapper)
             return self._models
 
     def context(self, progress: Progress | None = None) -> MethodContext:
@@ -95,8 +100,13 @@ class Workspace:
         from .documents.ingest import ingest
 
         with write_lock(self.root, "add"):
+            runner = None
+            if self.settings.ray.enabled:  # pages run as Ray tasks
+                from .scale.ray_pages import ray_runner
+
+                runner = ray_runner(self.settings.ray, self.settings.ingest)
             return ingest(self.store, self.root, self.settings.ingest, [Path(p) for p in paths],
-                          password=password, progress=progress or NullProgress(), ray=self.settings.ray)
+                          password=password, progress=progress or NullProgress(), runner=runner)
 
     def add(self, paths: Iterable[str | Path] | str | Path, *, password: str | None = None,
             progress: Progress | None = None) -> list[Document]:

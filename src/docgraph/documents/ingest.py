@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..config import IngestSettings, RaySettings
+from ..config import IngestSettings
 from ..errors import DiskFullError, InputError
 from ..progress import NullProgress, Progress
 from ..store.base import Store
@@ -44,7 +44,7 @@ from .page_numbers import store_printed_numbers
 from .pages import PageJob
 from .parser import parser_target
 from .render import remove_document_files, remove_partial_files, remove_unstored_page_files
-from .runner import PageRunner
+from .runner import PageRunner, PagesRunner, RunnerFactory
 from .metadata import store_guess
 from .sections import assign_sections, choose_title, meaningful_title
 
@@ -133,7 +133,7 @@ def _finalize(store: Store, item: _Prepared) -> Document:
 
 
 def _ingest_one(store: Store, root: Path, settings: IngestSettings, item: _Prepared, password: str | None,
-                runner: PageRunner, progress: Progress, report: IngestReport) -> Document:
+                runner: PagesRunner, progress: Progress, report: IngestReport) -> Document:
     if item.resumed:  # an interrupted add: a page being written then left a temporary file
         remove_partial_files(root, item.doc_id)
     else:
@@ -184,20 +184,19 @@ def _ingest_one(store: Store, root: Path, settings: IngestSettings, item: _Prepa
     return _finalize(store, item)
 
 
-def page_runner(settings: IngestSettings, ray: RaySettings | None, note: Callable[[str], None]) -> PageRunner:
-    """Local worker processes, or Ray tasks when ``ray.enabled`` (same contract)."""
-    if ray is not None and ray.enabled:
-        from ..scale.ray_pages import RayPageRunner
-
-        return RayPageRunner(ray, note, recycle_after=settings.worker_pages)  # type: ignore[return-value]
-    return PageRunner(settings.workers or os.cpu_count() or 1, note, recycle_after=settings.worker_pages)
+def local_runner(settings: IngestSettings) -> RunnerFactory:
+    """Pages on this machine's worker processes (``settings.workers``, default every core)."""
+    return lambda note: PageRunner(settings.workers or os.cpu_count() or 1, note,
+                                   recycle_after=settings.worker_pages)
 
 
 def ingest(store: Store, root: Path, settings: IngestSettings, paths: Iterable[Path], *,
            password: str | None = None, progress: Progress = NullProgress(),
-           ray: RaySettings | None = None) -> IngestReport:
-    """Ingest files and folders into the workspace at ``root`` (see the module docstring);
-    with ``ray.enabled`` the pages run as Ray tasks (``scale.ray_pages``)."""
+           runner: RunnerFactory | None = None) -> IngestReport:
+    """Ingest files and folders into the workspace at ``root`` (see the module docstring).
+    ``runner`` makes what runs the pages, given the note callback: local worker processes by
+    default (``local_runner``); the caller may pass another with the same contract (the
+    Workspace passes Ray tasks, ``scale.ray_pages``, when Ray is enabled)."""
     started = time.perf_counter()
     parser_target(settings.parser)  # an unknown backend is a ConfigError before any work
     report = IngestReport()
@@ -209,7 +208,7 @@ def ingest(store: Store, root: Path, settings: IngestSettings, paths: Iterable[P
     files, report.failures, skipped = collect_inputs(paths)
     for message in skipped:
         note(message)
-    runner = page_runner(settings, ray, note)
+    runner = (runner or local_runner(settings))(note)
     with tempfile.TemporaryDirectory(prefix="docgraph-ingest-") as tmp:
         prepared: list[_Prepared] = []
         seen: set[str] = set()

@@ -27,10 +27,26 @@ import sys
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Protocol
 
 from . import pages
 from .pages import PageJob, PageResult
+
+
+class PagesRunner(Protocol):
+    """What runs an ingest's page jobs: ``PageRunner`` here, Ray tasks in ``scale.ray_pages``."""
+
+    workers: int
+
+    def plan(self, pages: int) -> None: ...
+
+    def run(self, jobs: list[PageJob]) -> Iterator[tuple[PageJob, PageResult | Exception]]: ...
+
+    def close(self) -> None: ...
+
+
+RunnerFactory = Callable[[Callable[[str], None]], PagesRunner]
+"""Makes the runner of one ingest run, given the callback that shows the user a note."""
 
 _MAIN_GUARD = re.compile(r"""if\s+__name__\s*==\s*['"]__main__['"]""")
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from ..config import ModelsSettings, RaySettings
+from ..config import ModelsSettings
 from ..errors import ConfigError, EmbeddingMismatchError
 from ..store.base import Store
 from .base import ChatModel, ImageEmbedder, OfflineNLP, Reranker, TextEmbedder
@@ -35,6 +35,12 @@ from .embed_shared import SharedEmbeddingFile
 from .structured import ERRORS_DIR, StructuredChat
 from .usage import MeteredChat, UsageMeter
 from .vector_recipe import base_model
+
+if TYPE_CHECKING:
+    from .embed_local import LocalSpec
+
+EmbedderWrapper = Callable[[TextEmbedder, "LocalSpec"], TextEmbedder]
+"""Wraps the local text embedder built from a spec (e.g. to run it on a cluster)."""
 
 ROLES = ("build", "answer", "judge")
 META_TEXT_MODEL = "embedding_model"
@@ -50,9 +56,9 @@ class ModelHub:
     """
 
     def __init__(self, settings: ModelsSettings, store: Store, root: Path | str, *,
-                 record_file: Path | str | None = None, ray: RaySettings | None = None):
+                 record_file: Path | str | None = None, embedder_wrapper: EmbedderWrapper | None = None):
         self.settings = settings
-        self.ray = ray or RaySettings()  # enabled: multi-text embedding calls run on the cluster
+        self.embedder_wrapper = embedder_wrapper  # e.g. multi-text calls on a Ray cluster (scale.ray_embed)
         self.store = store
         self.root = Path(root)
         self.record_file = Path(record_file) if record_file is not None else None
@@ -171,10 +177,8 @@ class ModelHub:
 
                 spec = local_spec(es, self.built_text_model())
                 inner = spec.build()
-                if self.ray.enabled:
-                    from ..scale.ray_embed import RayTextEmbedder
-
-                    inner = RayTextEmbedder(inner, spec, self.ray)
+                if self.embedder_wrapper is not None:
+                    inner = self.embedder_wrapper(inner, spec)
             if not self.settings.cache:
                 return inner
             from .embed_cache import CachedTextEmbedder

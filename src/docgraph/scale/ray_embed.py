@@ -19,7 +19,7 @@ travel to the cluster.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -100,3 +100,8 @@ class RayTextEmbedder:
         where = self.settings.address or "a local cluster"
         return (f"RayTextEmbedder({self.model!r} on {where}, {self.parts} shard(s) per call, "
                 f"{self.threads} thread(s) each)")
+
+
+def ray_embedder(ray: RaySettings) -> Callable[[TextEmbedder, LocalSpec], TextEmbedder]:
+    """The ``ModelHub`` embedder wrapper that spreads multi-text calls over the Ray cluster."""
+    return lambda inner, spec: RayTextEmbedder(inner, spec, ray)

@@ -16,9 +16,10 @@ from __future__ import annotations
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Iterator
 
-from ..config import RaySettings
+from ..config import IngestSettings, RaySettings
 from ..documents import pages
 from ..documents.pages import PageJob, PageResult
+from ..documents.runner import RunnerFactory
 from .cluster import cluster_cpus, connect, fault_point, remote_task, task_error
 
 _worker_ready = False
@@ -84,3 +85,8 @@ class RayPageRunner:
 
     def close(self) -> None:
         """Nothing to stop: the cluster outlives the run (``ray.shutdown`` is the caller's)."""
+
+
+def ray_runner(ray: RaySettings, settings: IngestSettings) -> RunnerFactory:
+    """The ``ingest`` runner factory that sends pages to the Ray cluster ``ray`` names."""
+    return lambda note: RayPageRunner(ray, note, recycle_after=settings.worker_pages)
