@@ -74,6 +74,21 @@ def test_a_trading_symbol_names_its_company_as_written():
     assert router.match("the jpm segments") is None  # a symbol counts in capitals only, as tickers are written
 
 
+def test_an_abbreviation_of_every_word_of_an_organisation_names_it():
+    shelf = {"ibm": DocumentMeta(organisation="International Business Machines Corporation", period="FY2021"),
+             "fdx": DocumentMeta(organisation="Federal Express Corporation", period="FY2021"),
+             "pg": DocumentMeta(organisation="The Procter & Gamble Company", period="FY2021"),
+             "ge": DocumentMeta(organisation="General Electric Company", period="FY2021"),
+             "gm": DocumentMeta(organisation="General Mills, Inc.", period="FY2021")}
+    router = DocumentRouter.build(shelf)
+    assert named(router, "How much did IBM spend on research?") == {"ibm": 1.0}
+    assert named(router, "What were FedEx's fuel costs?") == {"fdx": 1.0}
+    assert named(router, "Which brands does P&G sell?") == {"pg": 1.0}
+    assert named(router, "Compare GE and GM margins") == {"ge": 1.0, "gm": 1.0}
+    for unnamed in ("What is the EBITDA margin?", "Is GAAP revenue higher?", "What did ibm spend?", "Was FY2021 good?"):
+        assert router.match(unnamed) is None, "an abbreviation needs two capitals and every word of the name"
+
+
 def test_the_router_abstains_when_nothing_is_named_or_one_document_is_there(router):
     assert router.match("What is the revenue growth between 2018 and 2019?") is None
     single = DocumentRouter.build({"mmm18": SHELF["mmm18"]})

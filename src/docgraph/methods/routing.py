@@ -11,7 +11,9 @@ file name, period) and gives every document a weight for the question:
    "JPMorgan" against "JP Morgan") — legal words (Inc., Company, Corporation, The) aside,
    or its trading symbol in capitals ("JPM"); the first word of its organisation's name
    alone, capitalised inside the question, names it at half weight when no other name
-   starts with that word ("CVS" for "CVS Health Corporation");
+   starts with that word ("CVS" for "CVS Health Corporation"); an abbreviation written
+   with two capitals or more names it whole when it shortens every word of its
+   organisation's name in order ("IBM", "FedEx", "P&G");
 2. **period**: among the named documents, those whose period holds a year the question
    names ("FY2018", "fiscal 2018", "in 2018") weigh more, the latest such year most (a
    later filing prints the earlier years as comparatives); when none does, the nearest
@@ -44,6 +46,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _YEAR = re.compile(r"(?<![\d.])(?:fy\s?|fiscal\s+(?:year\s+)?)?((?:19|20)\d\d)(?![\d])", re.IGNORECASE)
 _CAPITALISED = re.compile(r"(?<=[\w,;:]\s)[A-Z][A-Za-z0-9&]+")  # not the question's first word
 _TICKER = re.compile(r"\b[A-Z][A-Z0-9]{1,5}\b")
+_ABBREVIATION = re.compile(r"\b(?=(?:[a-z&]*[A-Z]){2})[A-Za-z][A-Za-z&]{1,7}\b")  # two capitals or more: IBM, AmEx
 _SHORT_FY = re.compile(r"\bfy\s?'?(\d\d)\b", re.IGNORECASE)
 _CACHE: dict[str, "DocumentRouter"] = {}
 CACHE_SIZE = 8
@@ -57,6 +60,16 @@ def words(text: str) -> list[str]:
 def name_words(name: str) -> tuple[str, ...]:
     """A name's own words: legal words and bare numbers left out."""
     return tuple(w for w in words(name) if w not in LEGAL_WORDS and not w.isdigit())
+
+
+def abbreviates(letters: str, name: tuple[str, ...]) -> bool:
+    """Whether ``letters`` are the name's words shortened, in order, each to a non-empty
+    start of itself: "ibm" for international business machines, "amex" for american express."""
+    if not name:
+        return not letters
+    word, rest = name[0], name[1:]
+    longest = min(len(word), len(letters) - len(rest))
+    return any(letters[:k] == word[:k] and abbreviates(letters[k:], rest) for k in range(longest, 0, -1))
 
 
 def question_years(question: str) -> set[int]:
@@ -75,6 +88,7 @@ class DocumentRouter:
     years: list[set[int]]
     unique_first: set[tuple[int, str]]  # (document, first word of its organisation) that no other name starts with
     tickers: list[set[str]]  # per document: its trading symbols, matched as the question writes them (capitals)
+    organisations: list[tuple[str, ...]]  # per document: its organisation's own words (for abbreviations)
 
     @classmethod
     def build(cls, metadata: Mapping[str, DocumentMeta]) -> "DocumentRouter":
@@ -88,7 +102,7 @@ class DocumentRouter:
         unique = {(i, org[0]) for i, org in enumerate(organisations)
                   if len(org) > 1 and firsts.get(org[0]) == {org}}
         return cls(doc_ids, names, [set(metadata[d].years()) for d in doc_ids], unique,
-                   [{metadata[d].ticker} if len(metadata[d].ticker) >= 2 else set() for d in doc_ids])
+                   [{metadata[d].ticker} if len(metadata[d].ticker) >= 2 else set() for d in doc_ids], organisations)
 
     def match(self, question: str) -> np.ndarray | None:
         """Per document (``doc_ids`` order) how well the question names it, in [0, 1]; None
@@ -106,6 +120,11 @@ class DocumentRouter:
                     break
                 if (i, name[0]) in self.unique_first and name[0] in capitalised:
                     score[i] = max(score[i], 0.5)
+        for token in _ABBREVIATION.findall(question):
+            letters = token.lower().replace("&", "")
+            for i, org in enumerate(self.organisations):
+                if len(org) > 1 and abbreviates(letters, org):
+                    score[i] = 1.0
         shown = set(_TICKER.findall(question))
         for i, tickers in enumerate(self.tickers):
             if tickers & shown:
@@ -138,8 +157,6 @@ class DocumentRouter:
         distance = [min((abs(y - a) - 0.5 * (y > a) for y in ys for a in asked), default=np.inf) for ys in years]
         nearest = min(distance)
         return np.array([0.5 if d == nearest else 0.0 for d in distance])
-
-        return score / score.max()
 
     def weights(self, question: str, floor: float) -> dict[str, float] | None:
         """Document id → weight ``floor + (1 - floor) · match`` (None: abstain)."""
