@@ -38,8 +38,8 @@ def native_bf16() -> bool:
 
 def compiled_model_cache() -> Path | None:
     """Where OpenVINO keeps the models it has compiled from files, so that the next process
-    loads them instead of compiling again (the CDLA regions network: 0.9 -> 0.17 CPU s; every
-    page worker and CLI call pays it): ``DOCGRAPH_OPENVINO_CACHE`` (empty: no cache), else
+    loads them instead of compiling again (a cost every page worker and CLI call would pay):
+    ``DOCGRAPH_OPENVINO_CACHE`` (empty: no cache), else
     ``$XDG_CACHE_HOME/docgraph/openvino`` (``~/.cache/...``). None when it cannot be created.
     OpenVINO keys each entry by the model's content, the compile options and its own
     version, and compiles afresh when an entry does not load."""

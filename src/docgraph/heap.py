@@ -46,9 +46,9 @@ def resident_mb() -> float | None:
 class GrowthTrim:
     """``release_free_heap`` when it can matter: after a unit of work (a page), trim only once
     resident memory has grown ``growth_mb`` past where the last trim left it. Trimming after
-    every page handed back memory the next page faulted in again: measured over the 261
-    shared pages in one process, 5 % more CPU and 2.8x the page faults of never trimming
-    (whose peak was 140 MB higher). Where resident memory cannot be read, every call trims."""
+    every page handed back memory the next page faulted in again, costing CPU and page faults
+    (docs/results, 2026-12-04 "page workers that trim less often"). Where resident memory
+    cannot be read, every call trims."""
 
     def __init__(self, growth_mb: float = 64.0):
         self.growth_mb = growth_mb

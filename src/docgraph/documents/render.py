@@ -6,10 +6,9 @@ workspaces ingested before JPEG became the default: readers follow the stored pa
 are written atomically (temp file + rename), so an interrupted run never leaves a
 half-written image behind a stored page.
 
-Why JPEG by default: over the 261 shared pages at 144 dpi a page's PNG took 39 ms to encode
-and 446 KB on disk, its JPEG at quality 90 11.5 ms and 260 KB on average (larger than the
-PNG on plain text pages, much smaller on photographs) — ~6 % of a born-digital page's
-ingest CPU and 40 % of the page images' disk. Nothing offline reads the pixels; a vision
+Why JPEG by default: at quality 90 it encodes several times faster than PNG and takes less
+disk on average (more than PNG on plain text pages, much less on photographs; docs/results,
+2026-12-02 "page images and crops as JPEG"). Nothing offline reads the pixels; a vision
 model or the web viewer sees no difference at that quality.
 """
 
@@ -91,8 +90,8 @@ def pixel_box(box: BBox, scale: float, size: tuple[int, int]) -> tuple[int, int,
 
 def png_bytes(image: Image.Image) -> bytes:
     """``image`` as PNG: fast zlib level, and for RGB images OpenCV's encoder with the Sub row
-    filter, ~1.7x faster than Pillow's (which tries every filter on every row) for ~9 % more
-    bytes (measured on 144-dpi pages: 0.14 -> 0.08 CPU s a page). Lossless either way."""
+    filter, faster than Pillow's (which tries every filter on every row) for a few per cent
+    more bytes. Lossless either way."""
     if image.mode == "RGB" and _CV2_PNG_PARAMS:
         import cv2
 

@@ -183,9 +183,9 @@ def diffuse(graph: StructureGraph, chunk_seeds: np.ndarray, *, alpha: float, pag
 
     Exact power iteration costs every edge per step; on a graph of more than ``local_above``
     edges (0 = never) the walk is a ``forward_push`` with threshold ``tol`` instead, whose
-    cost follows the seeds' neighbourhood (measured on the 827-page packed corpus's graph,
-    64k edges, seeds of 100 questions: push 5.6 ms against 2.2, the same top 20 nodes in the
-    same order; on 13 copies of it, 828k edges: push 6.3 ms against 25.9)."""
+    cost follows the seeds' neighbourhood: slower than power iteration on a small graph, much
+    faster on a large one, with the same top nodes in the same order (docs/results,
+    2026-12-02 "KG4VD's local entity signals")."""
     seeds = np.zeros(graph.n_nodes, dtype=np.float64)
     seeds[:graph.n_chunks] = np.maximum(np.asarray(chunk_seeds, dtype=np.float64), 0.0)
     if page_seeds is not None:

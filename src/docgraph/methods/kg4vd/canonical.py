@@ -9,8 +9,8 @@ touch those. ``crosspage.connect`` asks for them through the ``CanonicalGraph`` 
 - ``StoredGraph`` — the workspace store: entities read by key and kept once read,
   relations found through the incidence index (record ``kg4vd.incident``, storage.py),
   which ``index_incidence`` extends with every relation the connection writes. Memory and
-  read time follow the batch and the part of the graph it touches, not the graph (at 638
-  pages the whole graph was 120 MB of objects and 5.5 s to read, per batch).
+  read time follow the batch and the part of the graph it touches, not the graph (reading
+  the whole graph per batch grew with the corpus).
 """
 
 from __future__ import annotations

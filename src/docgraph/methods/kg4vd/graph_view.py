@@ -10,10 +10,9 @@ row of each entity in the entity vector index.
 The view holds arrays and names, not the records: an entity or relation object (its
 description, every mention) is read from the store when a query needs it —
 ``entities_of(store, nodes)`` / ``relations_of(store, rels)``, one batched read, the
-recently read ones kept in a bounded cache. A 10,000-page graph (~200k entities, ~500k
-relations) would otherwise hold ~2 GB of objects per process. Building the view decodes
-the records as plain dicts and keeps only the fields above (~3× faster than validating
-every record into a model).
+recently read ones kept in a bounded cache: a 10,000-page graph's records would otherwise
+be gigabytes of objects per process. Building the view decodes the records as plain dicts
+and keeps only the fields above, much faster than validating every record into a model.
 
 The view is rebuilt only when the graph changes, detected on every query by a few meta
 lookups (O(1); counting the records instead costs ~0.2 s at 500k records): the version

@@ -41,8 +41,8 @@ METHODS.md "KG4VD — Query", steps 2–5 (paper Section 3.3 and Appendix B.3):
    ``kg4vd.offline_page_rerank_weight`` (default 0.25, half the paper's λ): a page's rerank
    text is then its best chunk, whose fused BM25 + cosine score the prior already holds as
    its flat part, so λ = ½ counts it twice. Lower weights keep more of the graph's order;
-   with the second hop in place 0.25 gains on MMLongBench-Doc per document and packed
-   (recall@5 +1.0 and +2.2 over 0.5) and keeps HotpotQA's and MuSiQue's recall@5 (docs/eval.md).
+   with the second hop in place 0.25 gains on MMLongBench-Doc per document and packed and
+   keeps HotpotQA's and MuSiQue's recall (docs/results, 2026-12-03 "half the paper's λ").
 6. **Second hop** (docgraph's addition, ``graph.bridges``): pages that share the rarer
    entities of the graph grounded on the best page — minus the question's own; preferred:
    the pages whose headings the best page names (``graph.name_links``) — take every
