@@ -3,14 +3,15 @@
 A ``Material`` value (``material(text)``) is text read from the documents or derived from
 them (page text, table rows, titles, extracted entities, an earlier model's answer over
 them). ``fence(text, token)`` puts it between an opening and a closing line that carry
-``token``, a per-prompt value (``new_token``: a keyed hash of the whole prompt, so the text
-would have to contain a hash of itself to know it, while the same prompt gets the same
-token and the model response cache still hits), so the text can neither close the block
-nor open a new one: every run of three or more angle brackets in it (the fence's own
-syntax) and every copy of the token are neutralised first. Chat-template role markers (``<|im_start|>``, ``</s>``, ``[INST]``, ``<<SYS>>`` …)
-inside it are defanged to look-alikes so a server that parses special tokens in message
-content reads them as plain text; plain words such as ``system:`` stay as they are,
-inside the fence. ``rule(token)`` is the sentence a prompt carries about the fence.
+``token``, a per-prompt value (``new_token``: a keyed hash of the whole prompt, so the
+text would have to contain a hash of itself to know it, while the same prompt gets the
+same token and the model response cache still hits), so the text can neither close the
+block nor open a new one: every run of three or more angle brackets in it (the fence's own
+syntax) and every copy of the token are neutralised first. Chat-template role markers
+(``<|im_start|>``, ``</s>``, ``[INST]``, ``<<SYS>>`` …) inside it are defanged to look-
+alikes so a server that parses special tokens in message content reads them as plain text;
+plain words such as ``system:`` stay as they are, inside the fence. ``rule(token)`` is the
+sentence a prompt carries about the fence.
 """
 
 from __future__ import annotations

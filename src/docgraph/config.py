@@ -21,7 +21,7 @@ from .settings_sections import (  # re-exported: modules import their section fr
     Section, IngestSettings, ChatSettings, EmbeddingSettings, ImageEmbeddingSettings,
     RerankSettings, ModelsSettings, PPRModeSettings, KG4VDSettings, HVMSettings,
     EdgeWeights, RetrievalSettings, HippoRAGSettings, BaselineSettings, DLVQASettings,
-    StoreSettings, RaySettings, HVM_PROFILES)
+    StoreSettings, RaySettings, AnswerSettings, HVM_PROFILES)
 
 ENV_PREFIX = "DOCGRAPH_"
 CONFIG_FILE = "docgraph.toml"
@@ -34,6 +34,7 @@ class Settings(Section):
     hvm: HVMSettings = Field(default_factory=HVMSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     baselines: BaselineSettings = Field(default_factory=BaselineSettings)
+    answers: AnswerSettings = Field(default_factory=AnswerSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     dlvqa: DLVQASettings = Field(default_factory=DLVQASettings)
     ray: RaySettings = Field(default_factory=RaySettings)

@@ -418,6 +418,15 @@ class DLVQASettings(Section):
                                                                        "summary's length, plus or minus this share")
 
 
+class AnswerSettings(Section):
+    """What happens to an answer after the method writes it: ``[answers]`` in docgraph.toml."""
+
+    verify: Literal["mark", "drop", "off"] = Field(
+        "mark", description="the claim check (methods.claims): each sentence's numbers, dates and names must be "
+        "in the evidence it cites; 'mark' records the result on the answer, 'drop' also removes unsupported "
+        "sentences (the answer's warnings say so), 'off' skips the check")
+
+
 class StoreSettings(Section):
     """Where rows live: ``sqlite`` (``docgraph.sqlite`` in the workspace folder) or
     ``postgres`` (``url``; tables in ``pg_schema``). Files stay in the workspace folder."""

@@ -309,6 +309,23 @@ class Evidence(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
+ClaimStatus = Literal["supported", "partly", "unsupported", "uncited"]
+
+
+class ClaimCheck(BaseModel):
+    """One sentence of an answer held against what it cites (``methods.claims``): ``status``
+    says how it fared, ``checked`` what it states (numbers, dates, names) and ``missing``
+    what of that the cited evidence lacks. ``start``/``end`` locate it in ``Answer.text``."""
+
+    sentence: str
+    start: int
+    end: int
+    status: ClaimStatus
+    citations: list[int] = Field(default_factory=list)
+    checked: list[str] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list)
+
+
 class Answer(BaseModel):
     question: str
     text: str
@@ -321,3 +338,14 @@ class Answer(BaseModel):
     model_used: bool = False
     warnings: list[str] = Field(default_factory=list, description="what went wrong while answering, e.g. the "
                                 "answer model failed and the answer is the offline one over the same evidence")
+    claims: list[ClaimCheck] = Field(default_factory=list, description="the claim check: each sentence that "
+                                     "states a number, date or name or cites evidence, held against what it cites")
+    verify: Literal["mark", "drop", "off"] | None = Field(default=None, description="how the claim check ran "
+                                                          "(answers.verify); None: not checked")
+
+    def claim_counts(self) -> dict[str, int]:
+        """Checked sentences per status (every status present, zero when none)."""
+        counts = {status: 0 for status in ("supported", "partly", "unsupported", "uncited")}
+        for claim in self.claims:
+            counts[claim.status] += 1
+        return counts

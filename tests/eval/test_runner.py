@@ -220,6 +220,10 @@ def test_answers_offline_are_marked_extractive(retrieval_run, mini_mmlongbench, 
     assert "### Acc / F1 (MMLB) by question_type" in result.markdown
     by_type = result.summary["categories"]["question_type"]["bm25"]
     assert set(by_type) <= {"single-page", "cross-page", "unanswerable"} and "mmlb_f1" in by_type["single-page"]
+    # the claim check, counted per record: offline answers quote their evidence, so every checked
+    # sentence is supported (issue 57)
+    assert all(r["claims"]["supported"] == sum(r["claims"].values()) for r in bm25 if r.get("claims"))
+    assert row["claims_supported"] == 1.0 and row["claims_checked"] > 0 and "claims supported" in result.markdown
 
 
 def test_answers_with_a_model_are_extracted_and_judged(mini_mmlongbench, corpora, stub, tmp_path):

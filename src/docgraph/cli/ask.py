@@ -68,9 +68,45 @@ def format_timings(timings: dict[str, float]) -> str:
     return ", ".join(f"{name.replace('_', ' ')} {seconds * 1000:.0f} ms" for name, seconds in timings.items())
 
 
+CLAIM_MARKS = {"supported": "\u2713", "partly": "~", "unsupported": "\u2717", "uncited": "?"}
+
+
+def marked_text(answer: Answer) -> str:
+    """The answer's text with the claim check's mark after each checked sentence
+    (✓ supported, ~ partly, ✗ unsupported, ? uncited)."""
+    text, out, last = answer.text, [], 0
+    for claim in sorted(answer.claims, key=lambda c: c.start):
+        if claim.start < last or claim.end > len(text):
+            continue  # offsets of another text: leave the text unmarked there
+        out += [text[last:claim.end], f" {CLAIM_MARKS[claim.status]}"]
+        last = claim.end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def format_claims(answer: Answer) -> str | None:
+    """The claim check in one line, e.g. ``claim check: 3 of 4 sentences supported, 1
+    unsupported — not in the cited evidence: $1,067M``; None when no check ran."""
+    if answer.verify in (None, "off"):
+        return None
+    if not answer.claims:
+        return "claim check: no sentence states a number, date or name or cites evidence"
+    counts = answer.claim_counts()
+    line = f"claim check: {counts['supported']} of {len(answer.claims)} sentences supported"
+    line += "".join(f", {counts[s]} {s}" for s in ("partly", "unsupported", "uncited") if counts[s])
+    flagged = [c for c in answer.claims if c.status in ("partly", "unsupported")]
+    lacking = list(dict.fromkeys(m for c in flagged for m in c.missing))
+    if lacking:
+        line += " \u2014 not in the cited evidence: " + ", ".join(lacking[:6]) + (" \u2026" if len(lacking) > 6 else "")
+    return line
+
+
 def format_answer(answer: Answer) -> str:
-    """The answer as a person reads it in a terminal."""
-    lines = [answer.text.strip(), ""]
+    """The answer as a person reads it in a terminal, each checked sentence marked."""
+    lines = [marked_text(answer).strip(), ""]
+    claims = format_claims(answer)
+    if claims:
+        lines += [claims, ""]
     if answer.citations:
         lines.append("Citations:")
         lines.extend(format_citation(c) for c in answer.citations)

@@ -108,6 +108,17 @@ def _cost(questions: list[dict[str, Any]], builds: list[dict[str, Any]]) -> dict
     }
 
 
+def claims_summary(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """The claim check over a method's answers: ``claims_supported`` (share of the checked
+    sentences that were supported) and ``claims_checked`` (how many were checked)."""
+    counts = [r["claims"] for r in rows if r.get("claims")]
+    checked = sum(sum(c.values()) for c in counts)
+    if not counts:
+        return {}
+    supported = sum(c.get("supported", 0) for c in counts)
+    return {"claims_supported": supported / checked if checked else math.nan, "claims_checked": checked}
+
+
 def summarize(records: Sequence[dict[str, Any]], methods: Sequence[str] | None = None) -> dict[str, Any]:
     """The summary of a run's records (question, build and pairwise kinds, any order)."""
     questions = [r for r in records if r.get("kind", "question") == "question"]
@@ -136,6 +147,7 @@ def summarize(records: Sequence[dict[str, Any]], methods: Sequence[str] | None =
             else:
                 row["answers"] = "offline extractive"
             row["answer_fallbacks"] = fell_back
+            row.update(claims_summary(answered))
         row.update(mmlongbench_summary(rows))
         row.update(_finesure(rows) or {})
         row.update(_cost(rows, [b for b in builds if b.get("method") == method]))
@@ -200,12 +212,13 @@ def headline_metrics(summary: dict[str, Any]) -> list[str]:
     ks = summary.get("ks", PAGE_KS)
     candidates = [f"recall@{k}" for k in ks] + ["mrr"] + [f"doc_recall@{k}" for k in DOCUMENT_KS] + [
         "mmlb_acc", "mmlb_f1", "em", "f1", "acc", "judge_acc", "finesure_faithfulness", "finesure_completeness",
-        "finesure_conciseness", "finesure_overall"]
+        "finesure_conciseness", "finesure_overall", "claims_supported"]
     rows = summary["methods"].values()
     return [m for m in candidates if any(m in r for r in rows)]
 
 
-METRIC_LABELS = {"mmlb_acc": "Acc (MMLB)", "mmlb_f1": "F1 (MMLB)", "doc_recall@1": "doc R@1", "doc_recall@5": "doc R@5"}
+METRIC_LABELS = {"mmlb_acc": "Acc (MMLB)", "mmlb_f1": "F1 (MMLB)", "doc_recall@1": "doc R@1",
+                 "doc_recall@5": "doc R@5", "claims_supported": "claims supported"}
 COST_COLUMNS = (("build_seconds", "build s"), ("build_calls", "build calls"), ("build_tokens", "build tok"),
                 ("query_seconds", "s/question"), ("query_calls", "calls/q"), ("query_tokens", "tok/q"))
 

@@ -352,6 +352,8 @@ class Runner:
                           citations=[f"{doc_names.get(c.doc_id, c.doc_id)}|{c.page}" for c in answer.citations])
             if answer.warnings:  # the answer model failed and the offline answer stands in (answer_fallback)
                 record["warnings"] = list(answer.warnings)
+            if answer.verify not in (None, "off"):  # the claim check: checked sentences per status
+                record["claims"] = answer.claim_counts()
             try:
                 self.judge(ws, record, item, answer.text, answer.model_used, judges)
             except Exception as exc:  # noqa: BLE001

@@ -47,22 +47,61 @@ async function ask() {
   }
 }
 
-/** The answer text with its [n] markers turned into citation buttons. */
-function answerText(answer) {
-  const numbers = new Set(answer.citations.map((c) => c.number));
+/** A piece of the answer text with its [n] markers turned into citation buttons. */
+function withCitations(answer, text, numbers) {
   const parts = [];
   const pattern = /\[(\d+)\]/g;
   let last = 0;
-  for (const match of answer.text.matchAll(pattern)) {
+  for (const match of text.matchAll(pattern)) {
     const n = Number(match[1]);
     if (!numbers.has(n)) continue;
-    parts.push(answer.text.slice(last, match.index));
+    parts.push(text.slice(last, match.index));
     parts.push(el("button", { class: "cite-inline", dataset: { test: "citation-inline", number: n },
       onclick: () => openCitation(answer, n) }, `[${n}]`));
     last = match.index + match[0].length;
   }
-  parts.push(answer.text.slice(last));
+  parts.push(text.slice(last));
   return parts;
+}
+
+const CLAIM_TITLES = {
+  supported: () => "Supported: what this sentence states is in the evidence it cites",
+  partly: (c) => `Partly supported: not in the cited evidence: ${c.missing.join(", ")}`,
+  unsupported: (c) => `Unsupported: not in the cited evidence: ${c.missing.join(", ") || "what it states"}`,
+  uncited: (c) => `Cites nothing${c.missing.length ? `: ${c.missing.join(", ")} cannot be checked` : ""}`,
+};
+
+/** The answer text: citation buttons, and each sentence the claim check looked at wrapped
+ * in a span marked by its status, whose title says what the cited evidence lacks. Claim
+ * offsets count code points (Python's), so the text is cut as an array of code points. */
+function answerText(answer) {
+  const numbers = new Set(answer.citations.map((c) => c.number));
+  const chars = Array.from(answer.text);
+  const claims = (answer.claims || []).slice().sort((a, b) => a.start - b.start);
+  const parts = [];
+  let last = 0;
+  for (const claim of claims) {
+    if (claim.start < last || claim.end > chars.length) continue;
+    parts.push(...withCitations(answer, chars.slice(last, claim.start).join(""), numbers));
+    parts.push(el("span", { class: `claim claim-${claim.status}`, title: CLAIM_TITLES[claim.status](claim),
+      dataset: { test: "claim", status: claim.status } },
+    ...withCitations(answer, chars.slice(claim.start, claim.end).join(""), numbers)));
+    last = claim.end;
+  }
+  parts.push(...withCitations(answer, chars.slice(last).join(""), numbers));
+  return parts;
+}
+
+/** "claims 3/4 supported · 1 unsupported", or null when the answer was not checked. */
+function claimSummary(answer) {
+  if (!answer.verify || answer.verify === "off") return null;
+  const claims = answer.claims || [];
+  const count = (s) => claims.filter((c) => c.status === s).length;
+  const rest = ["partly", "unsupported", "uncited"].filter((s) => count(s)).map((s) => `${count(s)} ${s}`);
+  const text = claims.length ? [`claims ${count("supported")}/${claims.length} supported`, ...rest].join(" · ")
+    : "claims: nothing to check";
+  return el("span", { class: rest.length ? "claim-summary answer-warning" : "claim-summary",
+    dataset: { test: "claim-summary" } }, text);
 }
 
 export function renderAnswer(answer) {
@@ -82,6 +121,7 @@ export function renderAnswer(answer) {
   fill($("answer-meta"),
     el("span", {}, methods.find((m) => m.name === answer.method)?.label || answer.method),
     answer.mode ? el("span", { dataset: { test: "answer-mode" } }, `mode ${answer.mode}`) : null,
+    claimSummary(answer),
     el("span", {}, answer.model_used ? "model answer" : (answer.warnings || []).length
       ? "extractive fallback (the answer model failed)" : "extractive answer (no answer model configured)"),
     total ? el("span", {}, duration(total) === "0s" ? `${total.toFixed(2)}s` : duration(total)) : null,
