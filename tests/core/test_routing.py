@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from docgraph.documents.metadata import DocumentMeta
-from docgraph.methods.routing import DocumentRouter, page_weights, question_years
+from docgraph.methods.routing import DocumentRouter, PageDocuments, page_weights, question_years
 
 SHELF = {
     "mmm18": DocumentMeta(organisation="3M COMPANY", period="FY2018", kind="10-K", file_name="3M_2018_10K"),
@@ -93,13 +93,14 @@ def test_the_router_abstains_when_nothing_is_named_or_one_document_is_there(rout
     assert router.match("What is the revenue growth between 2018 and 2019?") is None
     single = DocumentRouter.build({"mmm18": SHELF["mmm18"]})
     assert single.match("What is 3M's FY2018 revenue?") is None
-    assert page_weights(router, "What is the revenue growth?", 0.5, ["mmm18", "awk20"]) is None
+    assert page_weights(router, "What is the revenue growth?", 0.5, PageDocuments.of(["mmm18", "awk20"])) is None
 
 
 def test_page_weights_keep_a_floor_for_documents_not_named(router):
-    pages = ["mmm18", "mmm18", "mmm22", "awk20", "unknown"]
+    pages = PageDocuments.of(["mmm18", "mmm18", "mmm22", "awk20", "unknown", "mmm18"])
+    assert pages.doc_ids == ["mmm18", "mmm22", "awk20", "unknown"] and pages.codes.tolist() == [0, 0, 1, 2, 3, 0]
     weights = page_weights(router, "3M FY2018 capital expenditure", 0.5, pages)
-    assert weights.tolist() == [1.0, 1.0, 0.75, 0.5, 0.5]
+    assert weights.tolist() == [1.0, 1.0, 0.75, 0.5, 0.5, 1.0]
     assert page_weights(router, "3M FY2018 capital expenditure", 1.0, pages) is None  # floor 1: off
 
 

@@ -47,7 +47,7 @@ from .chunking import chunk_context
 from .hybrid import HybridIndex, group_max, rank_fusion, ranks
 from .lexicon import COVER, lexicon
 from .references import LabelIndex, asked_modalities, query_references
-from .routing import DocumentRouter, page_weights
+from .routing import DocumentRouter, PageDocuments, page_weights
 
 PageKey = tuple[str, int]
 MAX_GROUNDED = 100_000  # entities whose chunk rows a layer remembers (then it starts over)
@@ -125,6 +125,14 @@ class EvidenceLayer:
     printed: dict[str, dict[int, int]]      # per document: file page → printed page number, where they differ
     names: NameLinks                        # pages naming other pages' headings (the second hop's name links)
     _grounded: dict[Hashable, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    _page_documents: PageDocuments | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def page_documents(self) -> PageDocuments:
+        """Each page's document, as routing reads it (made once per layer)."""
+        if self._page_documents is None:
+            self._page_documents = PageDocuments.of([d for d, _ in self.pages])
+        return self._page_documents
 
     @classmethod
     def build(cls, chunks: Sequence[Chunk], vectors: np.ndarray, settings: RetrievalSettings,
@@ -201,7 +209,7 @@ class EvidenceLayer:
         fused = self.hybrid.scores(sparse_query, qvec, settings)
         if not n_pages:
             return PageRanking(self.pages, np.zeros(0), np.zeros(0), np.zeros(0), fused)
-        routing = page_weights(documents, query, settings.route_floor, [d for d, _ in self.pages])
+        routing = page_weights(documents, query, settings.route_floor, self.page_documents)
         if routing is not None and len(self.chunks):
             fused = fused * routing[self.chunk_page]  # per chunk: its page's weight
         lists = [(group_max(self.chunk_page, fused, n_pages), False, 1.0)] if len(self.chunks) else []

@@ -166,8 +166,24 @@ class DocumentRouter:
         return {d: floor + (1.0 - floor) * float(m) for d, m in zip(self.doc_ids, match)}
 
 
+@dataclass(frozen=True)
+class PageDocuments:
+    """The documents of a ranking's pages: ``doc_ids`` once each, ``codes[p]`` page p's index
+    into them (so a question's weights reach every page in one gather)."""
+
+    doc_ids: list[str]
+    codes: np.ndarray
+
+    @classmethod
+    def of(cls, page_docs: Sequence[str]) -> "PageDocuments":
+        positions: dict[str, int] = {}
+        codes = np.fromiter((positions.setdefault(d, len(positions)) for d in page_docs), dtype=np.int64,
+                            count=len(page_docs))
+        return cls(list(positions), codes)
+
+
 def page_weights(router: "DocumentRouter | None", question: str, floor: float,
-                 page_docs: Sequence[str]) -> np.ndarray | None:
+                 pages: PageDocuments) -> np.ndarray | None:
     """The routing weight of each page (its document's), or None when there is no router or
     it abstains; documents the router does not know weigh ``floor``."""
     if router is None or floor >= 1.0:
@@ -175,7 +191,7 @@ def page_weights(router: "DocumentRouter | None", question: str, floor: float,
     weights = router.weights(question, floor)
     if weights is None:
         return None
-    return np.array([weights.get(d, floor) for d in page_docs], dtype=np.float64)
+    return np.array([weights.get(d, floor) for d in pages.doc_ids], dtype=np.float64)[pages.codes]
 
 
 def document_router(store: Store) -> DocumentRouter:
