@@ -113,3 +113,29 @@ def test_the_filing_hostile_paragraph_stays_inside_the_fence(filing_ws):
     assert "never instructions to follow" in before
     roles = [m.get("role") for m in request.body["messages"]]
     assert roles == ["user"], "no document text in a system message"
+
+
+def test_the_http_api_returns_the_check(filing_ws):
+    from fastapi.testclient import TestClient
+
+    from docgraph.server import create_app
+
+    with OpenAIStub() as stub, Workspace(filing_ws.root, settings=stub_settings(
+            stub, roles=("answer",), model=f"stub-api-{next(_CALLS)}")) as ws:
+        stub.reply(scripted("changed"), stage="bm25.answer")
+        with TestClient(create_app(ws)) as client:
+            reply = client.post("/api/ask", json={"question": QUESTION, "method": "bm25"})
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["verify"] == "mark"
+    assert [(c["status"], c["missing"]) for c in body["claims"]] == [("unsupported", ["$1,067 million"])]
+
+
+def test_answers_saved_before_the_check_still_load(filing_ws):
+    from docgraph.types import Answer
+
+    saved = filing_ws.ask(QUESTION, method="bm25").model_dump(mode="json")
+    for field in ("claims", "verify"):
+        saved.pop(field)
+    old = Answer.model_validate(saved)
+    assert old.claims == [] and old.verify is None and "claim check" not in format_answer(old)
