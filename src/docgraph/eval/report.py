@@ -141,7 +141,7 @@ def summarize(records: Sequence[dict[str, Any]], methods: Sequence[str] | None =
         answered = [r for r in rows if r.get("run") == "answer"]
         if answered:
             model = answered[0].get("answer_model")
-            fell_back = sum(1 for r in answered if r.get("warnings"))
+            fell_back = sum(1 for r in answered if r.get("warnings") and not r.get("model_used"))
             if model and any(r.get("model_used") for r in answered):
                 row["answers"] = str(model) + (f" ({fell_back} offline fallbacks)" if fell_back else "")
             else:

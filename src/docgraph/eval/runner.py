@@ -350,7 +350,7 @@ class Runner:
         if answer is not None:
             record.update(answer=answer.text, model_used=answer.model_used,
                           citations=[f"{doc_names.get(c.doc_id, c.doc_id)}|{c.page}" for c in answer.citations])
-            if answer.warnings:  # the answer model failed and the offline answer stands in (answer_fallback)
+            if answer.warnings:  # the offline answer stood in (answer_fallback), or answers.verify = drop cut
                 record["warnings"] = list(answer.warnings)
             if answer.verify not in (None, "off"):  # the claim check: checked sentences per status
                 record["claims"] = answer.claim_counts()
