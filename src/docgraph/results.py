@@ -15,7 +15,7 @@ from typing import Callable
 from pydantic import BaseModel, ConfigDict, Field
 
 from .page_regions import best_regions, evidence_weights
-from .types import Answer, BBox, Evidence, Page
+from .types import Answer, BBox, ClaimStatus, Evidence, Page
 
 DEFAULT_REGIONS = 3
 MAX_REGION_CHARS = 2000
@@ -73,6 +73,15 @@ class EvidencePage(_Strict):
     score: float
 
 
+class ClaimResult(_Strict):
+    """One sentence of the answer held against what it cites (``methods.claims``)."""
+
+    sentence: str
+    status: ClaimStatus = Field(description="supported, partly, unsupported or uncited")
+    citations: list[int] = Field(description="the [n] markers the sentence carries")
+    missing: list[str] = Field(description="what the sentence states (numbers, dates, names) that its evidence lacks")
+
+
 class AskResult(_Strict):
     """``docgraph ask --json``: the answer, what it cites, the pages it read, and timings."""
 
@@ -83,6 +92,8 @@ class AskResult(_Strict):
     model_used: bool = Field(description="false: no model answered (offline extractive answer)")
     citations: list[CitationResult]
     evidence_pages: list[EvidencePage]
+    claims: list[ClaimResult] = Field(description="the claim check per sentence (empty when it did not run)")
+    verify: str | None = Field(description="how the claim check ran: mark, drop or off; null: not checked")
     warnings: list[str]
     timings: dict[str, float] = Field(description="seconds per stage")
 
@@ -105,7 +116,9 @@ def ask_result(answer: Answer) -> AskResult:
                                   page=c.page, component_ids=list(c.component_ids), bboxes=list(c.bboxes),
                                   quote=c.quote) for c in answer.citations],
         evidence_pages=[EvidencePage(document_id=p.doc_id, page=p.page, score=p.score) for p in answer.evidence.pages],
-        warnings=list(answer.warnings), timings=dict(answer.timings))
+        claims=[ClaimResult(sentence=c.sentence, status=c.status, citations=list(c.citations), missing=list(c.missing))
+                for c in answer.claims],
+        verify=answer.verify, warnings=list(answer.warnings), timings=dict(answer.timings))
 
 
 def region_result(component, score: float | None = None) -> RegionResult:

@@ -86,6 +86,8 @@ def test_ask_json_is_the_documented_object(example_ws, capsys):
     assert out["model_used"] is False and out["method"] == "kg4vd"
     assert "Creative Commons" in out["answer"] and out["citations"][0]["page"] == 2
     assert out["evidence_pages"] and all(seconds >= 0 for seconds in out["timings"].values())
+    assert out["verify"] == "mark" and out["claims"], "the claim check travels with the JSON answer"
+    assert all(claim["status"] == "supported" for claim in out["claims"]), "quotes check as supported"
     assert main(["ask", QUESTION, "--full-json", "-m", "hybrid", "-w", str(example_ws)]) == 0
     full = json.loads(capsys.readouterr().out)
     assert "evidence" in full and "chunks" in full["evidence"]
