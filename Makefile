@@ -3,7 +3,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-llm bench install clean
+.PHONY: demo test test-llm bench install clean lint format
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -18,6 +18,17 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -m "not llm"
+
+LINTED := src tests benchmarks examples
+
+lint: $(STAMP)
+	$(PY) -m ruff check $(LINTED)
+	$(PY) -m ruff format --check $(LINTED)
+	$(PY) -m mypy src/docgraph
+
+format: $(STAMP)
+	$(PY) -m ruff check --fix $(LINTED)
+	$(PY) -m ruff format $(LINTED)
 
 test-llm: $(STAMP)
 	$(PY) -m pip install -q -e '.[llm]'

@@ -44,7 +44,6 @@ import argparse
 import json
 import math
 import os
-import re
 import shutil
 import sys
 import time
@@ -55,6 +54,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 DEFAULT_WORKSPACE = ROOT / "benchmarks" / ".work" / "build"
+from build_model import OfflineModel  # noqa: E402  (benchmarks/build_model.py)
+
 from docgraph.testing.data import SHARED_DOCUMENTS as SCRIPTED  # noqa: E402  (after the sys.path line)
 from docgraph.testing.data import shared_data_dir  # noqa: E402
 
@@ -115,13 +116,15 @@ def graph_counts(ws) -> dict[str, Any]:
 
     graphs = list(st.iter_page_graphs(ws.store))
     pages = max(1, len(graphs))
-    return {"pages": len(graphs),
-            "page_entities_per_page": sum(len(g.entities) for g in graphs) / pages,
-            "page_relations_per_page": sum(len(g.relations) for g in graphs) / pages,
-            "entities_per_page": ws.store.count_records(st.NS_ENTITY) / pages,
-            "relations_per_page": ws.store.count_records(st.NS_RELATION) / pages,
-            "rounds": dict(sorted(Counter(g.rounds for g in graphs).items())),
-            "stop_reasons": dict(Counter(g.stop_reason for g in graphs))}
+    return {
+        "pages": len(graphs),
+        "page_entities_per_page": sum(len(g.entities) for g in graphs) / pages,
+        "page_relations_per_page": sum(len(g.relations) for g in graphs) / pages,
+        "entities_per_page": ws.store.count_records(st.NS_ENTITY) / pages,
+        "relations_per_page": ws.store.count_records(st.NS_RELATION) / pages,
+        "rounds": dict(sorted(Counter(g.rounds for g in graphs).items())),
+        "stop_reasons": dict(Counter(g.stop_reason for g in graphs)),
+    }
 
 
 def _stage_name(description: str) -> str:
@@ -197,16 +200,33 @@ def timed_build(root: Path, method: str, overrides: dict | None = None) -> dict[
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         pages = sum(d.page_count for d in ws.documents())
         counts = graph_counts(ws) if method == "kg4vd" else {}
-        embedding = {stage[len(EMBED_PREFIX):]: u.model_dump() for stage, u in ws.usage().items()
-                     if is_embedding_stage(stage)}
-    return {"method": method, "overrides": overrides or {}, "pages": pages, "total_s": wall, "cpu_s": cpu,
-            "pages_per_min": 60 * pages / wall, "cpu_s_per_page": cpu / max(1, pages), "load_1min": load,
-            "stages": progress.stages, "embedding": embedding, "stats": report.stats,
-            "longest_silence": progress.longest_silence(), **counts}
+        embedding = {
+            stage[len(EMBED_PREFIX) :]: u.model_dump() for stage, u in ws.usage().items() if is_embedding_stage(stage)
+        }
+    return {
+        "method": method,
+        "overrides": overrides or {},
+        "pages": pages,
+        "total_s": wall,
+        "cpu_s": cpu,
+        "pages_per_min": 60 * pages / wall,
+        "cpu_s_per_page": cpu / max(1, pages),
+        "load_1min": load,
+        "stages": progress.stages,
+        "embedding": embedding,
+        "stats": report.stats,
+        "longest_silence": progress.longest_silence(),
+        **counts,
+    }
 
 
-def run_offline(base: Path, methods: list[str], compare: dict | None,
-                names: list[str] | None = None, compared: tuple[str, ...] = ("kg4vd",)) -> list[dict[str, Any]]:
+def run_offline(
+    base: Path,
+    methods: list[str],
+    compare: dict | None,
+    names: list[str] | None = None,
+    compared: tuple[str, ...] = ("kg4vd",),
+) -> list[dict[str, Any]]:
     """Cold builds on fresh copies of the ingested shared documents (or those of ``names``):
     each of ``methods`` as configured, each one of ``compared`` followed by its build with
     ``compare`` (the previous approach)."""
@@ -226,81 +246,23 @@ def run_offline(base: Path, methods: list[str], compare: dict | None,
         result.update(label=label, documents=len(pdfs))
         if method == "kg4vd":
             extract = result["stages"].get("kg4vd pages", {}).get("wall_s") or result["total_s"]
-            result.update(extract_s=extract, extract_pages_per_min=60 * result["pages"] / extract,
-                          merged=result["stats"].get("merged_entities", 0),
-                          verdicts=result["stats"].get("verdicts", {}))
+            result.update(
+                extract_s=extract,
+                extract_pages_per_min=60 * result["pages"] / extract,
+                merged=result["stats"].get("merged_entities", 0),
+                verdicts=result["stats"].get("verdicts", {}),
+            )
         results.append(result)
     return results
 
 
 # --------------------------------------------------------------------------- scripted model
-_FLAGS = re.compile(r"\[([A-Z]+\d+)\] \([^)]*\)")
-
-
-def manifest_key(text: str) -> str:
-    """The component manifest of a prompt without its per-round flags (masking)."""
-    return _FLAGS.sub(r"[\1]", text)
-
-
-def _between(prompt: str, start: str, end: str) -> str:
-    return prompt.split(start, 1)[1].split(end, 1)[0].strip()
-
-
-class OfflineModel:
-    """Answers KG4VD prompts the way the offline strategy and judge would (see module doc)."""
-
-    def __init__(self, ws) -> None:
-        from docgraph.methods.kg4vd.model import component_manifest
-        from docgraph.methods.kg4vd.offline import OfflineStrategy
-        from docgraph.methods.kg4vd.schemas import get_schema
-
-        self.schema = get_schema(ws.settings.kg4vd.schema_preset)
-        self.strategy = OfflineStrategy(ws.models.nlp)
-        self.pages = {manifest_key(component_manifest(p)): p for p in ws.store.iter_pages()}
-
-    def __call__(self, req) -> Any:
-        from docgraph.methods.kg4vd.loop import RoundInput
-        from docgraph.methods.kg4vd.patch import PageGraph
-        from docgraph.methods.kg4vd.reflect import Feedback, coverage_feedback
-
-        prompt = req.prompt
-        if req.stage == "kg4vd.judge":
-            return self.judge(prompt)
-        end = "\n\nPage graph after" if req.stage == "kg4vd.reflect" else "\n\nCurrent page graph"
-        page = self.pages[manifest_key(_between(prompt, "in reading order:\n", end))]
-        if req.stage == "kg4vd.reflect":
-            graph = PageGraph.model_validate_json(_between(prompt, "each node and edge cites the components it "
-                                                                    "comes from):\n", "\n\n"))
-            return coverage_feedback(page, graph).model_dump()
-        graph = PageGraph.model_validate_json(_between(prompt, "Current page graph (JSON):\n", "\n\n"))
-        raw = _between(prompt, "Feedback of the last round (JSON):\n", "\n\n")
-        feedback = None if raw.startswith("(none") else Feedback.model_validate_json(raw)
-        rnd = int(re.search(r"This is round (\d+) of at most (\d+)", prompt).group(1)) - 1
-        inp = RoundInput(page=page, round=rnd, max_rounds=5, schema=self.schema, graph=graph, feedback=feedback,
-                         masked=frozenset(), image=None)
-        patch, _ = self.strategy.extract(inp)
-        return patch.model_dump(exclude_none=True)
-
-    @staticmethod
-    def judge(prompt: str) -> dict[str, Any]:
-        from docgraph.methods.kg4vd.judge import normalize_name
-        from docgraph.text import tokenize
-
-        anchor = _between(prompt, "Entity:\n", " [")
-        words = set(tokenize(normalize_name(anchor)))
-        labels = []
-        for number, name in re.findall(r"^(\d+)\. (.+?) \[", _between(prompt, "Candidates:\n", "\n\nReply"), re.M):
-            other = set(tokenize(normalize_name(name)))
-            label = "same" if normalize_name(name) == normalize_name(anchor) else \
-                "related" if words & other else "unrelated"
-            labels.append({"candidate": int(number), "label": label, "reason": "scripted"})
-        return {"labels": labels}
-
-
 def image_tokens(ws) -> float:
     """Qwen2-VL-style visual tokens of one page image, averaged over the workspace's pages."""
-    sizes = [(math.ceil(p.width * p.dpi / 72 / VL_PATCH), math.ceil(p.height * p.dpi / 72 / VL_PATCH))
-             for p in ws.store.iter_pages()]
+    sizes = [
+        (math.ceil(p.width * p.dpi / 72 / VL_PATCH), math.ceil(p.height * p.dpi / 72 / VL_PATCH))
+        for p in ws.store.iter_pages()
+    ]
     return sum(w * h for w, h in sizes) / max(1, len(sizes))
 
 
@@ -322,52 +284,79 @@ def run_scripted(base: Path, names: list[str], overrides: dict | None = None) ->
             usage = {stage: u for stage, u in ws.usage().items() if stage.startswith("kg4vd.")}
             visual = image_tokens(ws)
     pages = max(1, counts["pages"])
-    stages = {stage: {"calls_per_page": u.calls / pages, "input_tokens_per_page": u.input_tokens / pages,
-                      "output_tokens_per_page": u.output_tokens / pages, "images_per_page": u.images / pages}
-              for stage, u in sorted(usage.items())}
+    stages = {
+        stage: {
+            "calls_per_page": u.calls / pages,
+            "input_tokens_per_page": u.input_tokens / pages,
+            "output_tokens_per_page": u.output_tokens / pages,
+            "images_per_page": u.images / pages,
+        }
+        for stage, u in sorted(usage.items())
+    }
     images = sum(u.images for u in usage.values()) / pages
     stub_input = sum(u.input_tokens for u in usage.values()) / pages
-    return {**counts, "documents": [SCRIPTED[n] for n in names], "seconds": seconds, "stages": stages,
-            "failed_pages": report.stats.get("failed_pages", 0), "overrides": overrides or {},
-            "verdicts": report.stats.get("verdicts", {}),
-            "candidates_below_floor": report.stats.get("candidates_below_floor", 0),
-            "input_tokens_per_page": stub_input, "images_per_page": images,
-            "vl_image_tokens_per_image": visual,
-            "input_tokens_per_page_vl_estimate": stub_input + images * (visual - 100)}
+    return {
+        **counts,
+        "documents": [SCRIPTED[n] for n in names],
+        "seconds": seconds,
+        "stages": stages,
+        "failed_pages": report.stats.get("failed_pages", 0),
+        "overrides": overrides or {},
+        "verdicts": report.stats.get("verdicts", {}),
+        "candidates_below_floor": report.stats.get("candidates_below_floor", 0),
+        "input_tokens_per_page": stub_input,
+        "images_per_page": images,
+        "vl_image_tokens_per_image": visual,
+        "input_tokens_per_page_vl_estimate": stub_input + images * (visual - 100),
+    }
 
 
 def print_offline(results: list[dict[str, Any]]) -> None:
     first = results[0]
-    print(f"\nOffline builds of {first['documents']} documents, {first['pages']} pages "
-          f"(cold embedding cache, {os.cpu_count()} CPUs)")
-    print(f"  {'build':<16} {'wall s':>8} {'pages/min':>10} {'CPU s':>8} {'CPU s/page':>11} "
-          f"{'texts emb.':>11} {'tokens emb.':>12} {'load':>5}  settings")
+    print(
+        f"\nOffline builds of {first['documents']} documents, {first['pages']} pages "
+        f"(cold embedding cache, {os.cpu_count()} CPUs)"
+    )
+    print(
+        f"  {'build':<16} {'wall s':>8} {'pages/min':>10} {'CPU s':>8} {'CPU s/page':>11} "
+        f"{'texts emb.':>11} {'tokens emb.':>12} {'load':>5}  settings"
+    )
     for r in results:
         texts = sum(int(u["calls"]) for u in r["embedding"].values())
         tokens = sum(int(u["input_tokens"]) for u in r["embedding"].values())
         settings = ", ".join(f"{k}.{f}={v}" for k, sub in r["overrides"].items() for f, v in sub.items()) or "defaults"
-        print(f"  {r['label']:<16} {r['total_s']:>8.1f} {r['pages_per_min']:>10.1f} {r['cpu_s']:>8.1f} "
-              f"{r['cpu_s_per_page']:>11.2f} {texts:>11} {tokens:>12} {r['load_1min']:>5.1f}  {settings}")
+        print(
+            f"  {r['label']:<16} {r['total_s']:>8.1f} {r['pages_per_min']:>10.1f} {r['cpu_s']:>8.1f} "
+            f"{r['cpu_s_per_page']:>11.2f} {texts:>11} {tokens:>12} {r['load_1min']:>5.1f}  {settings}"
+        )
     for r in results:
         print(f"\n  profile of {r['label']}: progress stages")
         print(f"    {'stage':<34} {'wall s':>8} {'CPU s':>8} {'items':>7} {'silent s':>9}")
         for name, st in sorted(r["stages"].items(), key=lambda kv: -kv[1]["wall_s"]):
-            print(f"    {name[:34]:<34} {st['wall_s']:>8.1f} {st['cpu_s']:>8.1f} {int(st['items']):>7} "
-                  f"{st['silence_s']:>9.1f}")
+            print(
+                f"    {name[:34]:<34} {st['wall_s']:>8.1f} {st['cpu_s']:>8.1f} {int(st['items']):>7} "
+                f"{st['silence_s']:>9.1f}"
+            )
         where, silence = r["longest_silence"]
         verdict = "within" if silence <= TimedProgress.SILENCE_LIMIT_S else "OVER"
-        print(f"    longest silence: {silence:.1f} s in {where} ({verdict} the {TimedProgress.SILENCE_LIMIT_S:.0f} s "
-              f"limit; silent s = the most seconds between two progress events)")
+        print(
+            f"    longest silence: {silence:.1f} s in {where} ({verdict} the {TimedProgress.SILENCE_LIMIT_S:.0f} s "
+            f"limit; silent s = the most seconds between two progress events)"
+        )
         print("  embedding by kind of text (docgraph usage, embed.*)")
         print(f"    {'texts of':<28} {'embed s':>8} {'embedded':>9} {'cache hits':>11} {'tokens':>9}")
         for name, u in sorted(r["embedding"].items(), key=lambda kv: -kv[1]["seconds"]):
-            print(f"    {name[:28]:<28} {u['seconds']:>8.1f} {int(u['calls']):>9} {int(u['cache_hits']):>11} "
-                  f"{int(u['input_tokens']):>9}")
+            print(
+                f"    {name[:28]:<28} {u['seconds']:>8.1f} {int(u['calls']):>9} {int(u['cache_hits']):>11} "
+                f"{int(u['input_tokens']):>9}"
+            )
         if r["method"] == "kg4vd":
-            print(f"    page extraction {r['extract_pages_per_min']:.1f} pages/min; page-level entities/page "
-                  f"{r['page_entities_per_page']:.1f}, relations/page {r['page_relations_per_page']:.1f}; canonical "
-                  f"entities/page {r['entities_per_page']:.1f}, relations/page {r['relations_per_page']:.1f}; "
-                  f"merged {r['merged']}; verdicts {r['verdicts']}")
+            print(
+                f"    page extraction {r['extract_pages_per_min']:.1f} pages/min; page-level entities/page "
+                f"{r['page_entities_per_page']:.1f}, relations/page {r['page_relations_per_page']:.1f}; canonical "
+                f"entities/page {r['entities_per_page']:.1f}, relations/page {r['relations_per_page']:.1f}; "
+                f"merged {r['merged']}; verdicts {r['verdicts']}"
+            )
             print(f"    rounds per page {r['rounds']}   stop reasons {r['stop_reasons']}")
 
 
@@ -375,19 +364,27 @@ def print_tables(offline: list[dict[str, Any]] | None, scripted: dict | None) ->
     if offline:
         print_offline(offline)
     if scripted:
-        print(f"\nScripted model over {', '.join(scripted['documents'])}: {scripted['pages']} pages, "
-              f"{scripted['seconds']:.1f} s, failed pages {scripted['failed_pages']}")
+        print(
+            f"\nScripted model over {', '.join(scripted['documents'])}: {scripted['pages']} pages, "
+            f"{scripted['seconds']:.1f} s, failed pages {scripted['failed_pages']}"
+        )
         print(f"  {'stage':<14} {'calls/page':>10} {'in tok/page':>12} {'out tok/page':>13} {'images/page':>12}")
         for stage, row in scripted["stages"].items():
-            print(f"  {stage:<14} {row['calls_per_page']:>10.2f} {row['input_tokens_per_page']:>12.0f} "
-                  f"{row['output_tokens_per_page']:>13.0f} {row['images_per_page']:>12.2f}")
-        print(f"  input tokens/page: {scripted['input_tokens_per_page']:.0f} as counted by the stub "
-              f"(prompt words + 100 per image); ~{scripted['input_tokens_per_page_vl_estimate']:.0f} with "
-              f"{scripted['vl_image_tokens_per_image']:.0f} visual tokens per page image (Qwen2-VL style)")
+            print(
+                f"  {stage:<14} {row['calls_per_page']:>10.2f} {row['input_tokens_per_page']:>12.0f} "
+                f"{row['output_tokens_per_page']:>13.0f} {row['images_per_page']:>12.2f}"
+            )
+        print(
+            f"  input tokens/page: {scripted['input_tokens_per_page']:.0f} as counted by the stub "
+            f"(prompt words + 100 per image); ~{scripted['input_tokens_per_page_vl_estimate']:.0f} with "
+            f"{scripted['vl_image_tokens_per_image']:.0f} visual tokens per page image (Qwen2-VL style)"
+        )
         judge = scripted["stages"].get("kg4vd.judge", {}).get("input_tokens_per_page", 0.0)
-        print(f"  judge: {judge / max(1.0, scripted['input_tokens_per_page']):.0%} of the input tokens; verdicts "
-              f"{scripted['verdicts']}; candidates under the similarity floor {scripted['candidates_below_floor']}"
-              f"; settings {scripted['overrides'] or 'defaults'}")
+        print(
+            f"  judge: {judge / max(1.0, scripted['input_tokens_per_page']):.0%} of the input tokens; verdicts "
+            f"{scripted['verdicts']}; candidates under the similarity floor {scripted['candidates_below_floor']}"
+            f"; settings {scripted['overrides'] or 'defaults'}"
+        )
         print(f"  KG4VD paper: ~{PAPER_TOKENS_PER_PAGE:,.0f} LLM tokens per World History page (Table 10)")
         print(f"  rounds per page {scripted['rounds']}   stop reasons {scripted['stop_reasons']}")
 
@@ -396,23 +393,41 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workspace", type=Path, default=DEFAULT_WORKSPACE)
     parser.add_argument("--skip-offline", action="store_true")
-    parser.add_argument("--scripted-docs", default="world,jstor",
-                        help=f"comma-separated of {', '.join(SCRIPTED)}, or 'all', or 'none'")
-    parser.add_argument("--offline-docs", default="all",
-                        help=f"documents of the offline builds: comma-separated of {', '.join(SCRIPTED)}, or 'all'")
-    parser.add_argument("--methods", default="kg4vd",
-                        help="comma-separated methods to build cold offline (kg4vd first gets the comparison)")
-    parser.add_argument("--compare", default=PREVIOUS,
-                        help="settings of the previous approach, built beside KG4VD in the same run "
-                             "(section.field=value,…), or 'none'")
-    parser.add_argument("--compare-methods", default="kg4vd",
-                        help="comma-separated methods built a second time with --compare (default kg4vd)")
-    parser.add_argument("--scripted-settings", default="",
-                        help="settings of the scripted-model build (section.field=value,…)")
+    parser.add_argument(
+        "--scripted-docs", default="world,jstor", help=f"comma-separated of {', '.join(SCRIPTED)}, or 'all', or 'none'"
+    )
+    parser.add_argument(
+        "--offline-docs",
+        default="all",
+        help=f"documents of the offline builds: comma-separated of {', '.join(SCRIPTED)}, or 'all'",
+    )
+    parser.add_argument(
+        "--methods",
+        default="kg4vd",
+        help="comma-separated methods to build cold offline (kg4vd first gets the comparison)",
+    )
+    parser.add_argument(
+        "--compare",
+        default=PREVIOUS,
+        help="settings of the previous approach, built beside KG4VD in the same run (section.field=value,…), or 'none'",
+    )
+    parser.add_argument(
+        "--compare-methods",
+        default="kg4vd",
+        help="comma-separated methods built a second time with --compare (default kg4vd)",
+    )
+    parser.add_argument(
+        "--scripted-settings", default="", help="settings of the scripted-model build (section.field=value,…)"
+    )
     parser.add_argument("--json", type=Path, help="also write the numbers as JSON here")
     args = parser.parse_args(argv)
-    names = list(SCRIPTED) if args.scripted_docs == "all" else \
-        [] if args.scripted_docs == "none" else args.scripted_docs.split(",")
+    names = (
+        list(SCRIPTED)
+        if args.scripted_docs == "all"
+        else []
+        if args.scripted_docs == "none"
+        else args.scripted_docs.split(",")
+    )
     unknown = [n for n in names if n not in SCRIPTED]
     if unknown:
         parser.error(f"unknown --scripted-docs {', '.join(unknown)}")
@@ -423,8 +438,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown += [n for n in offline_docs or [] if n not in SCRIPTED]
     if unknown:
         parser.error(f"unknown document names {', '.join(unknown)}")
-    offline = None if args.skip_offline else run_offline(args.workspace, methods, compare, offline_docs,
-                                                                tuple(args.compare_methods.split(",")))
+    offline = (
+        None
+        if args.skip_offline
+        else run_offline(args.workspace, methods, compare, offline_docs, tuple(args.compare_methods.split(",")))
+    )
     scripted = run_scripted(args.workspace, names, parse_overrides(args.scripted_settings)) if names else None
     print_tables(offline, scripted)
     if args.json:

@@ -50,14 +50,17 @@ WORST = ["supported", "partly", "uncited", "unsupported"]
 
 @dataclass(frozen=True)
 class GoldPage:
-    source: str   # "financebench" or "mmlongbench"
+    source: str  # "financebench" or "mmlongbench"
     pdf: Path
-    page: int     # 1-based page of the source PDF
+    page: int  # 1-based page of the source PDF
 
 
 def financebench_pages(data: Path) -> list[GoldPage]:
-    rows = [json.loads(line) for line in (data / "financebench" / "data" / "financebench_open_source.jsonl")
-            .read_text().splitlines() if line.strip()]
+    rows = [
+        json.loads(line)
+        for line in (data / "financebench" / "data" / "financebench_open_source.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
     out = []
     for row in rows:
         for ev in row.get("evidence") or []:
@@ -128,6 +131,7 @@ _AMOUNT = re.compile(r"(?<![\w.,])(\$?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(\s?(?:mi
 
 def restate(sentence: str) -> str | None:
     """The sentence with its numbers written another way (None when none can be)."""
+
     def one(m: re.Match) -> str:
         cur, whole, frac, tail = m.group(1), m.group(2), m.group(3) or "", (m.group(4) or "")
         if tail.strip() == "million" and "," in whole + frac or tail.strip() == "million" and len(whole) >= 4:
@@ -138,6 +142,7 @@ def restate(sentence: str) -> str | None:
         if "," in whole:
             return f"{cur}{whole.replace(',', '')}{frac}{tail}"
         return m.group(0)
+
     out = _AMOUNT.sub(one, sentence)
     return out if out != sentence else None
 
@@ -145,7 +150,7 @@ def restate(sentence: str) -> str | None:
 def change_number(sentence: str, rng: random.Random) -> str | None:
     """The sentence with one digit of one amount or percentage changed (years left alone)."""
     figures, _ = claim_figures(sentence)
-    targets = [f for f in figures if f.kind != "year" and sentence[f.start:f.start + len(f.text)] == f.text]
+    targets = [f for f in figures if f.kind != "year" and sentence[f.start : f.start + len(f.text)] == f.text]
     if not targets:
         return None
     figure = rng.choice(targets)
@@ -156,8 +161,8 @@ def change_number(sentence: str, rng: random.Random) -> str | None:
     new = str((int(text[pos]) + rng.randint(1, 8)) % 10)
     if pos == digits[0] and new == "0" and len(digits) > 1:
         new = "9"
-    changed = text[:pos] + new + text[pos + 1:]
-    return sentence[:start] + changed + sentence[start + len(text):]
+    changed = text[:pos] + new + text[pos + 1 :]
+    return sentence[:start] + changed + sentence[start + len(text) :]
 
 
 def run(per_page: int, mmlb_limit: int, seed: int) -> dict:
@@ -181,15 +186,16 @@ def run(per_page: int, mmlb_limit: int, seed: int) -> dict:
             for source, page, doc_id in pages:
                 others = [p for s, p, d in pages if d != doc_id] or [p for s, p, d in pages if p is not page]
                 for comp_id, sentence in claim_sentences(page, per_page, rng):
-                    citation = Citation(number=1, doc_id=doc_id, page=page.number, component_ids=[comp_id],
-                                        bboxes=[])
+                    citation = Citation(number=1, doc_id=doc_id, page=page.number, component_ids=[comp_id], bboxes=[])
                     support = {1: support_of(citation, page)}
-                    cases = [("quote", sentence, support), ("restated", restate(sentence), support),
-                             ("changed", change_number(sentence, rng), support)]
+                    cases = [
+                        ("quote", sentence, support),
+                        ("restated", restate(sentence), support),
+                        ("changed", change_number(sentence, rng), support),
+                    ]
                     if others:
                         other = rng.choice(others)
-                        wrong = Citation(number=1, doc_id=other.doc_id, page=other.number, component_ids=[],
-                                         bboxes=[])
+                        wrong = Citation(number=1, doc_id=other.doc_id, page=other.number, component_ids=[], bboxes=[])
                         cases.append(("wrong citation", sentence, {1: support_of(wrong, other)}))
                     for kind, text, sup in cases:
                         if text is None:
@@ -197,15 +203,28 @@ def run(per_page: int, mmlb_limit: int, seed: int) -> dict:
                         checks = check_text(f"{text} [1]", sup)
                         # the check may cut a page's sentence in two: the worst piece counts
                         status = max((c.status for c in checks), key=WORST.index, default="supported")
-                        results.append({"source": source, "kind": kind, "status": status, "sentence": text,
-                                        "missing": [m for c in checks for m in c.missing]})
-    return {"results": results, "pages": dict(Counter(s for s, _, _ in pages)), "ingest_seconds": ingest_s,
-            "seconds": time.perf_counter() - started}
+                        results.append(
+                            {
+                                "source": source,
+                                "kind": kind,
+                                "status": status,
+                                "sentence": text,
+                                "missing": [m for c in checks for m in c.missing],
+                            }
+                        )
+    return {
+        "results": results,
+        "pages": dict(Counter(s for s, _, _ in pages)),
+        "ingest_seconds": ingest_s,
+        "seconds": time.perf_counter() - started,
+    }
 
 
 def table(results: list[dict]) -> list[str]:
-    lines = ["| source | case | sentences | flagged | flagged % | supported | partly | unsupported |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| source | case | sentences | flagged | flagged % | supported | partly | unsupported |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for source in ("financebench", "mmlongbench", "all"):
         for kind in KINDS:
             rows = [r for r in results if r["kind"] == kind and source in (r["source"], "all")]
@@ -213,8 +232,10 @@ def table(results: list[dict]) -> list[str]:
                 continue
             counts = Counter(r["status"] for r in rows)
             flagged = sum(1 for r in rows if r["status"] != "supported")
-            lines.append(f"| {source} | {kind} | {len(rows)} | {flagged} | {100 * flagged / len(rows):.1f} | "
-                         f"{counts['supported']} | {counts['partly']} | {counts['unsupported']} |")
+            lines.append(
+                f"| {source} | {kind} | {len(rows)} | {flagged} | {100 * flagged / len(rows):.1f} | "
+                f"{counts['supported']} | {counts['partly']} | {counts['unsupported']} |"
+            )
     return lines
 
 
@@ -222,8 +243,11 @@ def scores(results: list[dict]) -> dict[str, float]:
     """Recall on each must-flag case, false-flag rate on correct ones, precision of a flag."""
     flagged = [r for r in results if r["status"] != "supported"]
     bad = [r for r in results if r["kind"] in MUST_FLAG]
-    out = {f"recall {k}": sum(r["status"] != "supported" for r in results if r["kind"] == k)
-           / max(1, sum(r["kind"] == k for r in results)) for k in MUST_FLAG}
+    out = {
+        f"recall {k}": sum(r["status"] != "supported" for r in results if r["kind"] == k)
+        / max(1, sum(r["kind"] == k for r in results))
+        for k in MUST_FLAG
+    }
     good = [r for r in results if r["kind"] not in MUST_FLAG]
     out["false flags on correct"] = sum(r["status"] != "supported" for r in good) / max(1, len(good))
     out["precision of a flag"] = sum(r["kind"] in MUST_FLAG for r in flagged) / max(1, len(flagged))
@@ -242,8 +266,10 @@ def main(argv: list[str] | None = None) -> int:
     out = run(args.per_page, args.mmlb_pages, args.seed)
     results = out["results"]
     pages = ", ".join(f"{n} {source}" for source, n in out["pages"].items())
-    print(f"gold pages ({pages}) ingested in {out['ingest_seconds']:.0f} s; {len(results)} sentences checked "
-          f"in {out['seconds'] - out['ingest_seconds']:.1f} s")
+    print(
+        f"gold pages ({pages}) ingested in {out['ingest_seconds']:.0f} s; {len(results)} sentences checked "
+        f"in {out['seconds'] - out['ingest_seconds']:.1f} s"
+    )
     print("\n".join(table(results)))
     print()
     for name, value in scores(results).items():
@@ -251,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.examples:
         for kind in KINDS:
             wrong = [r for r in results if (r["status"] != "supported") != (kind in MUST_FLAG) and r["kind"] == kind]
-            for r in wrong[:args.examples]:
+            for r in wrong[: args.examples]:
                 print(f"\n[{kind} -> {r['status']}] {r['sentence'][:300]}\n  missing: {r['missing']}")
     if args.json:
         Path(args.json).write_text(json.dumps({**out, "scores": scores(results)}, indent=1))

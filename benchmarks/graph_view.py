@@ -50,15 +50,27 @@ def measure(workspace: Path) -> dict[str, float]:
         indexed = time.perf_counter()
         held, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        return {"nodes": len(view), "edges": int(view.endpoints.shape[0]), "build_s": built - start,
-                "bm25_s": indexed - built, "held_mb": held / 1e6, "peak_mb": peak / 1e6,
-                "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+        return {
+            "nodes": len(view),
+            "edges": int(view.endpoints.shape[0]),
+            "build_s": built - start,
+            "bm25_s": indexed - built,
+            "held_mb": held / 1e6,
+            "peak_mb": peak / 1e6,
+            "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
 
 
-QUESTIONS = ["What was the total revenue in 2020?", "Which countries are mentioned in the report?",
-             "How many employees does the company have?", "What is the net income of the company?",
-             "Who is the author of the picture book?", "What risks does the filing describe?",
-             "Which students are eligible for the scholarship?", "What does figure 3 show?"]
+QUESTIONS = [
+    "What was the total revenue in 2020?",
+    "Which countries are mentioned in the report?",
+    "How many employees does the company have?",
+    "What is the net income of the company?",
+    "Who is the author of the picture book?",
+    "What risks does the filing describe?",
+    "Which students are eligible for the scholarship?",
+    "What does figure 3 show?",
+]
 
 
 def entity_stage(workspace: Path, copies: int, rounds: int = 3) -> dict[str, list[float]]:
@@ -84,12 +96,15 @@ def entity_stage(workspace: Path, copies: int, rounds: int = 3) -> dict[str, lis
         settings, mode = retrieval_settings(ctx), ctx.settings.kg4vd.mode("multi_hop")
         entities = [v for _, v in ws.store.iter_records("kg4vd.entity")]
         relations = [v for _, v in ws.store.iter_records("kg4vd.relation")]
-        view = build_view([copy(e, c, ("id",)) for c in range(copies) for e in entities],
-                          [copy(r, c, ("id", "source", "target")) for c in range(copies) for r in relations])
+        view = build_view(
+            [copy(e, c, ("id",)) for c in range(copies) for e in entities],
+            [copy(r, c, ("id", "source", "target")) for c in range(copies) for r in relations],
+        )
         base = load_index(ws.store, "kg4vd.entity")
         keys = [f"{k}#{c}" for c in range(copies) for k in base.keys]
-        index = VectorIndex(keys=keys, matrix=np.vstack([base.matrix] * copies),
-                            position={k: i for i, k in enumerate(keys)})
+        index = VectorIndex(
+            keys=keys, matrix=np.vstack([base.matrix] * copies), position={k: i for i, k in enumerate(keys)}
+        )
         layer = load_layer(ctx, load_index(ws.store, "kg4vd.page"))
         view.lexical("warm")
         out: dict[str, list[float]] = {"whole graph": [], "local": []}
@@ -101,17 +116,28 @@ def entity_stage(workspace: Path, copies: int, rounds: int = 3) -> dict[str, lis
                 start = time.perf_counter()
                 if name == "local":
                     signal_of = seed_signal(view, index, qvec, question, settings)
-                    affinity = lambda nodes: view.affinity_of(index, qvec, nodes)  # noqa: E731
+                    affinity = lambda nodes, qvec=qvec: view.affinity_of(index, qvec, nodes)  # noqa: E731
                 else:
                     cosine = view.affinity(index, qvec)
                     signal_of = fuse_scores(view.lexical(question), cosine, settings).__getitem__
                     affinity = cosine.__getitem__
                 seeds, weights = seed_entities(view, signal_of, anchors, anchored=True, k_direct=mode.k_entities)
-                ppr_on_subgraph(view.adjacency, seeds, weights, affinity, alpha=mode.alpha, beta=mode.beta,
-                                h_max=mode.h_max, n_max=mode.n_max, priority=expansion_priority(view, affinity))
+                ppr_on_subgraph(
+                    view.adjacency,
+                    seeds,
+                    weights,
+                    affinity,
+                    alpha=mode.alpha,
+                    beta=mode.beta,
+                    h_max=mode.h_max,
+                    n_max=mode.n_max,
+                    priority=expansion_priority(view, affinity),
+                )
                 out[name].append(1000 * (time.perf_counter() - start))
-        print(f"{copies} copies: {len(view):,} entities, {len(view.relation_ids):,} relations, "
-              f"{len(QUESTIONS) * rounds} questions\n")
+        print(
+            f"{copies} copies: {len(view):,} entities, {len(view.relation_ids):,} relations, "
+            f"{len(QUESTIONS) * rounds} questions\n"
+        )
         return out
 
 
@@ -136,16 +162,23 @@ def main() -> None:
     rows = []
     if args.compare_src:
         env = {**os.environ, "PYTHONPATH": str(args.compare_src.resolve())}
-        out = subprocess.run([sys.executable, __file__, "--workspace", str(args.workspace), "--json-row"],
-                             env=env, check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [sys.executable, __file__, "--workspace", str(args.workspace), "--json-row"],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         rows.append((f"{args.compare_src} (compared)", json.loads(out.strip().splitlines()[-1])))
     sys.path.insert(0, str(ROOT / "src"))
     rows.append(("this checkout", measure(args.workspace)))
     print(f"graph of {rows[-1][1]['nodes']:,} entities, {rows[-1][1]['edges']:,} relations ({args.workspace})\n")
     print(f"{'code':40s} {'view s':>7s} {'bm25 s':>7s} {'held MB':>8s} {'peak MB':>8s} {'max RSS MB':>10s}")
     for name, row in rows:
-        print(f"{name[:40]:40s} {row['build_s']:7.2f} {row['bm25_s']:7.2f} {row['held_mb']:8.1f} "
-              f"{row['peak_mb']:8.1f} {row['max_rss_mb']:10.0f}")
+        print(
+            f"{name[:40]:40s} {row['build_s']:7.2f} {row['bm25_s']:7.2f} {row['held_mb']:8.1f} "
+            f"{row['peak_mb']:8.1f} {row['max_rss_mb']:10.0f}"
+        )
 
 
 if __name__ == "__main__":

@@ -35,11 +35,10 @@ import resource
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import pymupdf
-
-from collections import Counter
 
 from docgraph.config import IngestSettings
 from docgraph.documents import ingest
@@ -134,7 +133,9 @@ def running_rate(timeline: Timeline) -> float | None:
     return (len(times) - 1) / (times[-1] - times[0]) if len(times) >= 3 and times[-1] > times[0] else None
 
 
-def run_scanned(scan: Path, source: Path, root: Path, settings: IngestSettings) -> tuple[float, float, int, float, float | None]:
+def run_scanned(
+    scan: Path, source: Path, root: Path, settings: IngestSettings
+) -> tuple[float, float, int, float, float | None]:
     """Ingest the image-only ``scan``: (wall s, cpu s, pages, word recovery against ``source``'s
     text layer, pages/s once running)."""
     store = SQLiteStore(root)
@@ -151,15 +152,22 @@ def run_scanned(scan: Path, source: Path, root: Path, settings: IngestSettings) 
     return wall, cpu, report.pages, recovery([page.text for page in doc.pages], reference), running_rate(timeline)
 
 
-PREVIOUS_OCR = {"ocr_engine": "rapidocr", "ocr_det_dpi": 0, "ocr_rec_width_scale": 1.0, "ocr_rec_batch": 6,
-                "ocr_runtime": "onnxruntime"}  # before the speed tuning
-OCR_ROWS = (("previous OCR settings", PREVIOUS_OCR),
-            ("rapidocr, onnxruntime", {"ocr_engine": "rapidocr", "ocr_runtime": "onnxruntime"}),  # before OpenVINO
-            ("rapidocr, openvino", {"ocr_engine": "rapidocr", "ocr_runtime": "openvino"}),
-            ("rapidocr, openvino f32", {"ocr_engine": "rapidocr", "ocr_runtime": "openvino", "ocr_precision": "f32"}),
-            (f"rapidocr as shipped before ({resolve_runtime('auto')})", {"ocr_engine": "rapidocr"}),
-            ("tesseract", {"ocr_engine": "tesseract"}),
-            ("default OCR settings (auto)", {}))
+PREVIOUS_OCR = {
+    "ocr_engine": "rapidocr",
+    "ocr_det_dpi": 0,
+    "ocr_rec_width_scale": 1.0,
+    "ocr_rec_batch": 6,
+    "ocr_runtime": "onnxruntime",
+}  # before the speed tuning
+OCR_ROWS = (
+    ("previous OCR settings", PREVIOUS_OCR),
+    ("rapidocr, onnxruntime", {"ocr_engine": "rapidocr", "ocr_runtime": "onnxruntime"}),  # before OpenVINO
+    ("rapidocr, openvino", {"ocr_engine": "rapidocr", "ocr_runtime": "openvino"}),
+    ("rapidocr, openvino f32", {"ocr_engine": "rapidocr", "ocr_runtime": "openvino", "ocr_precision": "f32"}),
+    (f"rapidocr as shipped before ({resolve_runtime('auto')})", {"ocr_engine": "rapidocr"}),
+    ("tesseract", {"ocr_engine": "tesseract"}),
+    ("default OCR settings (auto)", {}),
+)
 
 
 def born_digital_rows(backends: list[str]) -> list[tuple[str, dict]]:
@@ -180,11 +188,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=shared_documents(), help="folder of PDFs")
     parser.add_argument("--scanned-pages", type=int, default=4, help="pages to OCR (0 = skip)")
     parser.add_argument("--workers", type=int, default=0, help="page workers (0 = one per core)")
-    parser.add_argument("--parsers", default="pymupdf,pymupdf-fast",
-                        help="comma-separated parser backends, each ingesting every document (ingest.parser)")
+    parser.add_argument(
+        "--parsers",
+        default="pymupdf,pymupdf-fast",
+        help="comma-separated parser backends, each ingesting every document (ingest.parser)",
+    )
     parser.add_argument("--scanned-only", action="store_true", help="skip the born-digital rows")
-    parser.add_argument("--ocr-rows", choices=("all", "shipped"), default="all",
-                        help="scanned rows: every OCR approach, or only the shipped settings")
+    parser.add_argument(
+        "--ocr-rows",
+        choices=("all", "shipped"),
+        default="all",
+        help="scanned rows: every OCR approach, or only the shipped settings",
+    )
     args = parser.parse_args(argv)
     backends = [name for name in args.parsers.split(",") if name]
     settings = IngestSettings(workers=args.workers, parser=backends[0])
@@ -203,20 +218,26 @@ def main(argv: list[str] | None = None) -> int:
         if args.scanned_pages > 0:
             scan = rasterise(args.data / SCANNED_SOURCE, args.scanned_pages, Path(tmp) / "scanned.pdf")
             for label, ocr in OCR_ROWS if args.ocr_rows == "all" else OCR_ROWS[-1:]:
-                wall, cpu, pages, recovered, rate = run_scanned(scan, args.data / SCANNED_SOURCE, Path(tmp) / label,
-                                                                settings.model_copy(update=ocr))
+                wall, cpu, pages, recovered, rate = run_scanned(
+                    scan, args.data / SCANNED_SOURCE, Path(tmp) / label, settings.model_copy(update=ocr)
+                )
                 rows.append((f"scanned (OCR), {label}", pages, wall, cpu, recovered, rate))
-    print(f"{'input':<40} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'cpu s/page':>10} "
-          f"{'est. pages/s':>12} {'words':>6} {'running':>8}")
+    print(
+        f"{'input':<40} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'cpu s/page':>10} "
+        f"{'est. pages/s':>12} {'words':>6} {'running':>8}"
+    )
     for name, pages, seconds, cpu, *scanned in rows:
         per_page = cpu / max(pages, 1) if cpu is not None else None
         cpu_text = f"{per_page:10.2f} {workers / max(per_page, 1e-9):12.2f}" if per_page is not None else " " * 23
         words_text = f" {scanned[0]:6.3f}" if scanned else ""
         rate_text = f" {scanned[1]:8.2f}" if scanned and scanned[1] is not None else ""
-        print(f"{name:<40} {pages:>6} {seconds:>8.1f} {pages / max(seconds, 1e-9):>8.2f} {cpu_text}{words_text}{rate_text}")
-    print(f"\nload average {os.getloadavg()[0]:.1f} at end; est. pages/s = {workers} workers / cpu s per page; "
-          "running = pages/s from the first stored page to the last (start-up excluded); "
-          f"targets on 2 cores: >= 4 born-digital pages/s, >= 1 scanned page/s")
+        rate = pages / max(seconds, 1e-9)
+        print(f"{name:<40} {pages:>6} {seconds:>8.1f} {rate:>8.2f} {cpu_text}{words_text}{rate_text}")
+    print(
+        f"\nload average {os.getloadavg()[0]:.1f} at end; est. pages/s = {workers} workers / cpu s per page; "
+        "running = pages/s from the first stored page to the last (start-up excluded); "
+        f"targets on 2 cores: >= 4 born-digital pages/s, >= 1 scanned page/s"
+    )
     return 0
 
 

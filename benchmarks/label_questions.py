@@ -26,14 +26,38 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-KINDS = {"figure": "Figure", "fig.": "Figure", "table": "Table", "section": "Section", "note": "Note",
-         "item": "Item", "appendix": "Appendix"}
-_LINE = re.compile(r"^\s*(figure|fig\.|table|section|note|item|appendix)\s+"
-                   r"(\d{1,3}(?:\.\d{1,2})?[A-Ca-c]?|[IVX]{1,5}|[A-H](?:\.\d{1,2})?)"
-                   r"\s*(?:[:\u2014\u2013-]|\.(?!\d)|$|\s+(?-i:[A-Z(]))",
-                   re.IGNORECASE)
-_ROMAN = {"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "VI": 6, "VII": 7, "VIII": 8, "IX": 9, "X": 10,
-          "XI": 11, "XII": 12, "XIII": 13, "XIV": 14, "XV": 15}
+KINDS = {
+    "figure": "Figure",
+    "fig.": "Figure",
+    "table": "Table",
+    "section": "Section",
+    "note": "Note",
+    "item": "Item",
+    "appendix": "Appendix",
+}
+_LINE = re.compile(
+    r"^\s*(figure|fig\.|table|section|note|item|appendix)\s+"
+    r"(\d{1,3}(?:\.\d{1,2})?[A-Ca-c]?|[IVX]{1,5}|[A-H](?:\.\d{1,2})?)"
+    r"\s*(?:[:\u2014\u2013-]|\.(?!\d)|$|\s+(?-i:[A-Z(]))",
+    re.IGNORECASE,
+)
+_ROMAN = {
+    "I": 1,
+    "II": 2,
+    "III": 3,
+    "IV": 4,
+    "V": 5,
+    "VI": 6,
+    "VII": 7,
+    "VIII": 8,
+    "IX": 9,
+    "X": 10,
+    "XI": 11,
+    "XII": 12,
+    "XIII": 13,
+    "XIV": 14,
+    "XV": 15,
+}
 _HEADING = re.compile(r"^\s*(\d{1,2}\.\d{1,2}(?:\.\d{1,2})?)\s+[A-Z][a-z]+")  # "3.2 Results"
 NUMBERED = "Section (numbered heading)"
 LIST_LINES = 4  # a page starting this many lines with labels of one kind lists them (contents, list of figures)
@@ -101,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     variants += [(f"{m}-no-refs", {"references": False}) for m in args.methods.split(",") if m in ("kg4vd", "hvm")]
     hits: dict[str, dict[str, list[tuple[bool, bool]]]] = defaultdict(lambda: defaultdict(list))
     used = 0
-    for spec in specs[:args.limit_docs]:
+    for spec in specs[: args.limit_docs]:
         if not (spec.folder / "docgraph.sqlite").exists():
             continue
         asked = questions(defined_labels(spec.files[0]))
@@ -116,13 +140,21 @@ def main(argv: list[str] | None = None) -> int:
                     for key in ("all", kind):
                         hits[name][key].append((ranked[:1] == [gold], gold in ranked))
     kinds = sorted({k for by_kind in hits.values() for k in by_kind if k != "all"})
-    print(f"{used} documents; questions per kind: "
-          + ", ".join(f"{k} {len(next(iter(hits.values()))[k])}" for k in ["all", *kinds]) if hits else "no workspaces")
+    print(
+        f"{used} documents; questions per kind: "
+        + ", ".join(f"{k} {len(next(iter(hits.values()))[k])}" for k in ["all", *kinds])
+        if hits
+        else "no workspaces"
+    )
     print("\n| method | " + " | ".join(["all", *kinds]) + " |")
     print("|---|" + "---|" * (len(kinds) + 1))
     for name, by_kind in hits.items():
-        cells = [f"{100 * sum(t for t, _ in v) / len(v):.0f} / {100 * sum(f for _, f in v) / len(v):.0f}"
-                 if (v := by_kind.get(k)) else "" for k in ["all", *kinds]]
+        cells = [
+            f"{100 * sum(t for t, _ in v) / len(v):.0f} / {100 * sum(f for _, f in v) / len(v):.0f}"
+            if (v := by_kind.get(k))
+            else ""
+            for k in ["all", *kinds]
+        ]
         print(f"| {name} | " + " | ".join(cells) + " |")
     print("\ncells: top-1 / recall@5, %")
     return 0

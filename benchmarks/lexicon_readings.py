@@ -53,8 +53,11 @@ def readings(name: str, folder: Path, root: Path) -> list[str]:
     bench = load_benchmark(name, folder)
     spec = library_spec(root, bench.name, bench.items, bench.documents)
     if not spec.folder.is_dir():
-        return [f"## {name}: no library workspace at {spec.folder}; run benchmarks/retrieval.py "
-                f"--sets {name}-library first", ""]
+        return [
+            f"## {name}: no library workspace at {spec.folder}; run benchmarks/retrieval.py "
+            f"--sets {name}-library first",
+            "",
+        ]
     read = lexicon()
     rows, right = [], 0
     with Workspace(spec.folder) as ws:
@@ -65,18 +68,31 @@ def readings(name: str, folder: Path, root: Path) -> list[str]:
             if not reading.labels and not reading.terms:
                 continue
             pointed = layer.referenced_pages("", reading.labels) if reading.labels else None
-            pages = [] if pointed is None else sorted(
-                (names.get(doc), page) for (doc, page), w in zip(layer.pages, pointed)
-                if w > 0 and names.get(doc) in item.doc_ids)
+            pages = (
+                []
+                if pointed is None
+                else sorted(
+                    (names.get(doc), page)
+                    for (doc, page), w in zip(layer.pages, pointed)
+                    if w > 0 and names.get(doc) in item.doc_ids
+                )
+            )
             hit = bool(set(pages) & set(item.gold_pages))
             right += hit
             what = ", ".join(f"{kind}:{value}" for kind, value in reading.labels) or "inputs only"
-            rows.append(f"| {item.question[:90].replace('|', '/')} | {what} | "
-                        f"{', '.join(str(p) for _, p in pages) or '—'} | "
-                        f"{', '.join(str(p) for _, p in item.gold_pages) or '—'} | {'yes' if hit else 'no'} |")
-    return [f"## {name}: {len(rows)} of {len(bench.items)} questions read, {right} pointing at a gold page", "",
-            "| question | reading | pages pointed at (own document) | gold pages | right |",
-            "|---|---|---|---|---|", *rows, ""]
+            rows.append(
+                f"| {item.question[:90].replace('|', '/')} | {what} | "
+                f"{', '.join(str(p) for _, p in pages) or '—'} | "
+                f"{', '.join(str(p) for _, p in item.gold_pages) or '—'} | {'yes' if hit else 'no'} |"
+            )
+    return [
+        f"## {name}: {len(rows)} of {len(bench.items)} questions read, {right} pointing at a gold page",
+        "",
+        "| question | reading | pages pointed at (own document) | gold pages | right |",
+        "|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
 
 
 if __name__ == "__main__":

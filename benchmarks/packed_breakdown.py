@@ -65,8 +65,9 @@ def page_number(key: str) -> int:
     return int(key.rsplit("|", 1)[1])
 
 
-def breakdown(packed: dict[str, dict], per_document: dict[str, dict], document_of, question_doc: dict[str, str],
-              k: int) -> tuple[dict[str, list[tuple[float, float, float | None]]], list[int], list[int], int]:
+def breakdown(
+    packed: dict[str, dict], per_document: dict[str, dict], document_of, question_doc: dict[str, str], k: int
+) -> tuple[dict[str, list[tuple[float, float, float | None]]], list[int], list[int], int]:
     """Per group ``(R@k, own-doc R@k, per-doc R@k or None)`` of each question, and over the
     questions whose best page is right: other-document pages and gold pages per slot."""
     groups: dict[str, list[tuple[float, float, float | None]]] = defaultdict(list)
@@ -80,8 +81,11 @@ def breakdown(packed: dict[str, dict], per_document: dict[str, dict], document_o
         best_right = bool(in_own) and in_own[0]
         filtered = [p for p, mine in zip(ranked, in_own) if mine]
         per_doc = per_document.get(qid)
-        row = (recall(record["gold"], ranked, k), recall(record["gold"], filtered, k),
-               recall(per_doc["gold"], per_doc["retrieved"], k) if per_doc else None)
+        row = (
+            recall(record["gold"], ranked, k),
+            recall(record["gold"], filtered, k),
+            recall(per_doc["gold"], per_doc["retrieved"], k) if per_doc else None,
+        )
         for group in ("all", kind, f"{kind}, best page {'in' if best_right else 'outside'} its document"):
             groups[group].append(row)
         if best_right:
@@ -99,25 +103,39 @@ def label_group(question: str) -> str:
     return "names a label" if query_references(question) else "names no label"
 
 
-def margins(method: dict[str, dict], baseline: dict[str, dict], method_per_doc: dict[str, dict],
-            baseline_per_doc: dict[str, dict], k: int) -> dict[str, tuple[int, float, float | None]]:
+def margins(
+    method: dict[str, dict],
+    baseline: dict[str, dict],
+    method_per_doc: dict[str, dict],
+    baseline_per_doc: dict[str, dict],
+    k: int,
+) -> dict[str, tuple[int, float, float | None]]:
     """Per group: ``(questions, packed margin, per-document margin)``, recall@k points of
     ``method`` over ``baseline`` on the questions both answered (per document: those of them
     both per-document runs answered too, else None)."""
     rows: dict[str, list[tuple[float, float | None]]] = defaultdict(list)
     for qid in sorted(method.keys() & baseline.keys()):
         record = method[qid]
-        packed_gain = recall(record["gold"], record["retrieved"], k) \
-            - recall(baseline[qid]["gold"], baseline[qid]["retrieved"], k)
+        packed_gain = recall(record["gold"], record["retrieved"], k) - recall(
+            baseline[qid]["gold"], baseline[qid]["retrieved"], k
+        )
         mine, theirs = method_per_doc.get(qid), baseline_per_doc.get(qid)
-        doc_gain = recall(mine["gold"], mine["retrieved"], k) - recall(theirs["gold"], theirs["retrieved"], k) \
-            if mine and theirs else None
+        doc_gain = (
+            recall(mine["gold"], mine["retrieved"], k) - recall(theirs["gold"], theirs["retrieved"], k)
+            if mine and theirs
+            else None
+        )
         kind = (record.get("categories", {}).get("question_type") or ["?"])[0]
         for group in ("all", kind, label_group(record.get("question", ""))):
             rows[group].append((packed_gain, doc_gain))
-    return {group: (len(values), 100 * sum(v[0] for v in values) / len(values),
-                    100 * sum(v[1] for v in values) / len(values) if all(v[1] is not None for v in values) else None)
-            for group, values in rows.items()}
+    return {
+        group: (
+            len(values),
+            100 * sum(v[0] for v in values) / len(values),
+            100 * sum(v[1] for v in values) / len(values) if all(v[1] is not None for v in values) else None,
+        )
+        for group, values in rows.items()
+    }
 
 
 def mean(values: list[float | None]) -> str:
@@ -143,12 +161,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| method | questions | n | R@{k} | own-doc R@{k} | per-doc R@{k} |\n|---|---|---|---|---|---|")
     slot_rows = []
     for method in methods:
-        groups, other, gold_at, right = breakdown(packed.get(method, {}), per_document.get(method, {}),
-                                                  document_of, question_doc, k)
+        groups, other, gold_at, right = breakdown(
+            packed.get(method, {}), per_document.get(method, {}), document_of, question_doc, k
+        )
         for group in sorted(groups, key=lambda g: (g != "all", g)):
             rows = groups[group]
-            print(f"| {method} | {group} | {len(rows)} | {mean([r[0] for r in rows])} | "
-                  f"{mean([r[1] for r in rows])} | {mean([r[2] for r in rows])} |")
+            print(
+                f"| {method} | {group} | {len(rows)} | {mean([r[0] for r in rows])} | "
+                f"{mean([r[1] for r in rows])} | {mean([r[2] for r in rows])} |"
+            )
         share = " ".join(f"{100 * o / right:.0f}" for o in other) if right else "—"
         slot_rows.append(f"| {method} | {right} | {share} | {' '.join(str(g) for g in gold_at)} |")
     print("\nQuestions whose best page is in their own document, slot by slot (1, 2, …):\n")
@@ -160,8 +181,13 @@ def main(argv: list[str] | None = None) -> int:
         for method in methods:
             if method == args.baseline:
                 continue
-            table = margins(packed.get(method, {}), packed.get(args.baseline, {}), per_document.get(method, {}),
-                            per_document.get(args.baseline, {}), k)
+            table = margins(
+                packed.get(method, {}),
+                packed.get(args.baseline, {}),
+                per_document.get(method, {}),
+                per_document.get(args.baseline, {}),
+                k,
+            )
             for group in sorted(table, key=lambda g: (g != "all", g)):
                 n, packed_gain, doc_gain = table[group]
                 doc = "—" if doc_gain is None else f"{doc_gain:+.1f}"

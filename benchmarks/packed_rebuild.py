@@ -33,14 +33,16 @@ sys.path.insert(0, str(ROOT / "src"))
 DOCS = ROOT.parent / "shared" / "data" / "documents"
 DEFAULT_WORKSPACE = ROOT / "benchmarks" / ".work" / "packed"
 from docgraph.testing.data import SHARED_DOCUMENTS as SHORT  # noqa: E402  (after the sys.path line)
+
 RECIPES = ("joint", "separate")
 
 
 def settings_for(root: Path, recipe: str, shared: Path):
     from docgraph.config import load_settings
 
-    return load_settings(root, environ={}, overrides={"models": {"embedding": {
-        "chunk_context": recipe, "shared_cache": str(shared)}}})
+    return load_settings(
+        root, environ={}, overrides={"models": {"embedding": {"chunk_context": recipe, "shared_cache": str(shared)}}}
+    )
 
 
 def pack(pdfs: list[Path], out: Path) -> Path:
@@ -100,16 +102,23 @@ def run_recipe(base: Path, recipe: str, templates: dict[str, Path], packed: Path
         per_doc.append(build(folder, recipe, shared, methods))
         print(f"  {recipe}: built {name} ({per_doc[-1]['seconds']:.0f} s)", file=sys.stderr, flush=True)
     packed_run = build(Path(shutil.copytree(packed, work / "packed")), recipe, shared, methods)
-    return {"recipe": recipe, "per_doc_seconds": sum(r["seconds"] for r in per_doc),
-            "per_doc_computed": sum(r["computed"] for r in per_doc),
-            "per_doc_chunks": sum(r["chunks"] or 0 for r in per_doc), **{f"packed_{k}": v for k, v in packed_run.items()}}
+    return {
+        "recipe": recipe,
+        "per_doc_seconds": sum(r["seconds"] for r in per_doc),
+        "per_doc_computed": sum(r["computed"] for r in per_doc),
+        "per_doc_chunks": sum(r["chunks"] or 0 for r in per_doc),
+        **{f"packed_{k}": v for k, v in packed_run.items()},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", default="all", help=f"comma-separated of {', '.join(SHORT)}, or 'all'")
-    parser.add_argument("--methods", default="dense", help="methods built per document and packed (first: "
-                                                           "dense or hybrid, whose chunks are counted)")
+    parser.add_argument(
+        "--methods",
+        default="dense",
+        help="methods built per document and packed (first: dense or hybrid, whose chunks are counted)",
+    )
     parser.add_argument("--workspace", type=Path, default=DEFAULT_WORKSPACE)
     args = parser.parse_args(argv)
     names = list(SHORT) if args.docs == "all" else args.docs.split(",")
@@ -125,16 +134,24 @@ def main(argv: list[str] | None = None) -> int:
     packed = ingested(base, f"packed-{'-'.join(names)}", packed_pdf)
     results = [run_recipe(base, recipe, templates, packed, methods) for recipe in RECIPES]
 
-    print(f"\nPer-document builds of {len(names)} documents, then the packed corpus of them "
-          f"(methods: {', '.join(methods)}; cold shared embedding file per recipe)")
-    print(f"  {'recipe':<10} {'per-doc s':>10} {'per-doc texts':>14} {'packed chunks':>14} "
-          f"{'packed texts anew':>18} {'anew / chunks':>14} {'packed s':>9}")
+    print(
+        f"\nPer-document builds of {len(names)} documents, then the packed corpus of them "
+        f"(methods: {', '.join(methods)}; cold shared embedding file per recipe)"
+    )
+    print(
+        f"  {'recipe':<10} {'per-doc s':>10} {'per-doc texts':>14} {'packed chunks':>14} "
+        f"{'packed texts anew':>18} {'anew / chunks':>14} {'packed s':>9}"
+    )
     for r in results:
         share = r["packed_computed"] / max(1, r["packed_chunks"] or 0)
-        print(f"  {r['recipe']:<10} {r['per_doc_seconds']:>10.1f} {r['per_doc_computed']:>14} "
-              f"{r['packed_chunks'] or 0:>14} {r['packed_computed']:>18} {share:>13.1%} {r['packed_seconds']:>9.1f}")
-    print("  texts anew = embeddings computed by the packed build (not found in the shared file); "
-          "acceptance: < 5 % of its chunks")
+        print(
+            f"  {r['recipe']:<10} {r['per_doc_seconds']:>10.1f} {r['per_doc_computed']:>14} "
+            f"{r['packed_chunks'] or 0:>14} {r['packed_computed']:>18} {share:>13.1%} {r['packed_seconds']:>9.1f}"
+        )
+    print(
+        "  texts anew = embeddings computed by the packed build (not found in the shared file); "
+        "acceptance: < 5 % of its chunks"
+    )
     return 0
 
 

@@ -9,9 +9,10 @@ documents, 2,196 pages) offline, once, into a persistent workspace that later ru
 ``--limit-docs N`` takes the N shortest documents, for quick runs. Then it retrieves
 every question of those documents with each method and prints p50/p95 latency:
 
-- KG4VD per stage (``--mode`` forces one mode, e.g. ``document`` for the widest PPR): analyzer, page retrieval, entity retrieval, subgraph + PPR, rerank, and
-  their sum — everything but model inference (the paper: 0.5 s page retrieval, 0.8 s entity
-  retrieval, 2.0 s PPR + rerank on a GPU; target here < 50 ms p95 on 2 CPU cores);
+- KG4VD per stage (``--mode`` forces one mode, e.g. ``document`` for the widest PPR):
+  analyzer, page retrieval, entity retrieval, subgraph + PPR, rerank, and their sum —
+  everything but model inference (the paper: 0.5 s page retrieval, 0.8 s entity retrieval,
+  2.0 s PPR + rerank on a GPU; target here < 50 ms p95 on 2 CPU cores);
 - the query embedding (model inference) separately: measured uncached on the bare
   embedder, and as the retrieval saw it (workspace embedding cache, warm on reruns);
 - one row per other method in ``--methods`` (registered ones only): wall time of
@@ -115,7 +116,8 @@ def run_method(ws, method: str, questions: list[str], mode: str = "auto", repeat
             samples.setdefault(stage, []).append(seconds)
         if method == "kg4vd":
             samples.setdefault("kg4vd total excl. model inference", []).append(
-                sum(evidence.timings.get(s, 0.0) for s in KG4VD_STAGES))
+                sum(evidence.timings.get(s, 0.0) for s in KG4VD_STAGES)
+            )
             samples.setdefault(f"mode {evidence.mode}", []).append(0.0)
     return samples
 
@@ -123,8 +125,10 @@ def run_method(ws, method: str, questions: list[str], mode: str = "auto", repeat
 def table(rows: list[tuple[str, list[float]]]) -> str:
     lines = [f"{'row':<52} {'n':>5} {'p50 ms':>9} {'p95 ms':>9}"]
     for name, values in rows:
-        lines.append(f"{name:<52} {len(values):>5} {1000 * percentile(values, 0.5):>9.2f} "
-                     f"{1000 * percentile(values, 0.95):>9.2f}")
+        lines.append(
+            f"{name:<52} {len(values):>5} {1000 * percentile(values, 0.5):>9.2f} "
+            f"{1000 * percentile(values, 0.95):>9.2f}"
+        )
     return "\n".join(lines)
 
 
@@ -133,18 +137,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workspace", default=str(DEFAULT_WORKSPACE), help="persistent benchmark workspace")
     parser.add_argument("--limit-docs", type=int, default=None, help="only the N shortest documents")
     parser.add_argument("--methods", default="kg4vd", help="comma-separated methods to time (kg4vd,hvm,dense …)")
-    parser.add_argument("--mode", default="auto", choices=("auto", "local", "multi_hop", "document"),
-                        help="KG4VD mode for every question (default: the analyzer decides)")
+    parser.add_argument(
+        "--mode",
+        default="auto",
+        choices=("auto", "local", "multi_hop", "document"),
+        help="KG4VD mode for every question (default: the analyzer decides)",
+    )
     parser.add_argument("--limit-questions", type=int, default=None, help="only the first N questions")
     parser.add_argument("--json", metavar="OUT", help="also write the raw samples here")
-    parser.add_argument("--as-is", action="store_true",
-                        help="use --workspace as it is (e.g. a packed eval corpus): add and build nothing, ask "
-                             "every question of --questions")
-    parser.add_argument("--repeat", type=int, default=1, metavar="N",
-                        help="ask each question N times and keep its fastest run (steadier on a busy machine)")
-    parser.add_argument("--questions", default="mmlongbench", choices=("mmlongbench", "financebench"),
-                        help="with --as-is, whose development questions to ask (financebench: a library of its "
-                             "filings, benchmarks/retrieval.py --sets financebench-library)")
+    parser.add_argument(
+        "--as-is",
+        action="store_true",
+        help="use --workspace as it is (e.g. a packed eval corpus): add and build nothing, ask "
+        "every question of --questions",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="ask each question N times and keep its fastest run (steadier on a busy machine)",
+    )
+    parser.add_argument(
+        "--questions",
+        default="mmlongbench",
+        choices=("mmlongbench", "financebench"),
+        help="with --as-is, whose development questions to ask (financebench: a library of its "
+        "filings, benchmarks/retrieval.py --sets financebench-library)",
+    )
     args = parser.parse_args(argv)
 
     from docgraph import Workspace
@@ -195,9 +215,18 @@ def main(argv: list[str] | None = None) -> int:
         rows += [(f"{method} {stage}", values) for stage, values in samples.items() if stage != "retrieve (wall)"]
     print(table(rows))
     if args.json:
-        Path(args.json).write_text(json.dumps({"questions": len(questions), "documents": [p.name for p in pdfs],
-                                               "prepare_s": spent, "samples": results,
-                                               "query_embedding_uncached": embedding}, indent=1))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "questions": len(questions),
+                    "documents": [p.name for p in pdfs],
+                    "prepare_s": spent,
+                    "samples": results,
+                    "query_embedding_uncached": embedding,
+                },
+                indent=1,
+            )
+        )
     return 0
 
 

@@ -71,8 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from docgraph import Workspace
 
-    workspaces = {setting: Workspace(args.workspace, create=False, overrides={"retrieval": {"blas_threads": setting}})
-                  for setting in (1, 0)}
+    workspaces = {
+        setting: Workspace(args.workspace, create=False, overrides={"retrieval": {"blas_threads": setting}})
+        for setting in (1, 0)
+    }
     asked = questions(args.questions)
     methods = [m for m in args.methods.split(",") if m]
     for method in methods:  # warm-up: indexes, graph, query vectors
@@ -89,8 +91,10 @@ def main(argv: list[str] | None = None) -> int:
                 times = timed(workspaces, method, asked, args.rounds)
                 for setting, label in ((1, "1"), (0, "own")):
                     values = times[setting]
-                    print(f"{method:<10} {busy:>4} {label:>13} {percentile(values, 0.5):>8.1f} "
-                          f"{percentile(values, 0.95):>8.1f}")
+                    print(
+                        f"{method:<10} {busy:>4} {label:>13} {percentile(values, 0.5):>8.1f} "
+                        f"{percentile(values, 0.95):>8.1f}"
+                    )
         finally:
             for proc in spinners:
                 proc.terminate()

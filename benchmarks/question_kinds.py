@@ -58,10 +58,9 @@ def main(argv: list[str] | None = None) -> int:
                 rows[(where, group)][record["method"]].append(recall(record, args.k))
                 if record.get("gold_documents"):
                     top = record["retrieved"][0].rsplit("|", 1)[0] if record["retrieved"] else None
-                    documents[(where, group)][record["method"]].append(
-                        float(top in record["gold_documents"]))
+                    documents[(where, group)][record["method"]].append(float(top in record["gold_documents"]))
     methods = sorted({m for cells in rows.values() for m in cells})
-    print(f"| setting | questions | n | " + " | ".join(f"{m} R@{args.k}" for m in methods) + " |")
+    print("| setting | questions | n | " + " | ".join(f"{m} R@{args.k}" for m in methods) + " |")
     print("|---|---|---|" + "---|" * len(methods))
     for (setting, group), cells in sorted(rows.items(), key=lambda kv: (kv[0][0], (*KINDS, "all").index(kv[0][1]))):
         base = cells.get(args.baseline) if args.baseline else None

@@ -113,14 +113,17 @@ def main() -> None:
     finally:
         ray.shutdown()
     print(f"\nlocal Ray cluster start: {startup:.1f} s (not counted below)\n")
-    print(f"| phase | process pool s | Ray s | Ray / pool |\n|---|---|---|---|")
+    print("| phase | process pool s | Ray s | Ray / pool |\n|---|---|---|---|")
     for phase in local:
         print(f"| {phase} | {local[phase]:.1f} | {distributed[phase]:.1f} | {distributed[phase] / local[phase]:.2f} |")
     total_local, total_ray = sum(local.values()), sum(distributed.values())
     print(f"| total | {total_local:.1f} | {total_ray:.1f} | {total_ray / total_local:.2f} |")
     found = differences(args.work / "local", args.work / "ray", methods)
-    print("\nresults identical: pages, components, every vector, rankings" if not found
-          else "\nDIFFERENT: " + "; ".join(found))
+    print(
+        "\nresults identical: pages, components, every vector, rankings"
+        if not found
+        else "\nDIFFERENT: " + "; ".join(found)
+    )
 
 
 if __name__ == "__main__":

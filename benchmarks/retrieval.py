@@ -27,11 +27,12 @@ compares their rankings question by question (issue 14: the same table from eith
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 ABLATIONS = {  # name -> [retrieval] settings (issue 12, item 7); builds are shared with the default run
     "flat-only": {"flat_weight": 1.0},
@@ -47,8 +48,10 @@ ABLATIONS = {  # name -> [retrieval] settings (issue 12, item 7); builds are sha
     "no-front-matter": {"front_matter": False},
     "no-routing": {"route_floor": 1.0},
     "fixed-fusion-weight": {"confidence_k": 0},
-    **{f"no-{edge}": {"edges": {edge: 0.0}}
-       for edge in ("contains", "next_chunk", "next_page", "section", "caption", "similar", "entity")},
+    **{
+        f"no-{edge}": {"edges": {edge: 0.0}}
+        for edge in ("contains", "next_chunk", "next_page", "section", "caption", "similar", "entity")
+    },
 }
 ABLATED_METHODS = ("kg4vd", "hvm")
 
@@ -73,26 +76,50 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="results/retrieval")
     parser.add_argument("--workspace-root", default="results/eval-corpora")
     parser.add_argument("--methods", default="bm25,dense,hybrid,pages,hipporag,kg4vd,hvm")
-    parser.add_argument("--ablations", default="",
-                        help=f"comma-separated ablations of kg4vd and hvm to add as rows ({', '.join(ABLATIONS)}, "
-                             "or 'all'); each runs with its [retrieval] settings into <out>/ablations/<name>")
-    parser.add_argument("--sets", default=",".join(DEFAULT_SETS),
-                        help=f"comma-separated sets (default: %(default)s; all: {', '.join(SETS)})")
+    parser.add_argument(
+        "--ablations",
+        default="",
+        help=f"comma-separated ablations of kg4vd and hvm to add as rows ({', '.join(ABLATIONS)}, "
+        "or 'all'); each runs with its [retrieval] settings into <out>/ablations/<name>",
+    )
+    parser.add_argument(
+        "--sets",
+        default=",".join(DEFAULT_SETS),
+        help=f"comma-separated sets (default: %(default)s; all: {', '.join(SETS)})",
+    )
     parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--max-doc-pages", type=int, default=None,
-                        help="leave out questions about documents longer than this (a quicker development subset)")
-    parser.add_argument("--answers", action="store_true",
-                        help="answer too (offline extractive unless a model is configured): adds EM/F1 and, on "
-                             "MMLongBench-Doc, the benchmark's own Acc/F1; writes <out>/answers.md")
-    parser.add_argument("--report-only", action="store_true",
-                        help="build and ask nothing: the tables from the records already in --out")
-    parser.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite",
-                        help="where the corpus workspaces keep their rows (postgres: one schema per corpus)")
-    parser.add_argument("--pg-url", default=None,
-                        help="PostgreSQL server with pgvector for --store postgres (default: a pgserver "
-                             "server started in <workspace-root>/pgdata)")
-    parser.add_argument("--embedding-cache", default=None,
-                        help="the shared embedding cache file (default <workspace-root>/embeddings.sqlite)")
+    parser.add_argument(
+        "--max-doc-pages",
+        type=int,
+        default=None,
+        help="leave out questions about documents longer than this (a quicker development subset)",
+    )
+    parser.add_argument(
+        "--answers",
+        action="store_true",
+        help="answer too (offline extractive unless a model is configured): adds EM/F1 and, on "
+        "MMLongBench-Doc, the benchmark's own Acc/F1; writes <out>/answers.md",
+    )
+    parser.add_argument(
+        "--report-only", action="store_true", help="build and ask nothing: the tables from the records already in --out"
+    )
+    parser.add_argument(
+        "--store",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="where the corpus workspaces keep their rows (postgres: one schema per corpus)",
+    )
+    parser.add_argument(
+        "--pg-url",
+        default=None,
+        help="PostgreSQL server with pgvector for --store postgres (default: a pgserver "
+        "server started in <workspace-root>/pgdata)",
+    )
+    parser.add_argument(
+        "--embedding-cache",
+        default=None,
+        help="the shared embedding cache file (default <workspace-root>/embeddings.sqlite)",
+    )
     args = parser.parse_args(argv)
     with store_overrides(args) as overrides:
         return run_sets(args, argv, overrides)
@@ -133,32 +160,66 @@ def run_sets(args: argparse.Namespace, argv: list[str] | None, overrides: dict) 
     missing = [m for m in wanted if m not in methods]
     out = Path(args.out)
     title = "Offline answers and retrieval" if args.answers else "Offline retrieval (no model)"
-    sections = [f"# {title}, {time.strftime('%Y-%m-%d')}", "",
-                f"Command: `.venv/bin/python benchmarks/retrieval.py {' '.join(argv or sys.argv[1:])}`", ""]
+    sections = [
+        f"# {title}, {time.strftime('%Y-%m-%d')}",
+        "",
+        f"Command: `.venv/bin/python benchmarks/retrieval.py {' '.join(argv or sys.argv[1:])}`",
+        "",
+    ]
     if missing:
         sections += [f"Not in this build (skipped): {', '.join(missing)}", ""]
     for name in [s for s in args.sets.split(",") if s]:
         benchmark, folder, setting = SETS[name]
         started = time.perf_counter()
         loaded = load_benchmark(benchmark, Path(args.data) / folder).without_long_documents(args.max_doc_pages)
-        result = run_eval(EvalOptions(
-            benchmark=benchmark, path=Path(args.data) / folder, methods=methods, out=out, loaded=loaded,
-            workspace_root=Path(args.workspace_root), limit=args.limit, retrieval_only=not args.answers,
-            setting=setting, settings=load_settings(None, overrides=overrides), progress=TerminalProgress,
-            report_only=args.report_only))
-        sections += [result.markdown, f"({time.perf_counter() - started:.0f} s this run; "
-                                      f"{result.questions_run} questions run, {result.questions_skipped} resumed)", ""]
+        result = run_eval(
+            EvalOptions(
+                benchmark=benchmark,
+                path=Path(args.data) / folder,
+                methods=methods,
+                out=out,
+                loaded=loaded,
+                workspace_root=Path(args.workspace_root),
+                limit=args.limit,
+                retrieval_only=not args.answers,
+                setting=setting,
+                settings=load_settings(None, overrides=overrides),
+                progress=TerminalProgress,
+                report_only=args.report_only,
+            )
+        )
+        sections += [
+            result.markdown,
+            f"({time.perf_counter() - started:.0f} s this run; "
+            f"{result.questions_run} questions run, {result.questions_skipped} resumed)",
+            "",
+        ]
         print(result.markdown, flush=True)
         ablated = [m for m in methods if m in ABLATED_METHODS]
         names = list(ABLATIONS) if args.ablations == "all" else [a for a in args.ablations.split(",") if a]
         if ablated and names:
-            rows = ablation_rows(result.summary, ablated, names, lambda ablation, sub: run_eval(EvalOptions(
-                benchmark=benchmark, path=Path(args.data) / folder, methods=ablated, out=out / "ablations" / sub,
-                loaded=loaded,
-                workspace_root=Path(args.workspace_root), limit=args.limit, retrieval_only=True, setting=setting,
-                settings=load_settings(None, overrides={**overrides, "retrieval": ablation}),
-                progress=TerminalProgress,
-                report_only=args.report_only)))
+            rows = ablation_rows(
+                result.summary,
+                ablated,
+                names,
+                functools.partial(
+                    run_ablation,
+                    EvalOptions(
+                        benchmark=benchmark,
+                        path=Path(args.data) / folder,
+                        methods=ablated,
+                        out=out,
+                        loaded=loaded,
+                        workspace_root=Path(args.workspace_root),
+                        limit=args.limit,
+                        retrieval_only=True,
+                        setting=setting,
+                        progress=TerminalProgress,
+                        report_only=args.report_only,
+                    ),
+                    overrides,
+                ),
+            )
             sections += [f"#### {name}: ablations (`--ablations {','.join(names)}`)", "", *rows, ""]
             print("\n".join(rows), flush=True)
     out.mkdir(parents=True, exist_ok=True)
@@ -166,6 +227,17 @@ def run_sets(args: argparse.Namespace, argv: list[str] | None, overrides: dict) 
     report.write_text("\n".join(sections) + "\n", encoding="utf-8")
     print(f"wrote {report}")
     return 0
+
+
+def run_ablation(options, overrides: dict, ablation: dict, sub: str):
+    """``options`` run again with the ``ablation``'s [retrieval] settings into ``<out>/ablations/<sub>``."""
+    from dataclasses import replace
+
+    from docgraph.config import load_settings
+    from docgraph.eval.runner import run_eval
+
+    settings = load_settings(None, overrides={**overrides, "retrieval": ablation})
+    return run_eval(replace(options, out=options.out / "ablations" / sub, settings=settings))
 
 
 def ablation_rows(summary: dict, methods: list[str], names: list[str], run) -> list[str]:

@@ -59,14 +59,13 @@ import argparse
 import json
 import multiprocessing
 import os
-import resource
 import shutil
 import sys
-import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -79,13 +78,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 from ingest import shared_documents  # noqa: E402  (benchmarks/ingest.py, beside this file)
 from scale_corpus import assemble  # noqa: E402  (benchmarks/scale_corpus.py)
+from scale_measure import MB, POLL_S, SLOW_MS, Poller, measured, quantiles  # noqa: E402
 
 DEFAULT_WORK = ROOT / "benchmarks" / ".work" / "scale"
 METHODS = "kg4vd,hvm,bm25,dense,hybrid,pages,hipporag"
 PG_SCHEMA = "scale"
-POLL_S, SAMPLE_S = 0.5, 0.25
-SLOW_MS = 200  # issue 14: ls/status must answer within this while a build runs
-MB = 1024 * 1024
 
 
 def questions(data: Path, n: int) -> list[str]:
@@ -111,9 +108,13 @@ def backend(name: str, work: Path, args: argparse.Namespace) -> Iterator[tuple[d
 
     def size() -> int:
         with psycopg.connect(url) as conn:
-            return int(conn.execute(
-                "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n "
-                "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r'", (PG_SCHEMA,)).fetchone()[0])
+            return int(
+                conn.execute(
+                    "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n "
+                    "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r'",
+                    (PG_SCHEMA,),
+                ).fetchone()[0]
+            )
 
     ray = {"enabled": True, "address": args.ray, "num_cpus": args.ray_cpus or None}
     try:
@@ -135,166 +136,6 @@ def assemble_apart(data: Path, work: Path, pages: int) -> dict[str, Any]:
 
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         return pool.submit(assemble, data, work, pages).result()
-
-
-# --------------------------------------------------------------------------- measuring
-def proportional(proc, rss: int) -> int:
-    """``proc``'s proportional set size (Linux: each shared page split among the processes
-    mapping it); its ``rss`` where that cannot be read (another user's process, no PSS on
-    this system), so a process never drops out of the RSS sum for want of its PSS."""
-    try:
-        return int(getattr(proc.memory_full_info(), "pss", rss))
-    except psutil.Error:
-        return rss
-
-
-class Sampler(threading.Thread):
-    """Peak summed RSS and CPU seconds of this process tree and the ``servers`` (module doc)."""
-
-    def __init__(self, servers: list[int], exclude: set[int]) -> None:
-        super().__init__(daemon=True)
-        self.servers, self.exclude = servers, exclude
-        self.halt = threading.Event()
-        self.rss = self.main = self.pss = 0
-        self.pss_top: list[str] = []  # the largest processes at the PSS peak
-        self.base: dict[int, float] | None = None
-        self.last: dict[int, float] = {}
-
-    def processes(self) -> list:
-        procs = [psutil.Process()]
-        for pid in self.servers:
-            try:
-                procs.append(psutil.Process(pid))
-            except psutil.Error:
-                pass
-        tree = procs + [child for p in procs for child in p.children(recursive=True)]
-        return [p for p in tree if p.pid not in self.exclude]
-
-    def sample(self) -> None:
-        rss, pss, cpu, parts = 0, 0, {}, []
-        for proc in self.processes():
-            try:
-                with proc.oneshot():
-                    mem, times, name = proc.memory_info().rss, proc.cpu_times(), proc.name()
-            except psutil.Error:
-                continue
-            own = proportional(proc, mem)
-            rss += mem
-            pss += own
-            parts.append((own, name))
-            cpu[proc.pid] = times.user + times.system
-            if proc.pid == os.getpid():
-                self.main = max(self.main, mem)
-        self.rss = max(self.rss, rss)
-        if pss > self.pss:
-            self.pss = pss
-            self.pss_top = [f"{name} {own / MB:.0f}" for own, name in sorted(parts, reverse=True)[:6]]
-        if self.base is None:
-            self.base = dict(cpu)
-        self.last.update(cpu)
-
-    def run(self) -> None:
-        while not self.halt.is_set():
-            self.sample()
-            self.halt.wait(SAMPLE_S)
-
-    def finish(self) -> dict[str, float]:
-        self.halt.set()
-        self.join()
-        self.sample()
-        cpu = sum(t - (self.base or {}).get(pid, 0.0) for pid, t in self.last.items())
-        return {"cpu_s": cpu, "rss_mb": self.rss / MB, "main_mb": self.main / MB, "pss_mb": self.pss / MB,
-                "pss_top": self.pss_top}
-
-
-def rusage_memory() -> dict[str, float]:
-    own, children = (resource.getrusage(who).ru_maxrss / 1024 for who in
-                     (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-    return {"cpu_s": float("nan"), "rss_mb": own + children, "main_mb": own}
-
-
-def poll(root: str, overrides: dict, conn, nice: int | None = None) -> None:
-    """In its own process: between "start" and "stop", time ``documents()`` and ``status()``
-    every POLL_S seconds and send the times back; at niceness ``nice`` when given."""
-    from docgraph import Workspace
-
-    if nice is not None:
-        try:
-            os.setpriority(os.PRIO_PROCESS, 0, nice)
-        except PermissionError:  # lowering the niceness needs privileges
-            print(f"the ls/status poller stays at niceness {os.getpriority(os.PRIO_PROCESS, 0)} (asked for {nice}: "
-                  "not permitted)", file=sys.stderr, flush=True)
-
-    with Workspace(root, overrides=overrides) as ws:
-        ws.documents(), ws.status()  # cold: imports, connections
-        conn.send("ready")
-        while conn.recv() == "start":
-            times: dict[str, list[float]] = {"ls": [], "status": []}
-            while True:
-                for key, call in (("ls", ws.documents), ("status", ws.status)):
-                    started = time.perf_counter()
-                    call()
-                    times[key].append(time.perf_counter() - started)
-                if conn.poll(POLL_S):
-                    break
-            conn.recv()  # "stop"
-            conn.send(times)
-
-
-class Poller:
-    """One polling process per backend (module doc), like a long-running web app's."""
-
-    def __init__(self, root: Path, overrides: dict, nice: int | None = None) -> None:
-        ctx = multiprocessing.get_context("spawn")
-        self.conn, child = ctx.Pipe()
-        readonly = {k: v for k, v in overrides.items() if k != "ray"}
-        self.process = ctx.Process(target=poll, args=(str(root), readonly, child, nice), daemon=True)
-        self.process.start()
-        if not (self.conn.poll(300) and self.conn.recv() == "ready"):
-            raise RuntimeError("the ls/status poller did not start; its error is above")
-
-    def window(self, work: Callable[[], Any]) -> dict[str, list[float]]:
-        """Run ``work`` while polling; [p50, p95, max] ms of ``ls`` and ``status``."""
-        self.conn.send("start")
-        try:
-            work()
-        finally:
-            self.conn.send("stop")
-        times = self.conn.recv() if self.conn.poll(300) else {}
-        out: dict[str, list[float]] = {f"{key}_ms": quantiles(values) for key, values in times.items()}
-        out.update({f"{key}_slow": [sum(v * 1000 > SLOW_MS for v in values), len(values)]
-                    for key, values in times.items()})
-        return out
-
-    def close(self) -> None:
-        self.conn.send("quit")
-        self.process.join(30)
-
-
-def quantiles(seconds: list[float]) -> list[float]:
-    """[p50, p95, max] in ms ([] without samples)."""
-    if not seconds:
-        return []
-    ms = np.asarray(seconds) * 1000
-    return [float(np.percentile(ms, 50)), float(np.percentile(ms, 95)), float(ms.max())]
-
-
-def measured(poller: Poller, servers: list[int], work: Callable[[], Any]) -> dict[str, Any]:
-    """Run ``work`` while sampling memory/CPU and polling ls/status; its measurements."""
-    sampler = Sampler(servers, {poller.process.pid}) if psutil else None
-    if sampler:
-        sampler.start()
-    wall: list[float] = []
-
-    def timed() -> None:
-        started = time.perf_counter()
-        work()
-        wall.append(time.perf_counter() - started)
-
-    load = os.getloadavg()[0]
-    latencies = poller.window(timed)
-    return {"wall_s": wall[0], **(sampler.finish() if sampler else rusage_memory()), **latencies,
-            "load": (load + os.getloadavg()[0]) / 2}
 
 
 class QueryMemo:
@@ -342,8 +183,9 @@ def save_state(work: Path, state: dict[str, Any]) -> None:
     tmp.replace(work / "state.json")
 
 
-def run_backend(name: str, work: Path, args: argparse.Namespace, state: dict, paths: list[Path],
-                methods: list[str], qs: list[str]) -> None:
+def run_backend(
+    name: str, work: Path, args: argparse.Namespace, state: dict, paths: list[Path], methods: list[str], qs: list[str]
+) -> None:
     from docgraph import Workspace
     from docgraph.progress import TerminalProgress
 
@@ -354,6 +196,7 @@ def run_backend(name: str, work: Path, args: argparse.Namespace, state: dict, pa
         return
     root = work / name
     with backend(name, work, args) as (overrides, db_bytes, servers):
+
         def finished(phase: str, row: dict[str, Any]) -> None:
             row.update(db_mb=db_bytes() / MB, files_mb=files_bytes(root) / MB, done=time.strftime("%H:%M:%S"))
             runs[phase] = row
@@ -371,6 +214,7 @@ def run_backend(name: str, work: Path, args: argparse.Namespace, state: dict, pa
             def run() -> None:
                 with Workspace(root, overrides=overrides) as ws:
                     ws.build(method, progress=TerminalProgress())
+
             return run
 
         with Workspace(root, overrides=overrides):
@@ -402,12 +246,16 @@ def cell(values: list[float] | None, width: int) -> str:
 
 def print_table(state: dict[str, Any], backends: list[str], methods: list[str]) -> None:
     corpus = state["corpus"]
-    print(f"\nCorpus: {corpus['pages']} pages in {len(corpus['files'])} files ({corpus['distinct']} distinct "
-          f"sources, the rest re-titled copies); {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
-    print(f"{'backend':<9} {'phase':<9} {'wall s':>8} {'pages/min':>9} {'CPU s':>8} {'RSS MB':>7} {'PSS MB':>7} "
-          f"{'main MB':>7} "
-          f"{'db MB':>7} {'files MB':>8} {'q p50/p95/max ms':>17} {'ls p50/p95/max ms':>18} "
-          f"{'status p50/p95/max ms':>22} {'load':>5}")
+    print(
+        f"\nCorpus: {corpus['pages']} pages in {len(corpus['files'])} files ({corpus['distinct']} distinct "
+        f"sources, the rest re-titled copies); {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"{'backend':<9} {'phase':<9} {'wall s':>8} {'pages/min':>9} {'CPU s':>8} {'RSS MB':>7} {'PSS MB':>7} "
+        f"{'main MB':>7} "
+        f"{'db MB':>7} {'files MB':>8} {'q p50/p95/max ms':>17} {'ls p50/p95/max ms':>18} "
+        f"{'status p50/p95/max ms':>22} {'load':>5}"
+    )
     for name in backends:
         runs = state.get("runs", {}).get(name, {})
         for label in ["ingest", *methods]:
@@ -417,23 +265,31 @@ def print_table(state: dict[str, Any], backends: list[str], methods: list[str]) 
                 continue
             query = runs.get(f"query {label}", {})
             mark = "*" if row.get("resumed") else " "
-            print(f"{name:<9} {label:<9}{mark}{cell([row['wall_s']], 8)} {60 * corpus['pages'] / row['wall_s']:>9.1f} "
-                  f"{row['cpu_s']:>8.1f} {row['rss_mb']:>7.0f} {cell([row['pss_mb']] if 'pss_mb' in row else None, 7)} "
-                  f"{row['main_mb']:>7.0f} "
-                  f"{query.get('db_mb', row['db_mb']):>7.1f} {query.get('files_mb', row['files_mb']):>8.1f} "
-                  f"{cell(query.get('q_ms'), 17)} {cell(row.get('ls_ms'), 18)} {cell(row.get('status_ms'), 22)} "
-                  f"{cell([row['load']] if 'load' in row else None, 5)}")
-    slow = [f"{name} {label} ls {row['ls_slow'][0]}/{row['ls_slow'][1]}, status {row['status_slow'][0]}/"
-            f"{row['status_slow'][1]}" for name in backends for label, row in
-            ((k.removeprefix("build "), v) for k, v in state.get("runs", {}).get(name, {}).items())
-            if "ls_slow" in row and "status_slow" in row]
+            print(
+                f"{name:<9} {label:<9}{mark}{cell([row['wall_s']], 8)} {60 * corpus['pages'] / row['wall_s']:>9.1f} "
+                f"{row['cpu_s']:>8.1f} {row['rss_mb']:>7.0f} {cell([row['pss_mb']] if 'pss_mb' in row else None, 7)} "
+                f"{row['main_mb']:>7.0f} "
+                f"{query.get('db_mb', row['db_mb']):>7.1f} {query.get('files_mb', row['files_mb']):>8.1f} "
+                f"{cell(query.get('q_ms'), 17)} {cell(row.get('ls_ms'), 18)} {cell(row.get('status_ms'), 22)} "
+                f"{cell([row['load']] if 'load' in row else None, 5)}"
+            )
+    slow = [
+        f"{name} {label} ls {row['ls_slow'][0]}/{row['ls_slow'][1]}, status {row['status_slow'][0]}/"
+        f"{row['status_slow'][1]}"
+        for name in backends
+        for label, row in ((k.removeprefix("build "), v) for k, v in state.get("runs", {}).get(name, {}).items())
+        if "ls_slow" in row and "status_slow" in row
+    ]
     if slow:
         print(f"calls over {SLOW_MS} ms: " + "; ".join(slow))
-    print("* resumed: measured the rest of an interrupted phase only. RSS MB: peak of the summed process tree "
-          "(with PostgreSQL); PSS MB: the same with each shared page split among the processes mapping it (what "
-          "the tree really holds; its largest processes at the peak are in state.json); main MB: this process; q: retrieve, second round, query embedding excluded; "
-          f"ls/status: Workspace.documents()/status() polled every {POLL_S} s during the phase; load: 1-minute "
-          "load average, mean of the phase's start and end (other work on the machine).")
+    print(
+        "* resumed: measured the rest of an interrupted phase only. RSS MB: peak of the summed process tree "
+        "(with PostgreSQL); PSS MB: the same with each shared page split among the processes mapping it (what "
+        "the tree really holds; its largest processes at the peak are in state.json); main MB: this process; "
+        "q: retrieve, second round, query embedding excluded; "
+        f"ls/status: Workspace.documents()/status() polled every {POLL_S} s during the phase; load: 1-minute "
+        "load average, mean of the phase's start and end (other work on the machine)."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -445,9 +301,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=int, default=50, help="questions timed per method")
     parser.add_argument("--ray", default=None, help="Ray cluster address for postgres (default: a local cluster)")
     parser.add_argument("--ray-cpus", type=int, default=0, help="CPUs of the local Ray cluster (0 = all cores)")
-    parser.add_argument("--poller-nice", type=int, default=None,
-                        help="niceness of the ls/status poller (default: the benchmark's own); 0 under a niced "
-                             "benchmark times what a user's `docgraph status` at normal priority sees (needs root)")
+    parser.add_argument(
+        "--poller-nice",
+        type=int,
+        default=None,
+        help="niceness of the ls/status poller (default: the benchmark's own); 0 under a niced "
+        "benchmark times what a user's `docgraph status` at normal priority sees (needs root)",
+    )
     parser.add_argument("--fresh", action="store_true", help="wipe --work first")
     parser.add_argument("--report", action="store_true", help="run nothing: the table of the finished phases")
     args = parser.parse_args(argv)

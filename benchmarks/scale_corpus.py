@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 SOURCES = ("documents", "kg4vd_test", "mmlongbench_doc/documents")
 PASSAGE_SETS = (("hotpotqa", "hotpotqa_train_corpus.json"), ("musique", "musique_train_corpus.json"))

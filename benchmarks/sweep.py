@@ -19,9 +19,12 @@ import itertools
 import sys
 from pathlib import Path
 
-SETS = {"mmlongbench": ("mmlongbench", "mmlongbench_doc", False),
-        "mmlongbench-packed": ("mmlongbench", "mmlongbench_doc", True),
-        "hotpotqa": ("hotpotqa", "multihop", False), "musique": ("musique", "multihop", False)}
+SETS = {
+    "mmlongbench": ("mmlongbench", "mmlongbench_doc", False),
+    "mmlongbench-packed": ("mmlongbench", "mmlongbench_doc", True),
+    "hotpotqa": ("hotpotqa", "multihop", False),
+    "musique": ("musique", "multihop", False),
+}
 
 
 def parse_grid(items: list[str]) -> list[dict[str, float | str | bool]]:
@@ -57,10 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     repo = Path(__file__).resolve().parents[1]
     sys.path.insert(0, str(repo / "src"))
     from docgraph.api import Workspace
+    from docgraph.eval.corpora import corpus_specs, eval_settings
     from docgraph.eval.loaders import load_benchmark
     from docgraph.eval.metrics import recall_at_k, reciprocal_rank
     from docgraph.eval.records import evidence_keys, ranked_pages
-    from docgraph.eval.runner import EvalOptions, corpus_specs, eval_settings
+    from docgraph.eval.runner import EvalOptions
     from docgraph.store.sqlite import SQLiteStore
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -69,16 +73,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workspace-root", default="results/eval-corpora")
     parser.add_argument("--methods", default="hybrid,kg4vd,hvm")
     parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--max-doc-pages", type=int, default=None,
-                        help="leave out questions about documents longer than this")
+    parser.add_argument(
+        "--max-doc-pages", type=int, default=None, help="leave out questions about documents longer than this"
+    )
     parser.add_argument("--grid", action="append", default=[], help="FIELD=v1,v2 (repeatable)")
     args = parser.parse_args(argv)
 
     benchmark, folder, packed = SETS[args.set]
     bench = load_benchmark(benchmark, Path(args.data) / folder).without_long_documents(args.max_doc_pages)
-    items = bench.items[:args.limit] if args.limit else list(bench.items)
-    options = EvalOptions(benchmark=benchmark, path=Path(args.data) / folder, methods=[], out=Path("."),
-                          workspace_root=Path(args.workspace_root), packed=packed, retrieval_only=True)
+    items = bench.items[: args.limit] if args.limit else list(bench.items)
+    options = EvalOptions(
+        benchmark=benchmark,
+        path=Path(args.data) / folder,
+        methods=[],
+        out=Path("."),
+        workspace_root=Path(args.workspace_root),
+        packed=packed,
+        retrieval_only=True,
+    )
     specs = corpus_specs(bench, items, options)
     settings = eval_settings(None, True, Path(args.workspace_root))
     methods = [m for m in args.methods.split(",") if m]
@@ -90,8 +102,9 @@ def main(argv: list[str] | None = None) -> int:
             skipped.append(spec.name)
             continue
         with Workspace(spec.folder, settings=settings.model_copy(deep=True)) as ws:
-            doc_names = {d.id: spec.doc_names[Path(d.path).name] for d in ws.documents()
-                         if Path(d.path).name in spec.doc_names}
+            doc_names = {
+                d.id: spec.doc_names[Path(d.path).name] for d in ws.documents() if Path(d.path).name in spec.doc_names
+            }
             base = ws.settings.retrieval
             for v, variant in enumerate(variants):
                 overrides = {k: val for k, val in variant.items() if ":" not in k}
@@ -101,12 +114,14 @@ def main(argv: list[str] | None = None) -> int:
                         skipped.append(f"{spec.name}:{method}")
                         continue
                     for item in spec.items:
-                        gold = list(item.gold_passages) if spec.level == "passage" else \
-                            [f"{d}|{p}" for d, p in item.gold_pages]
+                        gold = (
+                            list(item.gold_passages)
+                            if spec.level == "passage"
+                            else [f"{d}|{p}" for d, p in item.gold_pages]
+                        )
                         if not gold:
                             continue
-                        options = {k.split(":", 1)[1]: val for k, val in variant.items()
-                                   if k.startswith(f"{method}:")}
+                        options = {k.split(":", 1)[1]: val for k, val in variant.items() if k.startswith(f"{method}:")}
                         evidence = ws.retrieve(item.question, method=method, **options)
                         keys, _ = evidence_keys(ranked_pages(evidence), doc_names, spec.level, spec.page_passages)
                         results.setdefault((v, method), []).append((keys, gold))

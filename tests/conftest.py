@@ -10,9 +10,9 @@ a private copy of the folder, so ingestion — minutes on two cores — is paid 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -51,8 +51,7 @@ def shared_corpus(tmp_path_factory, shared_data: Path):
     root = tmp_path_factory.mktemp("shared-corpus")
     store = SQLiteStore(root)
     progress = RecordingProgress()
-    report = ingest(store, root, IngestSettings(), sorted((shared_data / "documents").glob("*.pdf")),
-                    progress=progress)
+    report = ingest(store, root, IngestSettings(), sorted((shared_data / "documents").glob("*.pdf")), progress=progress)
     yield IngestedCorpus(store, root, report, progress)
     store.close()
 

@@ -5,6 +5,17 @@ from .api import Workspace
 from .errors import DocgraphError, InputError, ModelError, StoreError
 from .types import Answer, Citation, Component, Document, Evidence, Page
 
-__all__ = ["Workspace", "Document", "Page", "Component", "Evidence", "Answer", "Citation",
-           "DocgraphError", "InputError", "ModelError", "StoreError"]
+__all__ = [
+    "Workspace",
+    "Document",
+    "Page",
+    "Component",
+    "Evidence",
+    "Answer",
+    "Citation",
+    "DocgraphError",
+    "InputError",
+    "ModelError",
+    "StoreError",
+]
 __version__ = "0.1.0"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -95,12 +96,20 @@ class OpenVinoSession:
     no model file behind it.
     """
 
-    def __init__(self, ort_session: Any, threads: int = 0, precision: str = "auto", width_step: int = 0,
-                 setting: str = "ingest.ocr_runtime"):
+    def __init__(
+        self,
+        ort_session: Any,
+        threads: int = 0,
+        precision: str = "auto",
+        width_step: int = 0,
+        setting: str = "ingest.ocr_runtime",
+    ):
         path = getattr(ort_session, "_model_path", None)
         if not path or not Path(path).is_file():
-            raise ConfigError(f"cannot hand the ONNX model to OpenVINO (no model file behind the onnxruntime "
-                              f"session); set {setting} = \"onnxruntime\"")
+            raise ConfigError(
+                f"cannot hand the ONNX model to OpenVINO (no model file behind the onnxruntime "
+                f'session); set {setting} = "onnxruntime"'
+            )
         self._ort = ort_session
         self._model = compile_on_cpu(str(path), threads, precision)
         self._request = self._model.create_infer_request()

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import shutil
 import threading
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .config import Settings, load_settings
 from .errors import InputError
@@ -48,12 +49,19 @@ class Workspace:
     (commands that only read never leave a new workspace behind).
     """
 
-    def __init__(self, path: str | Path = DEFAULT_WORKSPACE, *, settings: Settings | None = None,
-                 overrides: Mapping[str, Any] | None = None, create: bool = True):
+    def __init__(
+        self,
+        path: str | Path = DEFAULT_WORKSPACE,
+        *,
+        settings: Settings | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        create: bool = True,
+    ):
         self.root = Path(path).resolve()
         if not create and not self.root.is_dir():
-            raise InputError(f"no workspace at {self.root}; add documents to create one: "
-                             f"docgraph add FILE... --workspace {path}")
+            raise InputError(
+                f"no workspace at {self.root}; add documents to create one: docgraph add FILE... --workspace {path}"
+            )
         self.root.mkdir(parents=True, exist_ok=True)
         self.settings = settings or load_settings(self.root, overrides=overrides)
         self.store = open_store(self.root, self.settings.store)
@@ -77,8 +85,13 @@ class Workspace:
             return self._models
 
     def context(self, progress: Progress | None = None) -> MethodContext:
-        return MethodContext(store=self.store, settings=self.settings, models=self.models,
-                             root=self.root, progress=progress or NullProgress())
+        return MethodContext(
+            store=self.store,
+            settings=self.settings,
+            models=self.models,
+            root=self.root,
+            progress=progress or NullProgress(),
+        )
 
     def close(self) -> None:
         """Close the store and drop the workspace's in-memory tables (``methods.memo``)."""
@@ -87,15 +100,14 @@ class Workspace:
         forget_store(self.store)
         self.store.close()
 
-    def __enter__(self) -> "Workspace":
+    def __enter__(self) -> Workspace:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     # ------------------------------------------------------------------ documents
-    def ingest(self, paths: Iterable[str | Path], *, password: str | None = None,
-               progress: Progress | None = None):
+    def ingest(self, paths: Iterable[str | Path], *, password: str | None = None, progress: Progress | None = None):
         """Ingest files/folders; returns the IngestReport (added, skipped, failures) without raising."""
         from .documents.ingest import ingest
 
@@ -105,11 +117,19 @@ class Workspace:
                 from .scale.ray_pages import ray_runner
 
                 runner = ray_runner(self.settings.ray, self.settings.ingest)
-            return ingest(self.store, self.root, self.settings.ingest, [Path(p) for p in paths],
-                          password=password, progress=progress or NullProgress(), runner=runner)
+            return ingest(
+                self.store,
+                self.root,
+                self.settings.ingest,
+                [Path(p) for p in paths],
+                password=password,
+                progress=progress or NullProgress(),
+                runner=runner,
+            )
 
-    def add(self, paths: Iterable[str | Path] | str | Path, *, password: str | None = None,
-            progress: Progress | None = None) -> list[Document]:
+    def add(
+        self, paths: Iterable[str | Path] | str | Path, *, password: str | None = None, progress: Progress | None = None
+    ) -> list[Document]:
         """Add documents (idempotent by content hash); returns the added and already-present
         ones, whose ``.pages`` are read on first use. Raises ``AddError`` after ingesting the
         good inputs if some failed."""
@@ -127,7 +147,10 @@ class Workspace:
 
     def document(self, ref: str, with_pages: bool = True) -> Document:
         """A document by id, id prefix, file name or title (pages read now, or on first use)."""
-        return self.store.get_document(self.resolve(ref), with_pages=with_pages)  # type: ignore[return-value]
+        doc = self.store.get_document(self.resolve(ref), with_pages=with_pages)
+        if doc is None:  # removed between resolve() and the read
+            raise InputError(f"no document {ref!r} in workspace {self.root}; `docgraph ls` lists them")
+        return doc
 
     def metadata(self, ref: str | None = None) -> dict:
         """Documents' shelf labels (title, organisation, period, kind; ``documents.metadata``)
@@ -155,14 +178,21 @@ class Workspace:
         if exact:
             return exact[0].id
         as_path = Path(ref).expanduser()
-        matches = [d for d in docs if d.id.startswith(ref) or Path(d.path).name == ref or d.title == ref
-                   or (as_path.name == Path(d.path).name and as_path.resolve() == Path(d.path).resolve())]
+        matches = [
+            d
+            for d in docs
+            if d.id.startswith(ref)
+            or Path(d.path).name == ref
+            or d.title == ref
+            or (as_path.name == Path(d.path).name and as_path.resolve() == Path(d.path).resolve())
+        ]
         if len(matches) == 1:
             return matches[0].id
         if not matches:
             raise InputError(f"no document {ref!r} in workspace {self.root}; `docgraph ls` lists them")
-        raise InputError(f"{ref!r} matches {len(matches)} documents ({', '.join(d.id for d in matches)}); "
-                         "give more of the id")
+        raise InputError(
+            f"{ref!r} matches {len(matches)} documents ({', '.join(d.id for d in matches)}); give more of the id"
+        )
 
     def page(self, ref: str, number: int) -> Page:
         doc_id = self.resolve(ref)
@@ -175,7 +205,7 @@ class Workspace:
     def remove(self, ref: str) -> Document:
         """Remove a document and everything derived from it (rows in one transaction, then files)."""
         doc_id = self.resolve(ref)
-        doc = self.store.get_document(doc_id)
+        doc = self.document(doc_id, with_pages=False)
         ctx = self.context()
         with write_lock(self.root, f"rm {doc_id}"):
             with self.store.transaction():
@@ -184,7 +214,7 @@ class Workspace:
                 self.store.delete_document(doc_id)
             for folder in ("pages", "crops", "marks"):
                 shutil.rmtree(self.root / folder / doc_id, ignore_errors=True)
-        return doc  # type: ignore[return-value]
+        return doc
 
     def marks(self, ref: str, number: int, out: str | Path, mask: Iterable[str] = ()) -> Path:
         """Write the Set-of-Marks image of a page (components boxed and tagged, ``mask`` greyed)."""
@@ -193,13 +223,16 @@ class Workspace:
         page = self.page(ref, number)
         unknown = sorted(set(mask) - {c.id for c in page.components})
         if unknown:
-            raise InputError(f"page {number} of {page.doc_id} has no component(s) {', '.join(unknown)}; "
-                             f"it has {', '.join(c.id for c in page.components)}")
+            raise InputError(
+                f"page {number} of {page.doc_id} has no component(s) {', '.join(unknown)}; "
+                f"it has {', '.join(c.id for c in page.components)}"
+            )
         return draw_marks(page, self.root, Path(out), mask=set(mask))
 
     # ------------------------------------------------------------------ methods
-    def build(self, method: str = "kg4vd", *, progress: Progress | None = None,
-              rebuild_vectors: bool = False) -> BuildReport:
+    def build(
+        self, method: str = "kg4vd", *, progress: Progress | None = None, rebuild_vectors: bool = False
+    ) -> BuildReport:
         """Build (or update) a method's index; resumable and incremental. ``rebuild_vectors``
         first drops the method's vectors (after switching embedding models) so they are
         re-embedded; ``rebuild_all_vectors`` does that for every method at once."""
@@ -228,10 +261,11 @@ class Workspace:
                 self._set_vectors_pending(self._vectors_pending() | {method})
             stale = self._stale_vector_methods()
             if stale:
-                raise InputError(f"vectors of {', '.join(stale)} were also built with another embedding model; "
-                                 + "; ".join(f"rebuild them with: docgraph build --method {m} --rebuild-vectors"
-                                             for m in stale)
-                                 + "; or switch every method at once: docgraph build --method all --rebuild-vectors")
+                raise InputError(
+                    f"vectors of {', '.join(stale)} were also built with another embedding model; "
+                    + "; ".join(f"rebuild them with: docgraph build --method {m} --rebuild-vectors" for m in stale)
+                    + "; or switch every method at once: docgraph build --method all --rebuild-vectors"
+                )
             self.models.record_embedding_model()
             return dropped
 
@@ -257,8 +291,13 @@ class Workspace:
         from .models.vector_recipe import base_model
 
         configured = self.models.configured_embedding_models()
-        return sorted({ns.split(".")[0] for ns, model in self.store.vector_models().items()
-                       if base_model(model) not in configured})
+        return sorted(
+            {
+                ns.split(".")[0]
+                for ns, model in self.store.vector_models().items()
+                if base_model(model) not in configured
+            }
+        )
 
     def _vectors_pending(self) -> set[str]:
         """Methods whose vectors ``drop_vectors`` dropped and no build has made again."""
@@ -271,8 +310,16 @@ class Workspace:
         with query_threads(self.settings.retrieval.blas_threads):
             return get_method(method).retrieve(self.context(), query, **options)
 
-    def search(self, query: str, method: str = "kg4vd", *, top_pages: int = 5,
-               documents: Iterable[str] | None = None, regions: int = 3, **options: Any) -> "SearchResult":
+    def search(
+        self,
+        query: str,
+        method: str = "kg4vd",
+        *,
+        top_pages: int = 5,
+        documents: Iterable[str] | None = None,
+        regions: int = 3,
+        **options: Any,
+    ) -> SearchResult:
         """The ``top_pages`` best pages for ``query`` with each page's ``regions`` best regions
         (``results.SearchResult``), no answer step. ``documents`` (ids, id prefixes, file names
         or titles) keeps pages of those documents only, taken from a ranking four times as deep
@@ -293,8 +340,16 @@ class Workspace:
         def title_of(doc_id: str) -> str:
             return shown_title(docs[doc_id], labels.get(doc_id)) if doc_id in docs else doc_id
 
-        return search_result(evidence, query, page_of=self.store.get_page, title_of=title_of, root=self.root,
-                             top_pages=top_pages, documents=wanted, regions=regions)
+        return search_result(
+            evidence,
+            query,
+            page_of=self.store.get_page,
+            title_of=title_of,
+            root=self.root,
+            top_pages=top_pages,
+            documents=wanted,
+            regions=regions,
+        )
 
     def ask(self, query: str, method: str = "kg4vd", **options: Any) -> Answer:
         """The method's answer with its claim check (``answers.verify``; ``methods.claims``)."""

@@ -11,17 +11,62 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from pydantic import Field, ValidationError
 
 from .errors import ConfigError
-from .settings_sections import (  # re-exported: modules import their section from here
-    Section, IngestSettings, ChatSettings, EmbeddingSettings, ImageEmbeddingSettings,
-    RerankSettings, ModelsSettings, PPRModeSettings, KG4VDSettings, HVMSettings,
-    EdgeWeights, RetrievalSettings, HippoRAGSettings, BaselineSettings, DLVQASettings,
-    StoreSettings, RaySettings, AnswerSettings, HVM_PROFILES)
+from .settings_methods import (  # re-exported: modules import their section from here
+    HVM_PROFILES,
+    BaselineSettings,
+    EdgeWeights,
+    HippoRAGSettings,
+    HVMSettings,
+    KG4VDSettings,
+    PPRModeSettings,
+    RetrievalSettings,
+)
+from .settings_sections import (
+    AnswerSettings,
+    ChatSettings,
+    DLVQASettings,
+    EmbeddingSettings,
+    ImageEmbeddingSettings,
+    IngestSettings,
+    ModelsSettings,
+    RaySettings,
+    RerankSettings,
+    Section,
+    StoreSettings,
+)
+
+__all__ = [
+    "CONFIG_FILE",
+    "ENV_PREFIX",
+    "HVM_PROFILES",
+    "AnswerSettings",
+    "BaselineSettings",
+    "ChatSettings",
+    "DLVQASettings",
+    "EdgeWeights",
+    "EmbeddingSettings",
+    "HippoRAGSettings",
+    "HVMSettings",
+    "ImageEmbeddingSettings",
+    "IngestSettings",
+    "KG4VDSettings",
+    "ModelsSettings",
+    "PPRModeSettings",
+    "RaySettings",
+    "RerankSettings",
+    "RetrievalSettings",
+    "Section",
+    "Settings",
+    "StoreSettings",
+    "load_settings",
+]
 
 ENV_PREFIX = "DOCGRAPH_"
 CONFIG_FILE = "docgraph.toml"
@@ -63,7 +108,7 @@ def env_overrides(environ: Mapping[str, str]) -> dict:
     for name, raw in environ.items():
         if not name.startswith(ENV_PREFIX) or "__" not in name:
             continue
-        parts = [p.lower() for p in name[len(ENV_PREFIX):].split("__")]
+        parts = [p.lower() for p in name[len(ENV_PREFIX) :].split("__")]
         node = tree
         for part in parts[:-1]:
             node = node.setdefault(part, {})
@@ -71,8 +116,9 @@ def env_overrides(environ: Mapping[str, str]) -> dict:
     return tree
 
 
-def load_settings(workspace: Path | str | None = None, environ: Mapping[str, str] | None = None,
-                  overrides: Mapping | None = None) -> Settings:
+def load_settings(
+    workspace: Path | str | None = None, environ: Mapping[str, str] | None = None, overrides: Mapping | None = None
+) -> Settings:
     """Defaults, then the workspace's docgraph.toml, then the environment, then ``overrides``.
 
     An HVM ``profile`` sets the defaults of its fields; values given explicitly still win.

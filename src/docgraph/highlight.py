@@ -39,5 +39,7 @@ def write_highlights(store: Store, root: Path, answer: Answer, out_dir: Path) ->
     by_page: dict[tuple[str, int], list[Citation]] = defaultdict(list)
     for citation in answer.citations:
         by_page[(citation.doc_id, citation.page)].append(citation)
-    return [highlight_page(store, root, cits, Path(out_dir) / f"{doc_id}-p{number:04d}.png")
-            for (doc_id, number), cits in sorted(by_page.items())]
+    return [
+        highlight_page(store, root, cits, Path(out_dir) / f"{doc_id}-p{number:04d}.png")
+        for (doc_id, number), cits in sorted(by_page.items())
+    ]

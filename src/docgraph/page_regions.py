@@ -14,7 +14,7 @@ numbers) and empty regions are never shown.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 from .text import tokenize
 from .types import Component, Evidence, Page

@@ -11,7 +11,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 
 def running_calls() -> dict[str, Any]:
@@ -26,6 +27,7 @@ class Progress(Protocol):
     def advance(self, n: int = 1, **stats: Any) -> None: ...
     def note(self, message: str) -> None:
         """A line for the user (a warning, a skipped file) that must not break the bar."""
+
     def close(self) -> None: ...
 
 
@@ -94,8 +96,12 @@ class TerminalProgress:
 
     HEARTBEAT_S = 1.0
 
-    def __init__(self, enabled: bool | None = None, interval_s: float = 30.0,
-                 live: Callable[[], dict[str, Any]] | None = running_calls) -> None:
+    def __init__(
+        self,
+        enabled: bool | None = None,
+        interval_s: float = 30.0,
+        live: Callable[[], dict[str, Any]] | None = running_calls,
+    ) -> None:
         self._enabled = sys.stderr.isatty() if enabled is None else enabled
         self._bar = None
         self.interval_s = interval_s
@@ -111,8 +117,14 @@ class TerminalProgress:
             self._stats = {}
             if not self._enabled:
                 now = time.monotonic()
-                self._plain = {"total": total, "done": 0, "description": description, "started": now,
-                               "printed": now, "stats": {}}
+                self._plain = {
+                    "total": total,
+                    "done": 0,
+                    "description": description,
+                    "started": now,
+                    "printed": now,
+                    "stats": {},
+                }
                 print(self._plain_line(), file=sys.stderr, flush=True)
             else:
                 from tqdm import tqdm
@@ -120,8 +132,7 @@ class TerminalProgress:
                 self._bar = tqdm(total=total, desc=description, unit="page", file=sys.stderr, dynamic_ncols=True)
         if self.live is not None:
             self._stop = threading.Event()
-            threading.Thread(target=self._heartbeat, args=(self._stop,), name="progress-heartbeat",
-                             daemon=True).start()
+            threading.Thread(target=self._heartbeat, args=(self._stop,), name="progress-heartbeat", daemon=True).start()
 
     def _live(self) -> dict[str, Any]:
         try:
@@ -189,8 +200,11 @@ class TerminalProgress:
 
     def _close(self) -> None:
         if self._plain is not None:
-            print(self._plain_line() + " done" * (self._plain["done"] >= self._plain["total"]),
-                  file=sys.stderr, flush=True)
+            print(
+                self._plain_line() + " done" * (self._plain["done"] >= self._plain["total"]),
+                file=sys.stderr,
+                flush=True,
+            )
             self._plain = None
         if self._bar is not None:
             self._bar.close()

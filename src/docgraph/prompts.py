@@ -9,7 +9,7 @@ material must carry that placeholder: rendering one that lacks it is a programmi
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 from .boundary import Material, fence, material, new_token, rule
@@ -20,7 +20,7 @@ _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 MATERIAL_RULE = "material_rule"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_prompt(package: str, name: str) -> str:
     """The text of ``<package>/prompts/<name>`` (e.g. ``load_prompt(__package__, "extract.md")``)."""
     return resources.files(package).joinpath("prompts", name).read_text(encoding="utf-8")

@@ -9,8 +9,8 @@ of the rendered page image. ``docs/integrations.md`` shows the JSON Schemas.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -110,25 +110,55 @@ class BatchLine(_Strict):
 def ask_result(answer: Answer) -> AskResult:
     """The ``Answer`` as the compact, stable JSON other programs read."""
     return AskResult(
-        question=answer.question, answer=answer.text, method=answer.method, mode=answer.mode,
+        question=answer.question,
+        answer=answer.text,
+        method=answer.method,
+        mode=answer.mode,
         model_used=answer.model_used,
-        citations=[CitationResult(number=c.number, document_id=c.doc_id, document_title=c.document_title or c.doc_id,
-                                  page=c.page, component_ids=list(c.component_ids), bboxes=list(c.bboxes),
-                                  quote=c.quote) for c in answer.citations],
+        citations=[
+            CitationResult(
+                number=c.number,
+                document_id=c.doc_id,
+                document_title=c.document_title or c.doc_id,
+                page=c.page,
+                component_ids=list(c.component_ids),
+                bboxes=list(c.bboxes),
+                quote=c.quote,
+            )
+            for c in answer.citations
+        ],
         evidence_pages=[EvidencePage(document_id=p.doc_id, page=p.page, score=p.score) for p in answer.evidence.pages],
-        claims=[ClaimResult(sentence=c.sentence, status=c.status, citations=list(c.citations), missing=list(c.missing))
-                for c in answer.claims],
-        verify=answer.verify, warnings=list(answer.warnings), timings=dict(answer.timings))
+        claims=[
+            ClaimResult(sentence=c.sentence, status=c.status, citations=list(c.citations), missing=list(c.missing))
+            for c in answer.claims
+        ],
+        verify=answer.verify,
+        warnings=list(answer.warnings),
+        timings=dict(answer.timings),
+    )
 
 
 def region_result(component, score: float | None = None) -> RegionResult:
-    return RegionResult(component_id=component.id, kind=component.kind.name.lower(), bbox=component.bbox,
-                        text=component.content[:MAX_REGION_CHARS], score=score)
+    return RegionResult(
+        component_id=component.id,
+        kind=component.kind.name.lower(),
+        bbox=component.bbox,
+        text=component.content[:MAX_REGION_CHARS],
+        score=score,
+    )
 
 
-def search_result(evidence: Evidence, query: str, *, page_of: Callable[[str, int], Page | None],
-                  title_of: Callable[[str], str], root: Path, top_pages: int,
-                  documents: set[str] | None = None, regions: int = DEFAULT_REGIONS) -> SearchResult:
+def search_result(
+    evidence: Evidence,
+    query: str,
+    *,
+    page_of: Callable[[str, int], Page | None],
+    title_of: Callable[[str], str],
+    root: Path,
+    top_pages: int,
+    documents: set[str] | None = None,
+    regions: int = DEFAULT_REGIONS,
+) -> SearchResult:
     """The first ``top_pages`` pages of ``evidence`` (only those of ``documents`` when given),
     each with its ``regions`` best regions (``page_regions``). ``page_of`` / ``title_of`` read
     the workspace; pages no longer stored are skipped."""
@@ -143,13 +173,20 @@ def search_result(evidence: Evidence, query: str, *, page_of: Callable[[str, int
         if page is None:
             continue
         best = best_regions(page, query, weights.get((scored.doc_id, scored.page), {}), regions)
-        pages.append(PageResult(document_id=scored.doc_id, document_title=title_of(scored.doc_id), page=page.number,
-                                score=scored.score, image=str((root / page.image_path).resolve()),
-                                regions=[region_result(c, round(s, 4)) for c, s in best]))
+        pages.append(
+            PageResult(
+                document_id=scored.doc_id,
+                document_title=title_of(scored.doc_id),
+                page=page.number,
+                score=scored.score,
+                image=str((root / page.image_path).resolve()),
+                regions=[region_result(c, round(s, 4)) for c, s in best],
+            )
+        )
     return SearchResult(query=query, method=evidence.method, pages=pages, timings=dict(evidence.timings))
 
 
-SCHEMAS = {"ask": AskResult, "search": SearchResult, "batch-line": BatchLine}
+SCHEMAS: dict[str, type[BaseModel]] = {"ask": AskResult, "search": SearchResult, "batch-line": BatchLine}
 
 
 def write_schemas(folder: Path) -> list[Path]:

@@ -12,7 +12,7 @@ i.e. a raw cut of ``b + t·(1 − b)`` (HippoRAG's synonym edges, KG4VD's cross-
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -44,8 +44,7 @@ def ranked(scores: np.ndarray, first: int = 64, positive: bool = False) -> Itera
     done, k = 0, max(1, first)
     while done < n:
         rows, values = top_k(scores, min(k, n))
-        for row, value in zip(rows[done:].tolist(), values[done:].tolist()):
-            yield row, value
+        yield from zip(rows[done:].tolist(), values[done:].tolist())
         done, k = len(rows), k * 4
 
 
@@ -60,7 +59,9 @@ def minmax(values: np.ndarray) -> np.ndarray:
     return (values - lo) / (hi - lo)
 
 
-def blend_rerank(rerank: Sequence[float] | np.ndarray, prior: Sequence[float] | np.ndarray, weight: float) -> np.ndarray:
+def blend_rerank(
+    rerank: Sequence[float] | np.ndarray, prior: Sequence[float] | np.ndarray, weight: float
+) -> np.ndarray:
     """A reranked candidate's final score: ``weight · mm(rerank) + (1 − weight) · mm(prior)``
     (mm: ``minmax`` over the candidates)."""
     return weight * minmax(np.asarray(rerank, dtype=np.float64)) + (1.0 - weight) * minmax(np.asarray(prior))

@@ -8,14 +8,17 @@ from __future__ import annotations
 import re
 import unicodedata
 
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a an and are as at be been being but by can could did do does for from had has have how i if in into
 is it its itself may might more most no nor not of on or our out over own she he so some such than
 that the their them then there these they this those through to too under until up very was we were
 what when where which while who whom why will with would you your yours about above after again
 against all am any because before below between both down during each few further here him his her
 hers me my myself once only other ours same should shall just also per via vs etc
-""".split())
+""".split()
+)
+
 
 def _mark_ranges() -> str:
     """A regex character-class body of the combining marks of the Basic Multilingual Plane.
@@ -48,8 +51,19 @@ def _diacritic_folding() -> dict[int, str]:
             base = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
             if base and base != char:
                 table[code] = base
-    extra = {"ø": "o", "ß": "ss", "æ": "ae", "œ": "oe", "đ": "d", "ł": "l", "ð": "d", "þ": "th", "ħ": "h",
-             "ı": "i", "\u0307": ""}  # the dot "İ".lower() leaves ("İstanbul" = "Istanbul")
+    extra = {
+        "ø": "o",
+        "ß": "ss",
+        "æ": "ae",
+        "œ": "oe",
+        "đ": "d",
+        "ł": "l",
+        "ð": "d",
+        "þ": "th",
+        "ħ": "h",
+        "ı": "i",
+        "\u0307": "",
+    }  # the dot "İ".lower() leaves ("İstanbul" = "Istanbul")
     table.update((ord(k), v) for k, v in extra.items())
     return table  # applied after lower(): the upper-case entries of the ranges are never met
 

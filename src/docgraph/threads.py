@@ -18,8 +18,9 @@ build or another query holds (measured in docs/results/2026-12-02-queries-on-one
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 _lock = threading.Lock()
 _active = 0

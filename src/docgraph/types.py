@@ -34,19 +34,29 @@ class BBox(BaseModel):
     def area(self) -> float:
         return max(0.0, self.width) * max(0.0, self.height)
 
-    def union(self, other: "BBox") -> "BBox":
-        return BBox(x0=min(self.x0, other.x0), y0=min(self.y0, other.y0),
-                    x1=max(self.x1, other.x1), y1=max(self.y1, other.y1))
+    def union(self, other: BBox) -> BBox:
+        return BBox(
+            x0=min(self.x0, other.x0), y0=min(self.y0, other.y0), x1=max(self.x1, other.x1), y1=max(self.y1, other.y1)
+        )
 
-    def clip(self, width: float, height: float) -> "BBox":
+    def clip(self, width: float, height: float) -> BBox:
         """This box clipped to a page of the given size."""
-        return BBox(x0=min(max(self.x0, 0.0), width), y0=min(max(self.y0, 0.0), height),
-                    x1=min(max(self.x1, 0.0), width), y1=min(max(self.y1, 0.0), height))
+        return BBox(
+            x0=min(max(self.x0, 0.0), width),
+            y0=min(max(self.y0, 0.0), height),
+            x1=min(max(self.x1, 0.0), width),
+            y1=min(max(self.y1, 0.0), height),
+        )
 
     def inside(self, width: float, height: float, tolerance: float = 0.5) -> bool:
-        return (self.x0 >= -tolerance and self.y0 >= -tolerance
-                and self.x1 <= width + tolerance and self.y1 <= height + tolerance
-                and self.x1 >= self.x0 and self.y1 >= self.y0)
+        return (
+            self.x0 >= -tolerance
+            and self.y0 >= -tolerance
+            and self.x1 <= width + tolerance
+            and self.y1 <= height + tolerance
+            and self.x1 >= self.x0
+            and self.y1 >= self.y0
+        )
 
     def as_tuple(self) -> tuple[float, float, float, float]:
         return (self.x0, self.y0, self.x1, self.y1)
@@ -88,8 +98,9 @@ class Component(BaseModel):
     order: int = Field(description="reading order on the page, 0-based")
     text: str = ""
     markdown: str | None = Field(default=None, description="tables as Markdown")
-    section_path: list[str] = Field(default_factory=list,
-                                    description="document title, then headings above this component")
+    section_path: list[str] = Field(
+        default_factory=list, description="document title, then headings above this component"
+    )
     heading_level: int | None = None
     crop_path: str | None = Field(default=None, description="workspace-relative crop image (visual kinds)")
     furniture: bool = False
@@ -161,7 +172,7 @@ class Pages(Sequence[Page]):
     def __getitem__(self, index: int) -> Page: ...
     @overload
     def __getitem__(self, index: slice) -> list[Page]: ...
-    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]  # Sequence's overloads: int -> Page, slice -> list
         return self._list()[index]
 
     def __len__(self) -> int:
@@ -175,7 +186,7 @@ class Pages(Sequence[Page]):
             return self._list() == list(other)
         return NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the list it stands for
 
     def __repr__(self) -> str:
         return f"Pages({self._items!r})" if self.loaded else "Pages(<not read yet>)"
@@ -187,8 +198,9 @@ def _as_pages(value: Any) -> Pages:
     return Pages(Page.model_validate(v) for v in value)
 
 
-PageSequence = Annotated[Pages, PlainValidator(_as_pages),
-                         PlainSerializer(list, return_type=list[Page], when_used="always")]
+PageSequence = Annotated[
+    Pages, PlainValidator(_as_pages), PlainSerializer(list, return_type=list[Page], when_used="always")
+]
 
 
 class Document(BaseModel):
@@ -200,8 +212,9 @@ class Document(BaseModel):
     page_count: int
     status: Literal["ingesting", "ready"] = "ready"
     added_at: str = ""
-    pages: PageSequence = Field(default_factory=Pages,
-                                description="the pages, read from the workspace when first used (see Pages)")
+    pages: PageSequence = Field(
+        default_factory=Pages, description="the pages, read from the workspace when first used (see Pages)"
+    )
 
 
 class Mention(BaseModel):
@@ -289,11 +302,11 @@ class Usage(BaseModel):
     images: int = 0
     seconds: float = 0.0
     failures: int = 0  # calls that gave up (after retries and re-asks); the caller fell back or logged it
-    retries: int = 0   # requests sent again after an endpoint fault (timeout, reset, 429, 5xx, unreadable body)
-    repairs: int = 0   # replies repaired: broken JSON fixed locally, or re-asked (truncated, invalid, empty)
+    retries: int = 0  # requests sent again after an endpoint fault (timeout, reset, 429, 5xx, unreadable body)
+    repairs: int = 0  # replies repaired: broken JSON fixed locally, or re-asked (truncated, invalid, empty)
     fallbacks: int = 0  # answers given offline (extractive) because this stage's model call failed
 
-    def add(self, other: "Usage") -> "Usage":
+    def add(self, other: Usage) -> Usage:
         return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
 
 
@@ -336,12 +349,19 @@ class Answer(BaseModel):
     timings: dict[str, float] = Field(default_factory=dict)
     usage: dict[str, Usage] = Field(default_factory=dict)
     model_used: bool = False
-    warnings: list[str] = Field(default_factory=list, description="what went wrong while answering, e.g. the "
-                                "answer model failed and the answer is the offline one over the same evidence")
-    claims: list[ClaimCheck] = Field(default_factory=list, description="the claim check: each sentence that "
-                                     "states a number, date or name or cites evidence, held against what it cites")
-    verify: Literal["mark", "drop", "off"] | None = Field(default=None, description="how the claim check ran "
-                                                          "(answers.verify); None: not checked")
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="what went wrong while answering, e.g. the "
+        "answer model failed and the answer is the offline one over the same evidence",
+    )
+    claims: list[ClaimCheck] = Field(
+        default_factory=list,
+        description="the claim check: each sentence that "
+        "states a number, date or name or cites evidence, held against what it cites",
+    )
+    verify: Literal["mark", "drop", "off"] | None = Field(
+        default=None, description="how the claim check ran (answers.verify); None: not checked"
+    )
 
     def claim_counts(self) -> dict[str, int]:
         """Checked sentences per status (every status present, zero when none)."""

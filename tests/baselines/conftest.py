@@ -26,8 +26,11 @@ def offline():
 
 @pytest.fixture(scope="session")
 def history_questions(shared_data: Path) -> dict[str, dict]:
-    rows = [json.loads(line) for line in (shared_data / "kg4vd_test" / "questions.jsonl").read_text().splitlines()
-            if line.strip()]
+    rows = [
+        json.loads(line)
+        for line in (shared_data / "kg4vd_test" / "questions.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
     return {row["qid"]: row for row in rows}
 
 

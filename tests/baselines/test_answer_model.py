@@ -49,14 +49,15 @@ def test_pages_sends_the_top_pages_as_images(stub_ws):
     answer = ws.ask(QUESTION, method="pages", top_pages=3)
     request = stub.seen("/chat/completions", stage="pages.answer")[-1]
     assert len(request.image_urls) == 3 and all(u.startswith("data:image/") for u in request.image_urls)
-    assert [p.page for p in answer.evidence.pages] == [int(n) for n in
-                                                        re.findall(r"page (\d+)\)", request.prompt)]
+    assert [p.page for p in answer.evidence.pages] == [int(n) for n in re.findall(r"page (\d+)\)", request.prompt)]
     assert answer.citations[0].bboxes, "a page citation still outlines the components that match"
 
 
 def test_pages_respects_an_endpoint_image_limit(history_ws):
-    with OpenAIStub() as stub, Workspace(history_ws.root, settings=stub_settings(
-            stub, roles=("answer",), max_images=2)) as ws:
+    with (
+        OpenAIStub() as stub,
+        Workspace(history_ws.root, settings=stub_settings(stub, roles=("answer",), max_images=2)) as ws,
+    ):
         stub.reply(cite_rice, stage="pages.answer")
         answer = ws.ask(QUESTION, method="pages", top_pages=3)
         request = stub.seen("/chat/completions", stage="pages.answer")[-1]

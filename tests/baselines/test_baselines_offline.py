@@ -80,8 +80,10 @@ def test_build_is_incremental_and_status_counts_pages(history_ws):
 
 
 def test_remove_document_drops_the_index_and_a_rebuild_restores_it(tmp_path, offline):
-    passages = [Passage(id="a", title="OpenStax", text="OpenStax is part of Rice University in Houston."),
-                Passage(id="b", title="Mongols", text="The Mongol Empire spanned much of Eurasia.")]
+    passages = [
+        Passage(id="a", title="OpenStax", text="OpenStax is part of Rice University in Houston."),
+        Passage(id="b", title="Mongols", text="The Mongol Empire spanned much of Eurasia."),
+    ]
     render_passages(passages, tmp_path / "two.pdf", title="two passages")
     ws = Workspace(tmp_path / "ws", settings=offline)
     try:
@@ -125,8 +127,9 @@ class StepsProgress:
 
 def eight_passages(folder):
     """A PDF of 8 one-sentence passages, one per page."""
-    passages = [Passage(id=str(i), title=f"Passage {i}", text=f"Short passage number {i} about topic {i}.")
-                for i in range(8)]
+    passages = [
+        Passage(id=str(i), title=f"Passage {i}", text=f"Short passage number {i} about topic {i}.") for i in range(8)
+    ]
     render_passages(passages, folder / "eight.pdf", title="eight passages")
     return folder / "eight.pdf"
 

@@ -13,9 +13,15 @@ from docgraph.config import load_settings
 from docgraph.eval.corpus import render_passages
 from docgraph.eval.loaders import Passage, load_hotpotqa
 from docgraph.graph.ppr import personalized_pagerank
-from docgraph.methods.baselines.hipporag_graph import (assemble_graph, clean_extraction, lexical_recognition,
-                                                       dense_prior, normalize_phrase, seed_weights,
-                                                       synonym_pairs)
+from docgraph.methods.baselines.hipporag_graph import (
+    assemble_graph,
+    clean_extraction,
+    dense_prior,
+    lexical_recognition,
+    normalize_phrase,
+    seed_weights,
+    synonym_pairs,
+)
 from docgraph.scoring import calibrated_cut, median_cosine
 from docgraph.testing.fixtures import stub_settings
 from docgraph.testing.openai_stub import OpenAIStub
@@ -27,8 +33,12 @@ def unit(*values: float) -> np.ndarray:
 
 
 def test_clean_extraction_normalises_and_filters():
-    ex = clean_extraction("c1", [("The Beatles", "formed in", "Liverpool."), ("x", "is", "x"),
-                                 ("a " * 12, "is", "long")], ["Liverpool", "John Lennon"], max_phrase_words=8)
+    ex = clean_extraction(
+        "c1",
+        [("The Beatles", "formed in", "Liverpool."), ("x", "is", "x"), ("a " * 12, "is", "long")],
+        ["Liverpool", "John Lennon"],
+        max_phrase_words=8,
+    )
     assert ex.triples == [("the beatles", "formed_in", "liverpool")]
     assert ex.phrases == ["liverpool", "john lennon", "the beatles"]
     assert normalize_phrase("  U.S.-led  Coalition ") == "u s led coalition"
@@ -56,11 +66,18 @@ def test_synonym_threshold_is_calibrated_to_the_embedders_cosine_spread():
 def test_ppr_seeded_by_matched_facts_ranks_their_passage_first():
     # p1 states the fact (lennon, born_in, liverpool); p2 mentions only "paris";
     # "liverpool city" is a synonym of "liverpool" and lives in p3.
-    extractions = [clean_extraction("p1", [("Lennon", "born in", "Liverpool")], [], 8),
-                   clean_extraction("p2", [("Eiffel Tower", "located in", "Paris")], [], 8),
-                   clean_extraction("p3", [], ["Liverpool city"], 8)]
-    vectors = {"lennon": unit(1, 0, 0, 0), "liverpool": unit(0, 1, 0, 0), "liverpool city": unit(0, 0.98, 0.2, 0),
-               "eiffel tower": unit(0, 0, 0, 1), "paris": unit(0, 0, 1, 1)}
+    extractions = [
+        clean_extraction("p1", [("Lennon", "born in", "Liverpool")], [], 8),
+        clean_extraction("p2", [("Eiffel Tower", "located in", "Paris")], [], 8),
+        clean_extraction("p3", [], ["Liverpool city"], 8),
+    ]
+    vectors = {
+        "lennon": unit(1, 0, 0, 0),
+        "liverpool": unit(0, 1, 0, 0),
+        "liverpool city": unit(0, 0.98, 0.2, 0),
+        "eiffel tower": unit(0, 0, 0, 1),
+        "paris": unit(0, 0, 1, 1),
+    }
     graph = assemble_graph(extractions, vectors, synonym_threshold=0.9, synonym_top_k=10)
     liverpool, city = graph.nodes.index("liverpool"), graph.nodes.index("liverpool city")
     assert graph.adjacency[liverpool, city] > 0.9, "synonym edge"
@@ -68,7 +85,7 @@ def test_ppr_seeded_by_matched_facts_ranks_their_passage_first():
 
     dense = np.array([0.2, 0.9, 0.1])  # the dense score prefers p2
     reset = seed_weights(graph, [(("lennon", "born_in", "liverpool"), 0.8)], dense, passage_node_weight=0.05)
-    seeded = {graph.nodes.id(i) for i in np.flatnonzero(reset[:graph.n_phrases])}
+    seeded = {graph.nodes.id(i) for i in np.flatnonzero(reset[: graph.n_phrases])}
     assert seeded == {"lennon", "liverpool"}, "only the matched fact's phrases are seeds"
     assert reset[graph.nodes.index("p2")] == pytest.approx(0.05) and reset[graph.nodes.index("p3")] == 0.0
     scores = personalized_pagerank(graph.adjacency, reset, alpha=0.5)
@@ -123,6 +140,7 @@ def test_fact_filter_decides_which_facts_seed_ppr(hotpot):
         def reply(request):
             facts = re.findall(r"^(\d+)\. \((.*)\)$", request.prompt, flags=re.MULTILINE)
             return {"keep": [int(n) for n, text in facts if re.search(pattern, text)][:1]}
+
         return reply
 
     with OpenAIStub() as stub:
@@ -143,10 +161,12 @@ def test_fact_filter_decides_which_facts_seed_ppr(hotpot):
 
 
 def test_offline_recognition_keeps_facts_that_share_a_word_with_the_query():
-    candidates = [(("Stephen King", "directed", "Maximum Overdrive"), 0.86),
-                  (("the film", "was shot in", "Wilmington"), 0.85),
-                  (("Leland", "is a town in", "Brunswick County"), 0.84),
-                  (("Maximum Overdrive", "was filmed in", "Leland"), 0.83)]
+    candidates = [
+        (("Stephen King", "directed", "Maximum Overdrive"), 0.86),
+        (("the film", "was shot in", "Wilmington"), 0.85),
+        (("Leland", "is a town in", "Brunswick County"), 0.84),
+        (("Maximum Overdrive", "was filmed in", "Leland"), 0.83),
+    ]
     question = "Which director's film was shot in Leland, North Carolina?"
     kept = lexical_recognition(question, candidates, limit=5)
     assert kept == candidates[1:]  # in order; Stephen King / Maximum Overdrive share no query word
@@ -167,15 +187,19 @@ def test_offline_retrieval_seeds_ppr_only_with_recognised_facts(hotpot):
 def test_openie_with_a_build_model_and_offline_fallback(tmp_path):
     """With a build model the triples come from the OpenIE prompt; a chunk whose reply stays
     malformed falls back to the offline NLP, and the build says how many did."""
-    passages = [Passage(id="a", title="OpenStax", text="OpenStax is part of Rice University in Houston."),
-                Passage(id="b", title="Mongols", text="Genghis Khan founded the Mongol Empire in 1206.")]
+    passages = [
+        Passage(id="a", title="OpenStax", text="OpenStax is part of Rice University in Houston."),
+        Passage(id="b", title="Mongols", text="Genghis Khan founded the Mongol Empire in 1206."),
+    ]
     render_passages(passages, tmp_path / "two.pdf", title="two passages")
 
     def openie(request):
         if "Rice University" not in request.prompt:
             return "I cannot do that."  # no JSON, also after the re-ask
-        return {"entities": ["OpenStax", "Rice University"],
-                "triples": [{"subject": "OpenStax", "predicate": "is part of", "object": "Rice University"}]}
+        return {
+            "entities": ["OpenStax", "Rice University"],
+            "triples": [{"subject": "OpenStax", "predicate": "is part of", "object": "Rice University"}],
+        }
 
     with OpenAIStub() as stub:
         stub.reply(openie, stage="hipporag.openie")
@@ -188,8 +212,9 @@ def test_openie_with_a_build_model_and_offline_fallback(tmp_path):
             extractions = dict(ws.store.iter_records("hipporag.openie"))
             by_page = {key.split(":")[1]: value for key, value in extractions.items() if value["triples"]}
             assert by_page["1"]["triples"] == [["openstax", "is_part_of", "rice university"]]
-            assert any(t[2] == "mongol empire" for k, v in extractions.items() if k.split(":")[1] == "2"
-                       for t in v["triples"]), "offline SVO triples for the chunk whose reply failed"
+            assert any(
+                t[2] == "mongol empire" for k, v in extractions.items() if k.split(":")[1] == "2" for t in v["triples"]
+            ), "offline SVO triples for the chunk whose reply failed"
             evidence = ws.retrieve("Which university is OpenStax part of?", method="hipporag")
             assert evidence.mode == "ppr" and evidence.pages[0].page == 1
 
@@ -268,23 +293,41 @@ def test_a_large_graph_walks_locally_with_the_same_ranking(hotpot):
 
 
 SECOND_HOP = [
-    Passage(id="classic", title="2015 Diamond Head Classic",
-            text="The 2015 Diamond Head Classic was a college basketball tournament played in Honolulu, Hawaii "
-                 "in December 2015. Buddy Hield of Oklahoma was named the tournament MVP."),
-    Passage(id="hield", title="Buddy Hield",
-            text="Chavano Rainier Hield, known as Buddy Hield, is a Bahamian professional player for the "
-                 "Sacramento Kings of the National Basketball Association."),
-    Passage(id="maui", title="Maui Invitational",
-            text="The Maui Invitational is a college basketball tournament held each November in Hawaii. "
-                 "Its most valuable player award is given after the final."),
-    Passage(id="rainbow", title="Rainbow Classic",
-            text="The Rainbow Classic was a holiday college basketball tournament in Honolulu. Teams from "
-                 "across the country played for the tournament title."),
-    Passage(id="mvp", title="Tournament MVP",
-            text="A tournament MVP is the most valuable player of a tournament, chosen by a panel after the "
-                 "championship game. Which team the MVP plays for does not matter."),
-    Passage(id="kings", title="Sacramento",
-            text="Sacramento is the capital of California. Its arena downtown hosts concerts."),
+    Passage(
+        id="classic",
+        title="2015 Diamond Head Classic",
+        text="The 2015 Diamond Head Classic was a college basketball tournament played in Honolulu, Hawaii "
+        "in December 2015. Buddy Hield of Oklahoma was named the tournament MVP.",
+    ),
+    Passage(
+        id="hield",
+        title="Buddy Hield",
+        text="Chavano Rainier Hield, known as Buddy Hield, is a Bahamian professional player for the "
+        "Sacramento Kings of the National Basketball Association.",
+    ),
+    Passage(
+        id="maui",
+        title="Maui Invitational",
+        text="The Maui Invitational is a college basketball tournament held each November in Hawaii. "
+        "Its most valuable player award is given after the final.",
+    ),
+    Passage(
+        id="rainbow",
+        title="Rainbow Classic",
+        text="The Rainbow Classic was a holiday college basketball tournament in Honolulu. Teams from "
+        "across the country played for the tournament title.",
+    ),
+    Passage(
+        id="mvp",
+        title="Tournament MVP",
+        text="A tournament MVP is the most valuable player of a tournament, chosen by a panel after the "
+        "championship game. Which team the MVP plays for does not matter.",
+    ),
+    Passage(
+        id="kings",
+        title="Sacramento",
+        text="Sacramento is the capital of California. Its arena downtown hosts concerts.",
+    ),
 ]
 
 

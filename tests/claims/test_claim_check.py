@@ -10,21 +10,35 @@ from docgraph.methods.claims import Support, check_text
 from docgraph.methods.figures import EvidenceFigures, claim_figures
 from docgraph.methods.names import claim_names
 
-FILING = Support("Consolidated statements (in millions)\nNet sales | 1,076 | 982\nOperating margin 12.5% in 2022, "
-                 "up from 11.9% in 2021. As of December 31, 2022 Acme Robotics employed three thousand people.",
-                 "Acme Robotics annual report 2022")
+FILING = Support(
+    "Consolidated statements (in millions)\nNet sales | 1,076 | 982\nOperating margin 12.5% in 2022, "
+    "up from 11.9% in 2021. As of December 31, 2022 Acme Robotics employed three thousand people.",
+    "Acme Robotics annual report 2022",
+)
 OTHER = Support("Our offices are in Lyon. Weather was mild in 2020.", "Travel notes")
 
 
-@pytest.mark.parametrize("stated", ["$1,076M", "1,076 million", "$1.076 billion", "1076000000", "USD 1,076 mn",
-                                    "$1.08 billion", "$1.1 billion", "1,076"])
+@pytest.mark.parametrize(
+    "stated",
+    [
+        "$1,076M",
+        "1,076 million",
+        "$1.076 billion",
+        "1076000000",
+        "USD 1,076 mn",
+        "$1.08 billion",
+        "$1.1 billion",
+        "1,076",
+    ],
+)
 def test_one_value_in_any_scale_is_found(stated):
     figures, _ = claim_figures(f"Net sales were {stated} [1].")
     assert len(figures) == 1 and EvidenceFigures(FILING.cited).has_figure(figures[0]), stated
 
 
-@pytest.mark.parametrize("stated", ["$1,067M", "$10.76 billion", "$1.2 billion",
-                                    "$2 billion", "13.5%", "1,706 million"])
+@pytest.mark.parametrize(
+    "stated", ["$1,067M", "$10.76 billion", "$1.2 billion", "$2 billion", "13.5%", "1,706 million"]
+)
 def test_a_changed_number_is_not_found(stated):
     figures, _ = claim_figures(f"Net sales were {stated} [1].")
     assert figures and not EvidenceFigures(FILING.cited).has_figure(figures[0]), stated
@@ -39,8 +53,12 @@ def test_references_to_the_document_and_markers_are_not_claims():
 
 
 def test_names():
-    assert claim_names("The CEO, Tim Cook, met JPMorgan Chase & Co. in Paris.") == \
-        ["CEO", "Tim Cook", "JPMorgan Chase & Co", "Paris"]
+    assert claim_names("The CEO, Tim Cook, met JPMorgan Chase & Co. in Paris.") == [
+        "CEO",
+        "Tim Cook",
+        "JPMorgan Chase & Co",
+        "Paris",
+    ]
     assert claim_names("However, revenue rose.") == []
     assert claim_names("3M grew; it earned $3M.") == ["3M"]
 
@@ -48,15 +66,21 @@ def test_names():
 def test_sentences_keep_their_offsets_and_markers():
     text = "- **Revenue** was $5M [1][2]. Acme Inc. grew, e.g. in Lyon.[3]\n1. Third? Yes!"
     spans = answer_sentences(text)
-    assert [s.text for s in spans] == ["Revenue** was $5M [1][2].", "Acme Inc. grew, e.g. in Lyon.[3]",
-                                       "Third?", "Yes!"]
-    assert all(text[s.start:s.end] == s.text for s in spans)
+    assert [s.text for s in spans] == [
+        "Revenue** was $5M [1][2].",
+        "Acme Inc. grew, e.g. in Lyon.[3]",
+        "Third?",
+        "Yes!",
+    ]
+    assert all(text[s.start : s.end] == s.text for s in spans)
     assert markers(spans[0].text) == [1, 2] and markers("[4, 5]") == [4, 5]
 
 
 def statuses(text: str, supports=None) -> list[tuple[str, list[str]]]:
-    return [(c.status, c.missing) for c in check_text(text, supports or {1: FILING, 2: OTHER},
-                                                      question="What were Acme's net sales?")]
+    return [
+        (c.status, c.missing)
+        for c in check_text(text, supports or {1: FILING, 2: OTHER}, question="What were Acme's net sales?")
+    ]
 
 
 def test_statuses():
@@ -88,8 +112,10 @@ def test_a_sentence_may_use_several_citations():
 def test_a_sentence_naming_a_table_row_takes_its_numbers_from_that_row():
     from docgraph.methods.named_rows import table_rows
 
-    table = ("| (in millions) | 2022 | 2021 |\n| --- | --- | --- |\n| Net sales | 1,076 | 982 |\n"
-             "| Purchases of property, plant and equipment | (1,577) | (1,464) |")
+    table = (
+        "| (in millions) | 2022 | 2021 |\n| --- | --- | --- |\n| Net sales | 1,076 | 982 |\n"
+        "| Purchases of property, plant and equipment | (1,577) | (1,464) |"
+    )
     support = {1: Support(table, "Acme annual report 2022", prose="", rows=tuple(table_rows(table)))}
     assert statuses("Net sales were $1,076 million in 2022 [1].", support) == [("supported", [])]
     assert statuses("Net sales were $982 million in 2021 [1].", support) == [("supported", [])]

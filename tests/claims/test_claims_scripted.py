@@ -31,13 +31,19 @@ ANSWERS = {  # case -> the answer, given the evidence numbers of page 1 and page
     "uncited": lambda p1, p2: "Net sales were $1,076 million in 2022.",
     "rescaled": lambda p1, p2: f"Acme Robotics sold $1.076 billion, at a 12.5 percent operating margin [{p1}].",
 }
-EXPECTED = {"quote": "supported", "changed": "unsupported", "wrong_page": "unsupported", "uncited": "uncited",
-            "rescaled": "supported"}
+EXPECTED = {
+    "quote": "supported",
+    "changed": "unsupported",
+    "wrong_page": "unsupported",
+    "uncited": "uncited",
+    "rescaled": "supported",
+}
 
 
 def scripted(case: str):
     def reply(request) -> str:
         return ANSWERS[case](block_of(request.prompt, 1), block_of(request.prompt, 2))
+
     return reply
 
 
@@ -47,8 +53,13 @@ _CALLS = itertools.count()
 def ask(filing_ws, case: str, **overrides):
     """The answer to QUESTION by the scripted model (a model name of its own per call, so the
     workspace's response cache never answers instead of the stub) and the request it got."""
-    with OpenAIStub() as stub, Workspace(filing_ws.root, settings=stub_settings(
-            stub, roles=("answer",), overrides=overrides, model=f"stub-{case}-{next(_CALLS)}")) as ws:
+    with (
+        OpenAIStub() as stub,
+        Workspace(
+            filing_ws.root,
+            settings=stub_settings(stub, roles=("answer",), overrides=overrides, model=f"stub-{case}-{next(_CALLS)}"),
+        ) as ws,
+    ):
         stub.reply(scripted(case), stage="bm25.answer")
         answer = ws.ask(QUESTION, method="bm25", top_k=4)
         request = stub.seen("/chat/completions", stage="bm25.answer")[-1]
@@ -61,7 +72,7 @@ def test_each_answer_is_checked_against_what_it_cites(filing_ws, case):
     assert answer.model_used and answer.verify == "mark"
     assert [c.status for c in answer.claims] == [EXPECTED[case]], answer.claims
     claim = answer.claims[0]
-    assert answer.text[claim.start:claim.end] == claim.sentence
+    assert answer.text[claim.start : claim.end] == claim.sentence
     if case == "changed":
         assert claim.missing == ["$1,067 million"]
     if case in ("quote", "rescaled"):
@@ -120,8 +131,12 @@ def test_the_http_api_returns_the_check(filing_ws):
 
     from docgraph.server import create_app
 
-    with OpenAIStub() as stub, Workspace(filing_ws.root, settings=stub_settings(
-            stub, roles=("answer",), model=f"stub-api-{next(_CALLS)}")) as ws:
+    with (
+        OpenAIStub() as stub,
+        Workspace(
+            filing_ws.root, settings=stub_settings(stub, roles=("answer",), model=f"stub-api-{next(_CALLS)}")
+        ) as ws,
+    ):
         stub.reply(scripted("changed"), stage="bm25.answer")
         with TestClient(create_app(ws)) as client:
             reply = client.post("/api/ask", json={"question": QUESTION, "method": "bm25"})

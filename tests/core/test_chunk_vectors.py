@@ -25,8 +25,12 @@ class HashEmbedder:
 
     def _rows(self, texts):
         self.embedded.extend(texts)
-        return np.stack([np.frombuffer(hashlib.sha256(t.encode()).digest()[:16], dtype=np.uint8).astype(np.float32)
-                         - 127.5 for t in texts])
+        return np.stack(
+            [
+                np.frombuffer(hashlib.sha256(t.encode()).digest()[:16], dtype=np.uint8).astype(np.float32) - 127.5
+                for t in texts
+            ]
+        )
 
     def embed_passages(self, texts):
         return self._rows(list(texts))
@@ -36,9 +40,18 @@ class HashEmbedder:
 
 
 def _chunks(title: str) -> list[Chunk]:
-    return [Chunk(id=f"c{i}", doc_id="d", page=i + 1, component_ids=[f"p{i + 1}-c1"], modality="text",
-                  text=f"paragraph {i} about topic {i % 3}", section_path=[title, f"Heading {i % 2}"])
-            for i in range(6)]
+    return [
+        Chunk(
+            id=f"c{i}",
+            doc_id="d",
+            page=i + 1,
+            component_ids=[f"p{i + 1}-c1"],
+            modality="text",
+            text=f"paragraph {i} about topic {i % 3}",
+            section_path=[title, f"Heading {i % 2}"],
+        )
+        for i in range(6)
+    ]
 
 
 def test_joint_recipe_embeds_the_indexed_text_as_before():

@@ -26,8 +26,16 @@ def test_a_command_with_workspace_after_it_uses_that_folder(tmp_path, monkeypatc
 def test_only_commands_that_write_create_a_workspace(tmp_path, monkeypatch, capsys, shared_data):
     """Read-only commands outside a workspace say there is none and leave nothing behind (issue 16)."""
     monkeypatch.chdir(tmp_path)
-    for argv in (["ls"], ["status"], ["usage"], ["graph", "stats"], ["ask", "anything"], ["show", "x", "1"],
-                 ["rm", "x"], ["ls", "-w", "elsewhere"]):
+    for argv in (
+        ["ls"],
+        ["status"],
+        ["usage"],
+        ["graph", "stats"],
+        ["ask", "anything"],
+        ["show", "x", "1"],
+        ["rm", "x"],
+        ["ls", "-w", "elsewhere"],
+    ):
         assert main(argv) == 1, argv
         err = capsys.readouterr().err
         assert "no workspace at" in err and "docgraph add FILE" in err, (argv, err)
@@ -39,8 +47,23 @@ def test_only_commands_that_write_create_a_workspace(tmp_path, monkeypatch, caps
             pass
         assert not list(tmp_path.iterdir()), argv
     # eval run outside a workspace: its corpora go under --out, no .docgraph
-    assert main(["eval", "kg4vd_test", str(shared_data / "kg4vd_test"), "--methods", "bm25", "--limit", "1",
-                 "--retrieval-only", "--out", "results"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "kg4vd_test",
+                str(shared_data / "kg4vd_test"),
+                "--methods",
+                "bm25",
+                "--limit",
+                "1",
+                "--retrieval-only",
+                "--out",
+                "results",
+            ]
+        )
+        == 0
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
     assert (tmp_path / "results" / "eval-corpora").is_dir()
     capsys.readouterr()

@@ -12,7 +12,12 @@ def test_defaults_are_the_papers_tables():
     s = load_settings(environ={})
     assert (s.kg4vd.local.alpha, s.kg4vd.local.beta, s.kg4vd.local.h_max, s.kg4vd.local.n_max) == (0.80, 0.0, 1, 30)
     assert (s.kg4vd.multi_hop.k_entities, s.kg4vd.multi_hop.k_relations) == (30, 40)
-    assert (s.kg4vd.document.alpha, s.kg4vd.document.beta, s.kg4vd.document.h_max, s.kg4vd.document.n_max) == (0.20, 0.6, 5, 200)
+    assert (s.kg4vd.document.alpha, s.kg4vd.document.beta, s.kg4vd.document.h_max, s.kg4vd.document.n_max) == (
+        0.20,
+        0.6,
+        5,
+        200,
+    )
     assert s.kg4vd.max_rounds == 5 and s.ingest.dpi == 144
     assert (s.hvm.k_c, s.hvm.theta, s.hvm.k_b, s.hvm.k_text, s.hvm.k_table, s.hvm.k_image) == (10, 0.25, 2, 5, 3, 2)
     assert not s.models.build.enabled

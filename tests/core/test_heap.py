@@ -36,10 +36,16 @@ def test_resident_memory_is_this_processes():
 def test_growth_trim_trims_only_once_memory_has_grown_past_its_allowance(monkeypatch):
     import docgraph.heap as heap
 
-    resident = iter([500.0, 500.0,  # first call: always trims, then reads the level (500)
-                     540.0,          # +40 MB: within the 64 MB allowance
-                     600.0, 520.0,   # +100 MB: trims, the new level is 520
-                     580.0])         # +60 MB over 520: within
+    resident = iter(
+        [
+            500.0,
+            500.0,  # first call: always trims, then reads the level (500)
+            540.0,  # +40 MB: within the 64 MB allowance
+            600.0,
+            520.0,  # +100 MB: trims, the new level is 520
+            580.0,
+        ]
+    )  # +60 MB over 520: within
     trims: list[int] = []
     monkeypatch.setattr(heap, "resident_mb", lambda: next(resident))
     monkeypatch.setattr(heap, "release_free_heap", lambda: trims.append(1) or True)

@@ -34,9 +34,9 @@ def test_score_fusion_and_sparse_weight():
 def test_score_fusion_leans_towards_the_signal_whose_best_units_stand_out():
     """BM25 with one unit far above the rest and cosines that barely tell units apart: the
     fused weight moves to BM25, and the other way round; ``confidence_k = 0`` keeps w."""
-    flat_dense = np.linspace(0.82, 0.80, 30)                 # unit 0 barely ahead of the rest
+    flat_dense = np.linspace(0.82, 0.80, 30)  # unit 0 barely ahead of the rest
     peaked_sparse = np.zeros(30)
-    peaked_sparse[15] = 9.0                                   # unit 15 alone holds the quoted terms
+    peaked_sparse[15] = 9.0  # unit 15 alone holds the quoted terms
     settings = RetrievalSettings()
     w = fusion_weight(peaked_sparse, flat_dense, settings)
     assert separation(peaked_sparse, 10) == 1.0 and separation(flat_dense, 10) < 0.7
@@ -45,7 +45,7 @@ def test_score_fusion_leans_towards_the_signal_whose_best_units_stand_out():
     fixed = RetrievalSettings(confidence_k=0)
     assert fusion_weight(peaked_sparse, flat_dense, fixed) == 0.3
     assert np.argmax(fuse_scores(peaked_sparse, flat_dense, fixed)) == 0, "a fixed 0.3 keeps dense's first"
-    spread_sparse = np.linspace(5.0, 4.0, 30)                 # every unit shares the words
+    spread_sparse = np.linspace(5.0, 4.0, 30)  # every unit shares the words
     peaked_dense = np.r_[0.95, np.full(29, 0.80)]
     assert fusion_weight(spread_sparse, peaked_dense, settings) < 0.3
     assert fusion_weight(np.zeros(30), peaked_dense, settings) == 0.0, "no BM25 match: dense alone"
@@ -57,10 +57,16 @@ def test_group_max_scores_a_page_as_its_best_chunk():
 
 
 def _chunks():
-    texts = {("d", 1): ["intro to the report", "emissions table for 2020 scope one"],
-             ("d", 2): ["unrelated staffing numbers"], ("d", 3): ["scope one emissions fell in 2021"]}
-    return [Chunk(id=f"d:{p}:P{i}", doc_id=d, page=p, component_ids=[f"P{i}"], text=t, section_path=["Report"])
-            for (d, p), ts in texts.items() for i, t in enumerate(ts)]
+    texts = {
+        ("d", 1): ["intro to the report", "emissions table for 2020 scope one"],
+        ("d", 2): ["unrelated staffing numbers"],
+        ("d", 3): ["scope one emissions fell in 2021"],
+    }
+    return [
+        Chunk(id=f"d:{p}:P{i}", doc_id=d, page=p, component_ids=[f"P{i}"], text=t, section_path=["Report"])
+        for (d, p), ts in texts.items()
+        for i, t in enumerate(ts)
+    ]
 
 
 def test_a_long_page_is_found_by_its_last_chunk_and_every_page_is_ranked():
@@ -89,15 +95,23 @@ def test_questions_resolve_figure_table_and_page_references():
     from docgraph.methods.references import LabelIndex, query_references
 
     assert query_references("In figure 3, how many icons? See Fig. 3 and Table 2 on slide 14") == [
-        ("figure", "3"), ("table", "2"), ("page", "14")]
+        ("figure", "3"),
+        ("table", "2"),
+        ("page", "14"),
+    ]
     assert query_references("What does Section 3.2 of Chapter 14 say?") == [("section", "3.2"), ("chapter", "14")]
     assert query_references("How many figures are there?") == []
     assert query_references("How many rectangles are in the first figure? And the 2nd table, then figure 5?") == [
-        ("figure", "1"), ("table", "2"), ("figure", "5")], "ordinals are references too, in question order"
+        ("figure", "1"),
+        ("table", "2"),
+        ("figure", "5"),
+    ], "ordinals are references too, in question order"
     assert query_references("Who took first place in the second round?") == [], "an ordinal of no part is no label"
-    chunks = [Chunk(id="d:1:P0", doc_id="d", page=1, component_ids=["P0"], text="As Figure 3 shows, icons vary."),
-              Chunk(id="d:2:C0", doc_id="d", page=2, component_ids=["C0"], text="Figure 3: The icon set.\nmore"),
-              Chunk(id="d:3:P0", doc_id="d", page=3, component_ids=["P0"], text="Table 2 compares; see Figure 4")]
+    chunks = [
+        Chunk(id="d:1:P0", doc_id="d", page=1, component_ids=["P0"], text="As Figure 3 shows, icons vary."),
+        Chunk(id="d:2:C0", doc_id="d", page=2, component_ids=["C0"], text="Figure 3: The icon set.\nmore"),
+        Chunk(id="d:3:P0", doc_id="d", page=3, component_ids=["P0"], text="Table 2 compares; see Figure 4"),
+    ]
     labels = LabelIndex.build(chunks)
     assert labels.rows(("figure", "3")) == [1], "the caption line defines the figure; a mention does not"
     assert labels.rows(("figure", "4")) == [2], "a label no caption defines falls back to its mentions"
@@ -113,8 +127,11 @@ def test_questions_resolve_figure_table_and_page_references():
 
 
 def test_page_n_is_the_page_printed_n_first_then_the_files_nth_page():
-    chunks = [Chunk(id=f"{d}:{n}:P0", doc_id=d, page=n, component_ids=["P0"], text="the same words")
-              for d in ("manual", "deck") for n in range(1, 7)]
+    chunks = [
+        Chunk(id=f"{d}:{n}:P0", doc_id=d, page=n, component_ids=["P0"], text="the same words")
+        for d in ("manual", "deck")
+        for n in range(1, 7)
+    ]
     vectors = np.ones((len(chunks), 4), dtype=np.float32) / 2.0  # text alone ranks no page above another
     printed = {"manual": {n: n - 4 for n in range(5, 7)}, "deck": {}}  # the manual's 6th page is printed 2
     layer = EvidenceLayer.build(chunks, vectors, RetrievalSettings(), printed=printed)
@@ -135,10 +152,18 @@ def test_a_question_naming_a_kind_of_element_ranks_the_pages_holding_one():
     assert asked_modalities("How many charts compare the public with Latinos?") == ("image",)
     assert asked_modalities("Which table lists the photos?") == ("image", "table")
     assert asked_modalities("What is the GDP growth rate?") == ()
-    chunks = [Chunk(id="d:1:P0", doc_id="d", page=1, component_ids=["P0"], text="Trust in news fell among adults."),
-              Chunk(id="d:2:P0", doc_id="d", page=2, component_ids=["P0"], text="Methods of the survey."),
-              Chunk(id="d:2:IM0", doc_id="d", page=2, component_ids=["IM0"], modality="image",
-                    text="Share of adults who trust news, by age")]
+    chunks = [
+        Chunk(id="d:1:P0", doc_id="d", page=1, component_ids=["P0"], text="Trust in news fell among adults."),
+        Chunk(id="d:2:P0", doc_id="d", page=2, component_ids=["P0"], text="Methods of the survey."),
+        Chunk(
+            id="d:2:IM0",
+            doc_id="d",
+            page=2,
+            component_ids=["IM0"],
+            modality="image",
+            text="Share of adults who trust news, by age",
+        ),
+    ]
     vectors = np.array([[1.0, 0.0], [0.0, 1.0], [0.8, 0.6]], dtype=np.float32)
     layer = EvidenceLayer.build(chunks, vectors, RetrievalSettings())
     question, qvec = "Which chart shows trust in news among adults?", np.array([1.0, 0.0], dtype=np.float32)
@@ -160,35 +185,61 @@ def test_best_chunk_of_each_page():
 
 def test_second_hop_takes_every_nth_slot_and_keeps_scores_non_increasing():
     pages = [("d", p) for p in range(1, 7)]
-    chunks = [Chunk(id=f"d:{p}:P0", doc_id="d", page=p, component_ids=["P0"], text=f"page {p}", section_path=[])
-              for _, p in pages]
+    chunks = [
+        Chunk(id=f"d:{p}:P0", doc_id="d", page=p, component_ids=["P0"], text=f"page {p}", section_path=[])
+        for _, p in pages
+    ]
     layer = EvidenceLayer.build(chunks, np.eye(len(chunks), dtype=np.float32), RetrievalSettings())
     # page 1 (the best) names "Buddy Hield"; page 6, ranked last by the method, is about him
-    bridges = layer.bridge_mentions([("d", 1, "Buddy Hield"), ("d", 6, "Buddy Hield"), ("d", 6, "Sacramento Kings"),
-                                     ("d", 2, "Sacramento Kings"), ("d", 7, "Buddy Hield")])  # page 7: not in layer
+    bridges = layer.bridge_mentions(
+        [
+            ("d", 1, "Buddy Hield"),
+            ("d", 6, "Buddy Hield"),
+            ("d", 6, "Sacramento Kings"),
+            ("d", 2, "Sacramento Kings"),
+            ("d", 7, "Buddy Hield"),
+        ]
+    )  # page 7: not in layer
     top = [(p, 1.0 - 0.1 * i) for i, p in enumerate(pages[:5])]
     own = np.array([1.0, 0.9, 0.8, 0.7, 0.6, 0.2])
-    merged = layer.with_bridges(top, bridges, "Which team does the tournament's MVP play for?",
-                                RetrievalSettings(bridge_every=3), 5, own)
+    merged = layer.with_bridges(
+        top, bridges, "Which team does the tournament's MVP play for?", RetrievalSettings(bridge_every=3), 5, own
+    )
     assert [p for p, _ in merged] == [("d", 1), ("d", 2), ("d", 6), ("d", 3), ("d", 4)]
     scores = [s for _, s in merged]
     assert scores == sorted(scores, reverse=True) and scores[2] == (0.9 + 0.8) / 2
     off = layer.with_bridges(top, bridges, "q", RetrievalSettings(bridge_every=0), 5, own)
     assert off == top
-    named = layer.with_bridges(top, bridges, "Which team does Buddy Hield play for?",
-                               RetrievalSettings(bridge_every=3), 5, own)
+    named = layer.with_bridges(
+        top, bridges, "Which team does Buddy Hield play for?", RetrievalSettings(bridge_every=3), 5, own
+    )
     assert named == top, "the question's own entity is not a bridge; nothing else links page 1 onward"
 
 
 def test_second_hop_prefers_the_page_the_top_page_names_by_its_heading():
-    texts = {1: "Hello Love is a song recorded by Hank Snow in Nashville.", 2: "Hello Love charted in 1974.",
-             3: "Another song of 1974.", 4: "Studios of Nashville.", 5: "Hank Snow lived in Madison, Tennessee."}
-    chunks = [Chunk(id=f"d:{p}:P0", doc_id="d", page=p, component_ids=["P0"], text=t,
-                    section_path=["Songs", "Hank Snow" if p == 5 else f"Song {p}"]) for p, t in texts.items()]
+    texts = {
+        1: "Hello Love is a song recorded by Hank Snow in Nashville.",
+        2: "Hello Love charted in 1974.",
+        3: "Another song of 1974.",
+        4: "Studios of Nashville.",
+        5: "Hank Snow lived in Madison, Tennessee.",
+    }
+    chunks = [
+        Chunk(
+            id=f"d:{p}:P0",
+            doc_id="d",
+            page=p,
+            component_ids=["P0"],
+            text=t,
+            section_path=["Songs", "Hank Snow" if p == 5 else f"Song {p}"],
+        )
+        for p, t in texts.items()
+    ]
     layer = EvidenceLayer.build(chunks, np.eye(len(chunks), dtype=np.float32), RetrievalSettings())
     # page 1 shares one entity with page 4 and one with page 5; only page 5 is headed by a name page 1 says
-    bridges = layer.bridge_mentions([("d", 1, "Hank Snow"), ("d", 1, "Nashville"), ("d", 4, "Nashville"),
-                                     ("d", 5, "Hank Snow")])
+    bridges = layer.bridge_mentions(
+        [("d", 1, "Hank Snow"), ("d", 1, "Nashville"), ("d", 4, "Nashville"), ("d", 5, "Hank Snow")]
+    )
     top = [(("d", p), 1.0 - 0.1 * p) for p in range(1, 6)]
     own = np.array([1.0, 0.9, 0.8, 0.7, 0.6])
     question = "In which state did the performer of Hello Love live?"
@@ -199,10 +250,17 @@ def test_second_hop_prefers_the_page_the_top_page_names_by_its_heading():
 
 
 def test_second_hop_prefers_the_page_holding_what_the_first_page_left_open():
-    texts = {1: "Hello Love is a song by Hank Snow, recorded in Nashville.", 2: "Hello Love charted in 1974.",
-             3: "Hank Snow toured Canada.", 4: "The town of Hank Snow was Madison.", 5: "Another song."}
-    chunks = [Chunk(id=f"d:{p}:P0", doc_id="d", page=p, component_ids=["P0"], text=t, section_path=[])
-              for p, t in texts.items()]
+    texts = {
+        1: "Hello Love is a song by Hank Snow, recorded in Nashville.",
+        2: "Hello Love charted in 1974.",
+        3: "Hank Snow toured Canada.",
+        4: "The town of Hank Snow was Madison.",
+        5: "Another song.",
+    }
+    chunks = [
+        Chunk(id=f"d:{p}:P0", doc_id="d", page=p, component_ids=["P0"], text=t, section_path=[])
+        for p, t in texts.items()
+    ]
     layer = EvidenceLayer.build(chunks, np.eye(len(chunks), dtype=np.float32), RetrievalSettings())
     bridges = layer.bridge_mentions([("d", 1, "Hank Snow"), ("d", 3, "Hank Snow"), ("d", 4, "Hank Snow")])
     top = [(("d", p), 1.0 - 0.1 * p) for p in (1, 2, 5)]
@@ -216,8 +274,10 @@ def test_second_hop_prefers_the_page_holding_what_the_first_page_left_open():
 
 
 def test_grounding_rows_are_the_chunks_of_each_mention_and_are_remembered_by_key():
-    chunks = [Chunk(id="d:1:P0", doc_id="d", page=1, component_ids=["P0", "P1"], text="alpha"),
-              Chunk(id="d:2:P0", doc_id="d", page=2, component_ids=["P0"], text="beta")]
+    chunks = [
+        Chunk(id="d:1:P0", doc_id="d", page=1, component_ids=["P0", "P1"], text="alpha"),
+        Chunk(id="d:2:P0", doc_id="d", page=2, component_ids=["P0"], text="beta"),
+    ]
     layer = EvidenceLayer.build(chunks, np.eye(2, dtype=np.float32), RetrievalSettings())
     mentions = [("d", 1, ["P1"]), ("d", 2, ["P0"]), ("d", 1, ["P0", "P1"]), ("d", 3, ["P0"])]
     rows = layer.grounding_rows(("e1", 4), mentions)

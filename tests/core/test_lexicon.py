@@ -16,8 +16,11 @@ from docgraph.methods.lexicon import COVER, Lexicon, lexicon
 from docgraph.methods.references import LabelIndex
 from docgraph.types import Chunk
 
-BALANCE, INCOME, CASH_FLOWS = ("statement", "balance_sheet"), ("statement", "income_statement"), \
-    ("statement", "cash_flow_statement")
+BALANCE, INCOME, CASH_FLOWS = (
+    ("statement", "balance_sheet"),
+    ("statement", "income_statement"),
+    ("statement", "cash_flow_statement"),
+)
 
 
 def test_a_measure_implies_its_statements_and_inputs_whatever_its_spelling():
@@ -39,8 +42,11 @@ def test_a_named_statement_comes_before_those_a_measure_implies():
 
 def test_measure_names_are_textbook_names_and_line_items_have_their_usual_captions():
     # names no textbook gives a measure read nothing
-    for question in ("What is the interest to average total debt?", "What is the effective tax ratio?",
-                     "How much invested capital does it have?"):
+    for question in (
+        "What is the interest to average total debt?",
+        "What is the effective tax ratio?",
+        "How much invested capital does it have?",
+    ):
         assert lexicon().read(question).labels == (), question
     # the average-balance forms come in pairs
     assert lexicon().read("return on average assets").terms == lexicon().read("return on assets").terms
@@ -59,38 +65,66 @@ def test_questions_without_measures_are_left_as_they_are():
 
 
 def test_a_question_about_the_document_itself_points_at_its_cover():
-    for question in ("What is the date of the document?", "who is the presenter of this slide?",
-                     "What is the title of the slide?", "Who is the defendant of this case?",
-                     "WHAT IS USCA CASE NUMBER?", "Who wrote this book?", "List this paper's authors."):
+    for question in (
+        "What is the date of the document?",
+        "who is the presenter of this slide?",
+        "What is the title of the slide?",
+        "Who is the defendant of this case?",
+        "WHAT IS USCA CASE NUMBER?",
+        "Who wrote this book?",
+        "List this paper's authors.",
+    ):
         assert lexicon().read(question).labels == (COVER,), question
-    for question in ("What is the title of the chart on page 5?", "How many respondents were surveyed?",
-                     "What date did the survey end?", "Which paper proposes the method?"):
+    for question in (
+        "What is the title of the chart on page 5?",
+        "How many respondents were surveyed?",
+        "What date did the survey end?",
+        "Which paper proposes the method?",
+    ):
         assert COVER not in lexicon().read(question).labels, question
     assert lexicon().read("What is the date of the document?", front_matter=False).labels == ()
     # a part of the document named by a clause or a number is no question about the document itself
-    for question in ("What is the title of the slide that shows revenue?", "What is the date of the survey fieldwork?",
-                     "What is the title of the slide with the pie chart?", "What is the title of the slide 5?",
-                     "What is the date of the report in which the chart appears?"):
+    for question in (
+        "What is the title of the slide that shows revenue?",
+        "What is the date of the survey fieldwork?",
+        "What is the title of the slide with the pie chart?",
+        "What is the title of the slide 5?",
+        "What is the date of the report in which the chart appears?",
+    ):
         assert COVER not in lexicon().read(question).labels, question
-    assert lexicon().read("What is the cash ratio on the date of this report?").labels == (BALANCE, COVER), \
+    assert lexicon().read("What is the cash ratio on the date of this report?").labels == (BALANCE, COVER), (
         "statements first"
+    )
 
 
 def test_the_cover_is_the_first_page_of_each_document():
     from docgraph.config import RetrievalSettings
     from docgraph.methods.evidence_layer import EvidenceLayer
 
-    chunks = [Chunk(id=f"{doc}{page}", doc_id=doc, page=page, component_ids=["P1"], modality="text",
-                    text=f"text of {doc} page {page}") for doc in ("a", "b") for page in (1, 2, 3)]
+    chunks = [
+        Chunk(
+            id=f"{doc}{page}",
+            doc_id=doc,
+            page=page,
+            component_ids=["P1"],
+            modality="text",
+            text=f"text of {doc} page {page}",
+        )
+        for doc in ("a", "b")
+        for page in (1, 2, 3)
+    ]
     layer = EvidenceLayer.build(chunks, np.eye(6, 8, dtype=np.float32), RetrievalSettings())
     question = "What is the date of the document?"
     labels = lexicon().read(question).labels
     assert layer.referenced_pages(question, labels).tolist() == [1, 0, 0, 1, 0, 0]
     content = np.array([0.1, 0.3, 0.2, 0.9, 0.1, 0.0])  # the pages' own scores: document b is the one asked about
-    assert layer.referenced_pages(question, labels, content).tolist() == [0.5, 0, 0, 1, 0, 0], \
+    assert layer.referenced_pages(question, labels, content).tolist() == [0.5, 0, 0, 1, 0, 0], (
         "covers ordered by their own content, not by the documents' order"
-    passages = [Chunk(id=doc, doc_id=doc, page=1, component_ids=["P1"], modality="text", text=f"passage {doc}")
-                for doc in ("a", "b", "c")]
+    )
+    passages = [
+        Chunk(id=doc, doc_id=doc, page=1, component_ids=["P1"], modality="text", text=f"passage {doc}")
+        for doc in ("a", "b", "c")
+    ]
     layer = EvidenceLayer.build(passages, np.eye(3, 8, dtype=np.float32), RetrievalSettings())
     assert not layer.referenced_pages(question, labels).any(), "one-page documents (passages) have no cover"
 
@@ -100,18 +134,27 @@ def test_a_statement_title_is_a_heading_and_prose_or_a_contents_line_is_not():
     assert label("CONSOLIDATED BALANCE SHEETS") == BALANCE
     assert label("Consolidated Statements of Cash Flows (in millions)") == CASH_FLOWS
     # a long registrant name and "and Subsidiary Companies" before the statement's name
-    assert label("American Water Works Company, Inc. and Subsidiary Companies Consolidated Statements of "
-                 "Cash Flows (In millions)") == CASH_FLOWS
+    assert (
+        label(
+            "American Water Works Company, Inc. and Subsidiary Companies Consolidated Statements of "
+            "Cash Flows (In millions)"
+        )
+        == CASH_FLOWS
+    )
     assert label("Consolidated Statements of Operations for the years ended December 31") == INCOME
     assert label("Condensed Consolidated Statement of Financial Position") == BALANCE
     # as three real 10-Ks print them: the company first, a date after, a word's last letter split off
-    assert label("ACTIVISION BLIZZARD, INC. AND SUBSIDIARIES CONSOLIDATED BALANCE SHEETS (Amounts in millions)") \
-        == BALANCE
-    assert label("3M Company and Subsidiaries Consolidated Statement of Cash Flow s Years ended December 31") \
-        == CASH_FLOWS
+    assert (
+        label("ACTIVISION BLIZZARD, INC. AND SUBSIDIARIES CONSOLIDATED BALANCE SHEETS (Amounts in millions)") == BALANCE
+    )
+    assert (
+        label("3M Company and Subsidiaries Consolidated Statement of Cash Flow s Years ended December 31") == CASH_FLOWS
+    )
     assert label("Consolidated Statements of Earnings") == INCOME
-    assert label("ACTIVISION BLIZZARD, INC. AND SUBSIDIARIES CONSOLIDATED STATEMENTS OF CHANGES IN "
-                 "SHAREHOLDERS\u2019 EQUITY For the Years Ended December 31, 2019") == ("statement", "equity_statement")
+    assert label(
+        "ACTIVISION BLIZZARD, INC. AND SUBSIDIARIES CONSOLIDATED STATEMENTS OF CHANGES IN "
+        "SHAREHOLDERS\u2019 EQUITY For the Years Ended December 31, 2019"
+    ) == ("statement", "equity_statement")
     assert label("Balance Sheet:") is None, "a run-in heading of the management discussion"
     assert label("The following table presents our balance sheet.") is None
     assert label("Consolidated Statements of Comprehensive Income") is None, "not the income statement"
@@ -122,14 +165,30 @@ def test_a_statement_title_is_a_heading_and_prose_or_a_contents_line_is_not():
 
 def test_a_statement_heading_defines_the_statement_at_its_first_chunk():
     def chunk(page: int, section: str, text: str) -> Chunk:
-        return Chunk(id=f"c{page}", doc_id="d", page=page, component_ids=["P1"], modality="text", text=text,
-                     section_path=["NIKE, Inc.", section])
+        return Chunk(
+            id=f"c{page}",
+            doc_id="d",
+            page=page,
+            component_ids=["P1"],
+            modality="text",
+            text=text,
+            section_path=["NIKE, Inc.", section],
+        )
 
-    chunks = [chunk(4, "ITEM 7. MANAGEMENT'S DISCUSSION", "Inventories rose 7% as the balance sheet shows"),
-              chunk(61, "CONSOLIDATED BALANCE SHEETS", "Cash and equivalents 9,889 Inventories 6,854"),
-              chunk(62, "CONSOLIDATED BALANCE SHEETS", "Total liabilities and shareholders' equity")]
-    title = Chunk(id="t", doc_id="d", page=40, component_ids=["TI2"], modality="text",
-                  text="Consolidated Statements of Earnings", section_path=["BEST BUY FISCAL 2023 FORM 10-K"])
+    chunks = [
+        chunk(4, "ITEM 7. MANAGEMENT'S DISCUSSION", "Inventories rose 7% as the balance sheet shows"),
+        chunk(61, "CONSOLIDATED BALANCE SHEETS", "Cash and equivalents 9,889 Inventories 6,854"),
+        chunk(62, "CONSOLIDATED BALANCE SHEETS", "Total liabilities and shareholders' equity"),
+    ]
+    title = Chunk(
+        id="t",
+        doc_id="d",
+        page=40,
+        component_ids=["TI2"],
+        modality="text",
+        text="Consolidated Statements of Earnings",
+        section_path=["BEST BUY FISCAL 2023 FORM 10-K"],
+    )
     chunks.append(title)  # a title chunk under another section: the layout made no section of it
     index = LabelIndex.build(chunks, lexicon().heading_label)
     assert index.rows(BALANCE) == [1]
@@ -139,9 +198,12 @@ def test_a_statement_heading_defines_the_statement_at_its_first_chunk():
 
 def test_a_users_lexicon_adds_its_own_domain(tmp_path: Path):
     own = tmp_path / "clinical.toml"
-    own.write_text('[statements.adverse_events]\nnames = ["summary of adverse events"]\n\n'
-                   '[[measures]]\nnames = ["number needed to harm", "NNH"]\ninputs = ["adverse event rate"]\n'
-                   'statements = ["adverse_events"]\n', encoding="utf-8")
+    own.write_text(
+        '[statements.adverse_events]\nnames = ["summary of adverse events"]\n\n'
+        '[[measures]]\nnames = ["number needed to harm", "NNH"]\ninputs = ["adverse event rate"]\n'
+        'statements = ["adverse_events"]\n',
+        encoding="utf-8",
+    )
     lex = Lexicon.load([own])
     reading = lex.read("What is the NNH for the 10 mg arm?")
     assert reading.labels == (("statement", "adverse_events"),) and reading.terms == ("adverse event rate",)

@@ -65,8 +65,9 @@ def test_top_pages_works_for_every_method_from_the_cli(openstax_ws, capsys):
 
 
 def test_baselines_section_of_docgraph_toml_is_read(openstax_ws):
-    (openstax_ws / "docgraph.toml").write_text("[baselines]\nchunk_words = 40\ntop_k = 3\n\n"
-                                               "[baselines.hipporag]\nfact_top_k = 2\n")
+    (openstax_ws / "docgraph.toml").write_text(
+        "[baselines]\nchunk_words = 40\ntop_k = 3\n\n[baselines.hipporag]\nfact_top_k = 2\n"
+    )
     with offline(openstax_ws) as ws:
         assert ws.settings.baselines.chunk_words == 40 and ws.settings.baselines.hipporag.fact_top_k == 2
         ws.build("bm25")

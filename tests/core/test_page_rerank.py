@@ -10,13 +10,19 @@ from docgraph.methods.page_rerank import rerank_pages
 from docgraph.models.rerank import FusionReranker
 from docgraph.types import Chunk
 
-TEXTS = {1: ["scope one emissions fell", "a table of scope one emissions by site"],
-         2: ["staffing numbers for the year"], 3: ["emissions outlook and targets"]}
+TEXTS = {
+    1: ["scope one emissions fell", "a table of scope one emissions by site"],
+    2: ["staffing numbers for the year"],
+    3: ["emissions outlook and targets"],
+}
 
 
 def layer_and_ranking(query: str = "scope one emissions"):
-    chunks = [Chunk(id=f"d:{p}:P{i}", doc_id="d", page=p, component_ids=[f"P{i}"], text=t)
-              for p, texts in TEXTS.items() for i, t in enumerate(texts)]
+    chunks = [
+        Chunk(id=f"d:{p}:P{i}", doc_id="d", page=p, component_ids=[f"P{i}"], text=t)
+        for p, texts in TEXTS.items()
+        for i, t in enumerate(texts)
+    ]
     vectors = np.eye(len(chunks), 8, dtype=np.float32)
     layer = EvidenceLayer.build(chunks, vectors, RetrievalSettings(), extra_pages=[("d", 9)])
     qvec = vectors[1] * 0.6 + vectors[3] * 0.8  # nearest: page 3's chunk, then page 1's table
@@ -67,8 +73,7 @@ def test_the_reranker_sees_each_pooled_pages_best_chunk_and_decides_at_weight_on
 def test_the_offline_fusion_reranker_embeds_nothing_and_mixes_with_the_prior():
     layer, ranking, qvec = layer_and_ranking()
     prior = dict(ranking.top(3))
-    half = dict(rerank_pages(FusionReranker(NoEmbedding(), 0.3), layer, ranking, "scope one emissions", qvec, 3,
-                             0.5))
+    half = dict(rerank_pages(FusionReranker(NoEmbedding(), 0.3), layer, ranking, "scope one emissions", qvec, 3, 0.5))
     lo, hi = min(prior.values()), max(prior.values())
     for page, score in half.items():
         assert 0.5 * (prior[page] - lo) / (hi - lo) <= score <= 0.5 * (prior[page] - lo) / (hi - lo) + 0.5

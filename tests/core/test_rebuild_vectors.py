@@ -76,12 +76,18 @@ def test_rebuild_vectors_restores_every_graph_vector_without_re_extracting(opens
     with Workspace(openstax_ws, settings=_settings(openstax_ws)) as ws:
         for method in ("kg4vd", "hvm"):
             ws.build(method)
-            before = {ns: dict(zip(*ws.store.load_vectors(ns))) for ns in ws.store.vector_models()
-                      if ns.startswith(method + ".")}
+            before = {
+                ns: dict(zip(*ws.store.load_vectors(ns)))
+                for ns in ws.store.vector_models()
+                if ns.startswith(method + ".")
+            }
             report = ws.build(method, rebuild_vectors=True)
             assert report.pages_built == 0  # nothing re-extracted
-            after = {ns: dict(zip(*ws.store.load_vectors(ns))) for ns in ws.store.vector_models()
-                     if ns.startswith(method + ".")}
+            after = {
+                ns: dict(zip(*ws.store.load_vectors(ns)))
+                for ns in ws.store.vector_models()
+                if ns.startswith(method + ".")
+            }
             assert sorted(after) == sorted(before) and len(before) >= 3, method
             for ns, rows in before.items():
                 assert sorted(after[ns]) == sorted(rows), ns
@@ -109,9 +115,9 @@ def test_a_build_with_every_graph_vector_in_place_does_not_read_the_whole_graph(
         assert loads == ["entities"]
 
 
-
 def test_build_all_rebuild_vectors_switches_every_method_to_another_engine_in_one_step(
-        openstax_ws, monkeypatch, capsys):
+    openstax_ws, monkeypatch, capsys
+):
     """After switching engines, ``docgraph build --method all --rebuild-vectors`` re-embeds every
     method that holds vectors (and only those), and the workspace records the new model."""
     from docgraph.cli import main

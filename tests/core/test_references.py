@@ -24,14 +24,19 @@ def test_filing_and_paper_labels_are_read_with_their_numbers_normalised():
     assert query_references("What does Item 7A say, and Item 7?") == [("item", "7a"), ("item", "7")]
     assert query_references("According to Note 10, what was the effective tax rate?") == [("note", "10")]
     assert query_references("Compare TABLE IV with table II and Section XIV") == [
-        ("table", "4"), ("table", "2"), ("section", "14")], "Roman numerals read as the numbers they are"
+        ("table", "4"),
+        ("table", "2"),
+        ("section", "14"),
+    ], "Roman numerals read as the numbers they are"
     assert query_references("What is in Appendix B and in Appendix C.2?") == [("appendix", "B"), ("appendix", "C.2")]
     assert query_references("Summarise Part II and Exhibit 10.1") == [("part", "2"), ("exhibit", "10.1")]
     assert query_references("In Part I of the report") == [("part", "1")]
     assert query_references("How many subfigures does Figure 3b have?") == [("figure", "3b")]
     assert query_references("What is on slide 14b?") == [("page", "14")], "a page has no parts"
     assert query_references("What does chapter eighteen cover, and Part Twenty-One?") == [
-        ("chapter", "18"), ("part", "21")], "spelled numbers, as Sphinx and many books print them"
+        ("chapter", "18"),
+        ("part", "21"),
+    ], "spelled numbers, as Sphinx and many books print them"
 
 
 def test_what_only_looks_like_a_label_is_none():
@@ -48,9 +53,14 @@ def _chunk(row: int, page: int, text: str) -> Chunk:
 
 
 def test_a_label_resolves_to_its_parts_and_a_part_to_the_whole():
-    chunks = [_chunk(0, 1, "Figure 3a: Revenue by region."), _chunk(1, 2, "Figure 3b: Revenue by product."),
-              _chunk(2, 3, "Item 7. Management's Discussion"), _chunk(3, 4, "Item 7A. Market Risk"),
-              _chunk(4, 5, "TABLE II\nSummary of datasets"), _chunk(5, 6, "As Table II shows, three methods…")]
+    chunks = [
+        _chunk(0, 1, "Figure 3a: Revenue by region."),
+        _chunk(1, 2, "Figure 3b: Revenue by product."),
+        _chunk(2, 3, "Item 7. Management's Discussion"),
+        _chunk(3, 4, "Item 7A. Market Risk"),
+        _chunk(4, 5, "TABLE II\nSummary of datasets"),
+        _chunk(5, 6, "As Table II shows, three methods…"),
+    ]
     labels = LabelIndex.build(chunks)
     assert labels.rows(("figure", "3")) == [0, 1], "no Figure 3 caption: the captions of its parts"
     assert labels.rows(("figure", "3b")) == [1]
@@ -65,19 +75,30 @@ def test_a_label_resolves_to_its_parts_and_a_part_to_the_whole():
 
 def test_a_line_starting_with_a_label_defines_it_only_as_a_caption_or_heading_does():
     # the two lines as the SciTab paper (2305.13186v3) prints them on its pages 13 and 15
-    chunks = [_chunk(0, 13, "Figure 6 shows the user interface for the NEI claim verification task."),
-              _chunk(1, 14, "Figure 11 and Figure 12 show six error examples."),
-              _chunk(2, 15, "Figure 6: The user interface for the NEI claim verification task."),
-              _chunk(3, 16, "NOTE 10 \u2014 REDEEMABLE PREFERRED STOCK"), _chunk(4, 17, "TABLE III\nRetrievers"),
-              _chunk(5, 18, "Figure 3 Revenue by region")]
+    chunks = [
+        _chunk(0, 13, "Figure 6 shows the user interface for the NEI claim verification task."),
+        _chunk(1, 14, "Figure 11 and Figure 12 show six error examples."),
+        _chunk(2, 15, "Figure 6: The user interface for the NEI claim verification task."),
+        _chunk(3, 16, "NOTE 10 \u2014 REDEEMABLE PREFERRED STOCK"),
+        _chunk(4, 17, "TABLE III\nRetrievers"),
+        _chunk(5, 18, "Figure 3 Revenue by region"),
+    ]
     labels = LabelIndex.build(chunks)
     assert labels.rows(("figure", "6")) == [2], "prose that starts a line with the label only mentions it"
     assert labels.rows(("figure", "11")) == [1], "no caption of Figure 11 here: its mention"
     assert labels.rows(("note", "10")) == [3] and labels.rows(("table", "3")) == [4]
     assert labels.rows(("figure", "3")) == [5], "a caption without a colon, its title capitalised"
-    run_in = LabelIndex.build([_chunk(0, 1, "As Figure 5 shows, the gap closes."),
-                               _chunk(1, 2, "compute performance gap recovered (%) Figure 5: Substantially improved "
-                                            "generalization. See Table 2: it lists the sets.")])
+    run_in = LabelIndex.build(
+        [
+            _chunk(0, 1, "As Figure 5 shows, the gap closes."),
+            _chunk(
+                1,
+                2,
+                "compute performance gap recovered (%) Figure 5: Substantially improved "
+                "generalization. See Table 2: it lists the sets.",
+            ),
+        ]
+    )
     assert run_in.rows(("figure", "5")) == [1], "a caption the layout ran into the chart's text"
     assert ("table", "2") not in run_in.defines, "a colon and a lower-case word: prose"
     spelled = LabelIndex.build([_chunk(0, 1, "CHAPTER EIGHTEEN\nLOG ANALYSIS"), _chunk(1, 2, "Part one of the series")])
@@ -90,12 +111,17 @@ def test_a_numbered_heading_is_its_sections_label_unless_a_line_defines_the_sect
         chunk = _chunk(row, page, text)
         return chunk.model_copy(update={"section_path": path})
 
-    chunks = [under(0, 1, ["3 Method"]), under(1, 2, ["3 Method", "3.2 Results"]),
-              under(2, 3, ["3 Method", "3.2 Results"]), under(3, 4, ["4 Seasons of data"]),
-              under(4, 5, ["Appendix"], "Section 4. The ordinance takes effect."),
-              under(5, 6, ["10-K Summary"]), under(6, 7, ["2019 Annual Report"])]
+    chunks = [
+        under(0, 1, ["3 Method"]),
+        under(1, 2, ["3 Method", "3.2 Results"]),
+        under(2, 3, ["3 Method", "3.2 Results"]),
+        under(3, 4, ["4 Seasons of data"]),
+        under(4, 5, ["Appendix"], "Section 4. The ordinance takes effect."),
+        under(5, 6, ["10-K Summary"]),
+        under(6, 7, ["2019 Annual Report"]),
+    ]
     labels = LabelIndex.build(chunks)
-    assert labels.rows(("section", "3.2")) == [1], "the first chunk under \"3.2 Results\""
+    assert labels.rows(("section", "3.2")) == [1], 'the first chunk under "3.2 Results"'
     assert labels.rows(("section", "3")) == [0]
     assert labels.rows(("section", "4")) == [4], "a line defining Section 4 comes before a heading numbered 4"
     assert not labels.headings.keys() & {("section", "10"), ("section", "20"), ("section", "2019")}

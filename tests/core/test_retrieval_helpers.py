@@ -6,8 +6,14 @@ import numpy as np
 
 from docgraph.methods.chunking import page_chunks
 from docgraph.methods.citations import CitationBook, marker
-from docgraph.methods.extractive import (NOTHING_FOUND, OFFLINE_NOTICE, EvidencePassage, extractive_answer,
-                                        item_sentences, rank_sentences)
+from docgraph.methods.extractive import (
+    NOTHING_FOUND,
+    OFFLINE_NOTICE,
+    EvidencePassage,
+    extractive_answer,
+    item_sentences,
+    rank_sentences,
+)
 from docgraph.methods.markdown_tables import rows_as_sentences
 from docgraph.methods.vector_index import delete_vectors, load_index, write_vectors
 from docgraph.store import SQLiteStore
@@ -15,9 +21,16 @@ from docgraph.types import BBox, Component, ComponentKind, Document, Page
 
 
 def _comp(cid: str, kind: ComponentKind, order: int, text: str, section=("Doc", "Intro"), y: float = 0):
-    return Component(id=cid, kind=kind, bbox=BBox(x0=10, y0=y, x1=200, y1=y + 20), order=order, text=text,
-                     markdown=text if kind is ComponentKind.TABLE else None, section_path=list(section),
-                     furniture=kind.is_furniture)
+    return Component(
+        id=cid,
+        kind=kind,
+        bbox=BBox(x0=10, y0=y, x1=200, y1=y + 20),
+        order=order,
+        text=text,
+        markdown=text if kind is ComponentKind.TABLE else None,
+        section_path=list(section),
+        furniture=kind.is_furniture,
+    )
 
 
 def _page() -> Page:
@@ -31,8 +44,9 @@ def _page() -> Page:
         _comp("T1", ComponentKind.TABLE, 6, "| crop | yield |\n|---|---|\n| wheat | 3.5 |", y=120),
         _comp("P3", ComponentKind.PARAGRAPH, 7, "Later chapters cover Rome.", section=("Doc", "Rome"), y=140),
     ]
-    return Page(doc_id="d1", number=3, width=300, height=400, image_path="pages/d1/p0003.png", dpi=144,
-                components=comps)
+    return Page(
+        doc_id="d1", number=3, width=300, height=400, image_path="pages/d1/p0003.png", dpi=144, components=comps
+    )
 
 
 def test_page_chunks_by_modality_section_and_order():
@@ -48,8 +62,9 @@ def test_page_chunks_by_modality_section_and_order():
 
 def _store_with_page(tmp_path) -> SQLiteStore:
     store = SQLiteStore(tmp_path)
-    store.put_document(Document(id="d1", title="Ancient Egypt", path="e.pdf", sha256="a" * 64, kind="pdf",
-                                page_count=3))
+    store.put_document(
+        Document(id="d1", title="Ancient Egypt", path="e.pdf", sha256="a" * 64, kind="pdf", page_count=3)
+    )
     store.put_page(_page())
     return store
 
@@ -68,9 +83,11 @@ def test_citation_book_numbers_dedupes_and_resolves_boxes(tmp_path):
 
 def test_extractive_answer_quotes_the_matching_sentence_with_its_citation(tmp_path):
     book = CitationBook(_store_with_page(tmp_path))
-    passages = [EvidencePassage("d1", 3, ("P3",), "Later chapters cover Rome.", 0.9),
-                EvidencePassage("d1", 3, ("P2",), "Egypt grew wheat and barley.", 0.5),
-                EvidencePassage("d1", 3, ("P1",), "The Nile flooded every year. Farmers planted in the silt.", 0.4)]
+    passages = [
+        EvidencePassage("d1", 3, ("P3",), "Later chapters cover Rome.", 0.9),
+        EvidencePassage("d1", 3, ("P2",), "Egypt grew wheat and barley.", 0.5),
+        EvidencePassage("d1", 3, ("P1",), "The Nile flooded every year. Farmers planted in the silt.", 0.4),
+    ]
     text = extractive_answer("Which crops did Egypt grow?", passages, book, max_sentences=1)
     assert text.startswith(OFFLINE_NOTICE)
     assert "Egypt grew wheat and barley." in text and "[1]" in text
@@ -80,21 +97,33 @@ def test_extractive_answer_quotes_the_matching_sentence_with_its_citation(tmp_pa
     assert extractive_answer("anything", [], CitationBook(_store_with_page(tmp_path / "b"))) == NOTHING_FOUND
 
 
-BALANCE_SHEET = ("| (In millions) | 2021 | 2020 |\n|---|---|---|\n| Cash and equivalents | $ 9,889 | $ 8,348 |\n"
-                 "| Short-term investments | 3,587 | 439 |\n| Total current liabilities | 9,674 | 8,284 |")
+BALANCE_SHEET = (
+    "| (In millions) | 2021 | 2020 |\n|---|---|---|\n| Cash and equivalents | $ 9,889 | $ 8,348 |\n"
+    "| Short-term investments | 3,587 | 439 |\n| Total current liabilities | 9,674 | 8,284 |"
+)
 
 
 def test_a_measures_items_are_quoted_by_the_rows_that_give_their_values(tmp_path):
     book = CitationBook(_store_with_page(tmp_path))
-    passages = [EvidencePassage("d1", 3, ("P1",), "CASH AND EQUIVALENTS", 0.9),  # a note's title: no value
-                EvidencePassage("d1", 3, ("P2",), "We held cash and equivalents and short-term investments "
-                                "of $13.5 billion, which with total current liabilities of $9.7 billion…", 0.8),
-                EvidencePassage("d1", 3, ("T1",), rows_as_sentences(BALANCE_SHEET), 0.7)]
+    passages = [
+        EvidencePassage("d1", 3, ("P1",), "CASH AND EQUIVALENTS", 0.9),  # a note's title: no value
+        EvidencePassage(
+            "d1",
+            3,
+            ("P2",),
+            "We held cash and equivalents and short-term investments "
+            "of $13.5 billion, which with total current liabilities of $9.7 billion…",
+            0.8,
+        ),
+        EvidencePassage("d1", 3, ("T1",), rows_as_sentences(BALANCE_SHEET), 0.7),
+    ]
     items = ("cash and equivalents", "short-term investments", "total current liabilities", "inventories")
     quoted = [sentence for sentence, _ in item_sentences(items, passages)]
-    assert quoted == ["Cash and equivalents — 2021: $ 9,889; 2020: $ 8,348.",
-                      "Short-term investments — 2021: 3,587; 2020: 439.",
-                      "Total current liabilities — 2021: 9,674; 2020: 8,284."], "the rows, in item order; no inventories"
+    assert quoted == [
+        "Cash and equivalents — 2021: $ 9,889; 2020: $ 8,348.",
+        "Short-term investments — 2021: 3,587; 2020: 439.",
+        "Total current liabilities — 2021: 9,674; 2020: 8,284.",
+    ], "the rows, in item order; no inventories"
     text = extractive_answer("What is the cash ratio?", passages, book, max_sentences=1, items=items)
     assert text.count("\n- ") == 3, "every item found is quoted, beyond max_sentences"
     plain = extractive_answer("What is the cash ratio?", passages, book, max_sentences=1)

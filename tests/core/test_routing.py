@@ -13,10 +13,12 @@ from docgraph.methods.routing import DocumentRouter, PageDocuments, page_weights
 SHELF = {
     "mmm18": DocumentMeta(organisation="3M COMPANY", period="FY2018", kind="10-K", file_name="3M_2018_10K"),
     "mmm22": DocumentMeta(organisation="3M COMPANY", period="FY2022", kind="10-K", file_name="3M_2022_10K"),
-    "awk20": DocumentMeta(organisation="AMERICAN WATER WORKS COMPANY, INC.", period="FY2020",
-                          file_name="AMERICANWATERWORKS_2020_10K"),
-    "axp22": DocumentMeta(organisation="American Express Company", period="FY2022",
-                          file_name="AMERICANEXPRESS_2022_10K"),
+    "awk20": DocumentMeta(
+        organisation="AMERICAN WATER WORKS COMPANY, INC.", period="FY2020", file_name="AMERICANWATERWORKS_2020_10K"
+    ),
+    "axp22": DocumentMeta(
+        organisation="American Express Company", period="FY2022", file_name="AMERICANEXPRESS_2022_10K"
+    ),
     "cvs18": DocumentMeta(organisation="CVS HEALTH CORPORATION", period="FY2018", file_name="CVSHEALTH_2018_10K"),
     "nhs": DocumentMeta(title="A guide to NHS services", period="2019", file_name="nhs-guide"),
 }
@@ -34,8 +36,10 @@ def named(router: DocumentRouter, question: str) -> dict[str, float]:
 
 
 def test_a_named_company_and_year_pick_that_filing_first(router):
-    assert named(router, "What is the FY2018 capital expenditure amount (in USD millions) for 3M?") == \
-        {"mmm18": 1.0, "mmm22": 0.5}
+    assert named(router, "What is the FY2018 capital expenditure amount (in USD millions) for 3M?") == {
+        "mmm18": 1.0,
+        "mmm22": 0.5,
+    }
 
 
 def test_names_match_as_words_or_run_together_and_legal_words_do_not_count(router):
@@ -75,11 +79,13 @@ def test_a_trading_symbol_names_its_company_as_written():
 
 
 def test_an_abbreviation_of_every_word_of_an_organisation_names_it():
-    shelf = {"ibm": DocumentMeta(organisation="International Business Machines Corporation", period="FY2021"),
-             "fdx": DocumentMeta(organisation="Federal Express Corporation", period="FY2021"),
-             "pg": DocumentMeta(organisation="The Procter & Gamble Company", period="FY2021"),
-             "ge": DocumentMeta(organisation="General Electric Company", period="FY2021"),
-             "gm": DocumentMeta(organisation="General Mills, Inc.", period="FY2021")}
+    shelf = {
+        "ibm": DocumentMeta(organisation="International Business Machines Corporation", period="FY2021"),
+        "fdx": DocumentMeta(organisation="Federal Express Corporation", period="FY2021"),
+        "pg": DocumentMeta(organisation="The Procter & Gamble Company", period="FY2021"),
+        "ge": DocumentMeta(organisation="General Electric Company", period="FY2021"),
+        "gm": DocumentMeta(organisation="General Mills, Inc.", period="FY2021"),
+    }
     router = DocumentRouter.build(shelf)
     assert named(router, "How much did IBM spend on research?") == {"ibm": 1.0}
     assert named(router, "What were FedEx's fuel costs?") == {"fdx": 1.0}
@@ -110,8 +116,10 @@ def test_question_years_read_fiscal_spellings():
 
 # ---------------------------------------------------------------- real filings, both methods
 FILINGS = {"3M_2018_10K.pdf": (1, 60), "3M_2022_10K.pdf": (1, 52), "BOEING_2018_10K.pdf": (1, 53)}
-QUESTION = ("What is the FY2022 capital expenditure amount (in USD millions) for 3M? Give a response to the "
-            "question by relying on the details shown in the cash flow statement.")
+QUESTION = (
+    "What is the FY2022 capital expenditure amount (in USD millions) for 3M? Give a response to the "
+    "question by relying on the details shown in the cash flow statement."
+)
 
 
 @pytest.fixture(scope="module")
@@ -139,16 +147,17 @@ def filings_library(tmp_path_factory, shared_data: Path) -> Path:
 
 
 @pytest.mark.parametrize("method", ["kg4vd", "hvm"])
-def test_a_library_question_reads_the_statement_of_the_company_and_year_it_names(filings_library: Path,
-                                                                                 method: str):
+def test_a_library_question_reads_the_statement_of_the_company_and_year_it_names(filings_library: Path, method: str):
     from docgraph import Workspace
 
     with Workspace(filings_library) as ws:
         files = {d.id: Path(d.path).name for d in ws.documents()}
         labels = ws.metadata()
         assert {files[d]: (m.organisation, m.period) for d, m in labels.items()} == {
-            "3M_2018_10K.pdf": ("3M COMPANY", "FY2018"), "3M_2022_10K.pdf": ("3M COMPANY", "FY2022"),
-            "BOEING_2018_10K.pdf": ("THE BOEING COMPANY", "FY2018")}
+            "3M_2018_10K.pdf": ("3M COMPANY", "FY2018"),
+            "3M_2022_10K.pdf": ("3M COMPANY", "FY2022"),
+            "BOEING_2018_10K.pdf": ("THE BOEING COMPANY", "FY2018"),
+        }
         routed = {(files[p.doc_id], p.page): p.score for p in ws.retrieve(QUESTION, method=method).pages}
     assert next(iter(routed)) == ("3M_2022_10K.pdf", 2)
     # the other statements still rank (routing is soft), after the named filing's

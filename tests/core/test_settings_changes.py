@@ -24,8 +24,10 @@ def test_kg4vd_rebuilds_the_stages_a_changed_setting_invalidates(openstax_ws):
         assert report.pages_built == 0  # pages are not re-extracted, only reconnected
         assert not any(r.cross_page for r in load_relations(ws.store).values())
         assert ws.store.count_records(NS_PAGEGRAPH) == 5
-    assert any("cross_page true → false" in n and "reconnecting the page graphs of 5 page(s) in 1 document(s)" in n
-               for n in progress.notes), progress.notes
+    assert any(
+        "cross_page true → false" in n and "reconnecting the page graphs of 5 page(s) in 1 document(s)" in n
+        for n in progress.notes
+    ), progress.notes
     with open_ws(openstax_ws, kg4vd={"cross_page": False, "max_rounds": 1}) as ws:
         report = ws.build("kg4vd")
         assert report.pages_built == 5 and "max_rounds 5 → 1" in report.stats["rebuilt"]
@@ -42,5 +44,10 @@ def test_hvm_rebuilds_documents_when_max_group_size_changes(openstax_ws):
         report = ws.build("hvm", progress=progress)
         assert report.pages_built == 5
         title = ws.documents()[0].title
-    assert any(n.startswith("hvm: settings changed since the last build (max_group_size 8 → 4): rebuilding "
-                            f"1 document(s): {title} (5 pages)") for n in progress.notes), progress.notes
+    assert any(
+        n.startswith(
+            "hvm: settings changed since the last build (max_group_size 8 → 4): rebuilding "
+            f"1 document(s): {title} (5 pages)"
+        )
+        for n in progress.notes
+    ), progress.notes

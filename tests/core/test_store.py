@@ -20,8 +20,15 @@ def _doc(doc_id: str = "abc123", sha: str = "f" * 64) -> Document:
 
 def _page(doc_id: str, number: int) -> Page:
     comp = Component(id="P1", kind=ComponentKind.PARAGRAPH, bbox=BBox(x0=1, y0=2, x1=3, y1=4), order=0, text="hi")
-    return Page(doc_id=doc_id, number=number, width=100, height=200, image_path=f"pages/{doc_id}/p{number}.png",
-                dpi=144, components=[comp])
+    return Page(
+        doc_id=doc_id,
+        number=number,
+        width=100,
+        height=200,
+        image_path=f"pages/{doc_id}/p{number}.png",
+        dpi=144,
+        components=[comp],
+    )
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -29,6 +36,7 @@ def make_store(request):
     """``make_store(root)``: opens (or reopens) this test's store of the parametrized backend."""
     opened = []
     if request.param == "sqlite":
+
         def make(root):
             opened.append(SQLiteStore(root))
             return opened[-1]
@@ -40,6 +48,7 @@ def make_store(request):
         def make(root):
             opened.append(PostgresStore(root, url, schema))
             return opened[-1]
+
     yield make
     for store in opened:
         store.close()
@@ -140,7 +149,7 @@ def test_nested_transactions_join_the_outer_one(make_store, tmp_path):
 
 def test_a_failed_statement_rolls_back_and_the_store_stays_usable(make_store, tmp_path):
     store = make_store(tmp_path)
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 - each backend's driver names its own integrity error
         with store.transaction():
             store.put_record("m.x", "k", 1)
             store.put_page(_page("no-such-document", 1))  # a foreign-key violation

@@ -23,7 +23,9 @@ def test_marks_that_make_another_word_or_spell_a_vowel_stay():
 
 
 def test_bm25_finds_the_accented_page_from_an_unaccented_question():
-    pages = ["Kenji Fujimori was born to Japanese Peruvian engineers.",
-             "Akinoshū Kenji (born 17 January 1969 as Kenji Imada) is a former sumo wrestler from Hiroshima."]
+    pages = [
+        "Kenji Fujimori was born to Japanese Peruvian engineers.",
+        "Akinoshū Kenji (born 17 January 1969 as Kenji Imada) is a former sumo wrestler from Hiroshima.",
+    ]
     best, _ = BM25(pages).top_k("Where was Akinoshu Kenji born?", 1)[0]
     assert best == 1

@@ -58,8 +58,7 @@ def test_a_pinned_count_stays_and_blocks_leave_it(two_blas_threads):
         threads._pinned = False
 
 
-def test_workspace_retrieve_answers_on_one_blas_thread_by_default(openstax_ws: Path, monkeypatch,
-                                                                  two_blas_threads):
+def test_workspace_retrieve_answers_on_one_blas_thread_by_default(openstax_ws: Path, monkeypatch, two_blas_threads):
     from docgraph import Workspace
     from docgraph.methods.baselines import bm25
 

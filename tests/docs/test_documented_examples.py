@@ -58,7 +58,7 @@ def _blocks(path: Path):
         marks = MARK.search(previous)
         skips = dict((p.strip(), r.strip()) for p, r in SKIP.findall(marks.group(1))) if marks else {}
         end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
-        yield i + 1, match.group(1), lines[i + 1:end], skips
+        yield i + 1, match.group(1), lines[i + 1 : end], skips
         i = end + 1
 
 
@@ -72,8 +72,9 @@ def collect() -> list[Example]:
                 for offset, command in enumerate(re.sub(r"\\\s*\n\s*", " ", text).splitlines()):
                     if not command.strip() or command.lstrip().startswith("#"):
                         continue
-                    reason = next((f'"{prefix}": {r}' for prefix, r in skips.items()
-                                   if command.strip().startswith(prefix)), None)
+                    reason = next(
+                        (f'"{prefix}": {r}' for prefix, r in skips.items() if command.strip().startswith(prefix)), None
+                    )
                     examples.append(Example(f"{where}+{offset + 1}", "sh", command.strip(), reason))
             elif lang in ("python", "toml"):
                 examples.append(Example(where, lang, "\n".join(body)))
@@ -112,10 +113,15 @@ def sandbox(tmp_path_factory, shared_data: Path, _openstax_template: Path):
 
 
 def test_every_shell_line_is_docgraph_or_marked():
-    unknown = [f"{e.source}: {e.text}" for e in EXAMPLES
-               if e.lang == "sh" and e.skip is None and not e.text.startswith("docgraph ")]
-    assert not unknown, ("documented commands with no rule to run them; mark them in the doc with "
-                         "<!-- docs-test: skip \"PREFIX\": reason -->:\n" + "\n".join(unknown))
+    unknown = [
+        f"{e.source}: {e.text}"
+        for e in EXAMPLES
+        if e.lang == "sh" and e.skip is None and not e.text.startswith("docgraph ")
+    ]
+    assert not unknown, (
+        "documented commands with no rule to run them; mark them in the doc with "
+        '<!-- docs-test: skip "PREFIX": reason -->:\n' + "\n".join(unknown)
+    )
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[f"{e.source}-{e.lang}" for e in EXAMPLES])
@@ -133,9 +139,15 @@ def test_documented_example_runs(example: Example, sandbox: Sandbox, monkeypatch
         finally:
             (sandbox.ws / "docgraph.toml").unlink()
     elif example.lang == "python":
-        done = subprocess.run([sys.executable, "-"], input=text, capture_output=True, text=True,
-                              cwd=sandbox.cwd, timeout=600, env={k: v for k, v in __import__("os").environ.items()
-                                                                   if not k.startswith("DOCGRAPH_")})
+        done = subprocess.run(
+            [sys.executable, "-"],
+            input=text,
+            capture_output=True,
+            text=True,
+            cwd=sandbox.cwd,
+            timeout=600,
+            env={k: v for k, v in __import__("os").environ.items() if not k.startswith("DOCGRAPH_")},
+        )
         assert done.returncode == 0, f"{example.source}:\n{text}\n{done.stderr[-3000:]}"
     elif example.text.startswith("docgraph "):
         from docgraph.cli import main

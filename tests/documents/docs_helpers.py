@@ -28,7 +28,8 @@ def rasterise(src: Path, pages: list[int], out: Path, dpi: int = 150) -> Path:
             page = doc[number - 1]
             pix = page.get_pixmap(dpi=dpi, alpha=False)
             dst.new_page(width=page.rect.width, height=page.rect.height).insert_image(
-                pymupdf.Rect(0, 0, page.rect.width, page.rect.height), pixmap=pix)
+                pymupdf.Rect(0, 0, page.rect.width, page.rect.height), pixmap=pix
+            )
         dst.save(out)
     return out
 
@@ -41,8 +42,11 @@ def snapshot(root: Path) -> dict:
         rows = {t: sorted(map(repr, db.execute(f"SELECT * FROM {t}"))) for t in tables}
     finally:
         db.close()
-    files = {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-             for p in sorted(root.rglob("*")) if p.is_file() and not p.name.startswith(SQLiteStore.DB_NAME)}
+    files = {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.name.startswith(SQLiteStore.DB_NAME)
+    }
     return {"rows": rows, "files": files}
 
 
@@ -56,8 +60,10 @@ def text_pdf(out: Path, pages: list[str], *, size: tuple[float, float] = (595, 8
     return out
 
 
-LOREM = ("Grounded answers cite the page and the region they come from. Each paragraph of this test "
-         "document carries enough words for the layout model to see a text block, and a reader to see prose.")
+LOREM = (
+    "Grounded answers cite the page and the region they come from. Each paragraph of this test "
+    "document carries enough words for the layout model to see a text block, and a reader to see prose."
+)
 
 
 def minimal_docx(out: Path, paragraphs: list[str]) -> Path:
@@ -72,14 +78,17 @@ def minimal_docx(out: Path, paragraphs: list[str]) -> Path:
             'content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.'
             'relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName='
             '"/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.'
-            'document.main+xml"/></Types>'),
+            'document.main+xml"/></Types>'
+        ),
         "_rels/.rels": (
             '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/'
             '2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/'
-            '2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>'),
+            '2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>'
+        ),
         "word/document.xml": (
             '<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/'
-            f'wordprocessingml/2006/main"><w:body>{body}</w:body></w:document>'),
+            f'wordprocessingml/2006/main"><w:body>{body}</w:body></w:document>'
+        ),
     }
     with zipfile.ZipFile(out, "w") as zf:
         for name, xml in parts.items():
@@ -118,10 +127,12 @@ class FakePdf:
         from docgraph.documents.parser import LayoutBlock
         from docgraph.types import ComponentKind as K
 
-        return [LayoutBlock(K.TITLE, (72, 60, 300, 80), f"Chapter {number}", heading_size=20.0),
-                LayoutBlock(K.PARAGRAPH, (72, 100, 500, 200), "Body text."),
-                LayoutBlock(K.TABLE, (72, 220, 500, 300), "a | b", markdown="|a|b|\n|---|---|\n|1.25|2|"),
-                LayoutBlock(K.PARAGRAPH, (500, 800, 9000, 9000), "Runs off the page.")]
+        return [
+            LayoutBlock(K.TITLE, (72, 60, 300, 80), f"Chapter {number}", heading_size=20.0),
+            LayoutBlock(K.PARAGRAPH, (72, 100, 500, 200), "Body text."),
+            LayoutBlock(K.TABLE, (72, 220, 500, 300), "a | b", markdown="|a|b|\n|---|---|\n|1.25|2|"),
+            LayoutBlock(K.PARAGRAPH, (500, 800, 9000, 9000), "Runs off the page."),
+        ]
 
     def close(self):
         pass

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from docs_helpers import LOREM, snapshot, text_pdf, zero_page_pdf
 
 from docgraph.config import IngestSettings
 from docgraph.documents import ingest, pages, register_parser
 from docgraph.progress import RecordingProgress
 from docgraph.store import SQLiteStore
-
-from docs_helpers import LOREM, snapshot, text_pdf, zero_page_pdf
 
 SETTINGS = IngestSettings(workers=1)
 
@@ -58,8 +57,22 @@ def _bad_inputs(folder: Path, documents_dir: Path) -> dict[str, tuple[Path, str,
     return out
 
 
-@pytest.mark.parametrize("case", ["zero-byte", "truncated", "corrupt", "not-a-pdf", "unsupported", "zero-pages",
-                                  "fake-image", "encrypted", "render-cap", "too-large", "missing"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "zero-byte",
+        "truncated",
+        "corrupt",
+        "not-a-pdf",
+        "unsupported",
+        "zero-pages",
+        "fake-image",
+        "encrypted",
+        "render-cap",
+        "too-large",
+        "missing",
+    ],
+)
 def test_bad_input_gives_one_clear_line_and_changes_nothing(case, workspace, tmp_path, documents_dir):
     store, root = workspace
     path, phrase, settings = _bad_inputs(tmp_path / "in", documents_dir)[case]
@@ -84,8 +97,9 @@ def test_other_inputs_of_the_same_call_are_ingested(workspace, tmp_path, documen
 
 def test_encrypted_pdf_opens_with_its_password(workspace, tmp_path):
     store, root = workspace
-    locked = text_pdf(tmp_path / "locked.pdf", [LOREM], encryption=pymupdf.PDF_ENCRYPT_AES_256,
-                      owner_pw="o", user_pw="pw")
+    locked = text_pdf(
+        tmp_path / "locked.pdf", [LOREM], encryption=pymupdf.PDF_ENCRYPT_AES_256, owner_pw="o", user_pw="pw"
+    )
     wrong = ingest(store, root, SETTINGS, [locked], password="nope")
     assert "password given does not open it" in str(wrong.failures[0])
     report = ingest(store, root, SETTINGS, [locked], password="pw")
@@ -155,8 +169,10 @@ def _more_bad_inputs(folder: Path) -> dict[str, tuple[Path, str]]:
         doc.xref_set_key(doc[0].xref, "UserUnit", "75000")
         doc.saveIncr()
     (folder / "memo.docx").write_bytes(b"PK\x03\x04" + b"\0" * 100)
-    return {"page-size-bomb": (folder / "bomb.pdf", "(page 1): would render to"),
-            "office-without-libreoffice": (folder / "memo.docx", "need LibreOffice, which is not installed")}
+    return {
+        "page-size-bomb": (folder / "bomb.pdf", "(page 1): would render to"),
+        "office-without-libreoffice": (folder / "memo.docx", "need LibreOffice, which is not installed"),
+    }
 
 
 @pytest.mark.parametrize("case", ["page-size-bomb", "office-without-libreoffice"])

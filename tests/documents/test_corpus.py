@@ -6,6 +6,7 @@ import re
 from collections import Counter
 
 import pymupdf
+from docs_helpers import snapshot
 from PIL import Image
 
 from docgraph.config import IngestSettings
@@ -14,10 +15,15 @@ from docgraph.documents.render import render_size
 from docgraph.progress import RecordingProgress
 from docgraph.types import ComponentKind
 
-from docs_helpers import snapshot
-
-EXPECTED_PAGES = {"acciona": 1, "bookdash": 52, "dl_comp": 43, "grammar": 116, "jstor": 16, "openstax": 5,
-                  "st_mary": 28}
+EXPECTED_PAGES = {
+    "acciona": 1,
+    "bookdash": 52,
+    "dl_comp": 43,
+    "grammar": 116,
+    "jstor": 16,
+    "openstax": 5,
+    "st_mary": 28,
+}
 
 
 def test_all_documents_ingest_ready(corpus):
@@ -39,8 +45,9 @@ def test_every_page_has_components_except_blank_ones(corpus):
         if not page.components:
             empty.append(page)
     # the St Mary audit has one genuinely blank page (no text, images or drawings)
-    assert [(corpus.store.get_document(p.doc_id).path.endswith("st_mary_witney_social_audit.pdf"), p.number)
-            for p in empty] == [(True, 4)]
+    assert [
+        (corpus.store.get_document(p.doc_id).path.endswith("st_mary_witney_social_audit.pdf"), p.number) for p in empty
+    ] == [(True, 4)]
     lo, hi = Image.open(corpus.root / empty[0].image_path).convert("L").getextrema()
     assert lo == hi == 255
 
@@ -67,8 +74,12 @@ def test_esg_table_cells_come_through_as_markdown(corpus):
     tables = [c for c in page.components if c.kind is ComponentKind.TABLE]
     assert len(tables) == 1
     markdown = tables[0].markdown
-    for row in ("|Spain|2,673|367|51|-0.7|20,860|4.8|1|2|", "|Mexico|238|54|19|7.1|1,978|0|5.8|9|",
-                "|Portugal|152|9|7|5.2|2,015|0.01|7|11|", "|Canada|327|-44|-0.1|0.1|1,379|0|7|2|"):
+    for row in (
+        "|Spain|2,673|367|51|-0.7|20,860|4.8|1|2|",
+        "|Mexico|238|54|19|7.1|1,978|0|5.8|9|",
+        "|Portugal|152|9|7|5.2|2,015|0.01|7|11|",
+        "|Canada|327|-44|-0.1|0.1|1,379|0|7|2|",
+    ):
         assert row in markdown
     assert "**44.5**" in markdown and "**38,355**" in markdown
     assert tables[0].section_path[-1] == "Tax information Country by Country (CbC)"
@@ -79,8 +90,9 @@ def test_picture_books_have_image_components_on_illustrated_pages(corpus, docume
     with pymupdf.open(documents_dir / "bookdash_picture_books.pdf") as pdf:
         for page in doc.pages:
             area = page.width * page.height
-            pictures = [pymupdf.Rect(i["bbox"]) & pdf[page.number - 1].rect
-                        for i in pdf[page.number - 1].get_image_info()]
+            pictures = [
+                pymupdf.Rect(i["bbox"]) & pdf[page.number - 1].rect for i in pdf[page.number - 1].get_image_info()
+            ]
             pictures = [r for r in pictures if r.get_area() > 0.1 * area]
             assert pictures, page.number  # every page of these books is illustrated
             images = [pymupdf.Rect(c.bbox.as_tuple()) for c in page.components if c.kind is ComponentKind.IMAGE]
@@ -113,8 +125,7 @@ def test_titles_come_from_metadata_or_headings(corpus):
 def test_readding_the_same_files_is_a_no_op(corpus, documents_dir):
     before = snapshot(corpus.root)
     progress = RecordingProgress()
-    report = ingest(corpus.store, corpus.root, IngestSettings(), sorted(documents_dir.glob("*.pdf")),
-                    progress=progress)
+    report = ingest(corpus.store, corpus.root, IngestSettings(), sorted(documents_dir.glob("*.pdf")), progress=progress)
     assert report.added == [] and report.failures == [] and len(report.skipped) == 7
     assert progress.total == 0
     assert snapshot(corpus.root) == before

@@ -32,8 +32,7 @@ def pdf(shared_data: Path) -> str:
 
 
 def _run(args: list[str], cwd: Path, stdin: str | None = None) -> str:
-    done = subprocess.run([sys.executable, *args], input=stdin, capture_output=True, text=True, cwd=cwd,
-                          timeout=600)
+    done = subprocess.run([sys.executable, *args], input=stdin, capture_output=True, text=True, cwd=cwd, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
@@ -48,10 +47,11 @@ def test_workers_that_cannot_start_fall_back_to_in_process_pages(tmp_path, pdf):
     # The script runs as __main__, but a spawned worker re-importing it (as __mp_main__) fails:
     # the pool breaks before any page is given to it, and pages run in-process instead.
     script = tmp_path / "script.py"
-    script.write_text('if __name__ == "__mp_main__":\n    raise RuntimeError("cannot be re-imported")\n\n'
-                      'if __name__ == "__main__":\n'
-                      + "".join("    " + line + "\n" for line in
-                                SCRIPT.format(ws=str(tmp_path / "ws"), pdf=pdf).strip().splitlines()))
+    script.write_text(
+        'if __name__ == "__mp_main__":\n    raise RuntimeError("cannot be re-imported")\n\n'
+        'if __name__ == "__main__":\n'
+        + "".join("    " + line + "\n" for line in SCRIPT.format(ws=str(tmp_path / "ws"), pdf=pdf).strip().splitlines())
+    )
     out = _run([str(script)], tmp_path)
     assert "FAILED" not in out and "PAGES 5" in out, out
     assert "page workers could not start" in out

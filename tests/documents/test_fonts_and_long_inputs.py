@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from docs_helpers import snapshot
 
 from docgraph.config import IngestSettings
 from docgraph.documents import ingest, pages
@@ -21,8 +22,6 @@ from docgraph.documents.fonts import page_ranges, unreadable_share
 from docgraph.progress import RecordingProgress
 from docgraph.store import SQLiteStore
 from docgraph.testing.files import damaged_fonts_pdf, long_pdf
-
-from docs_helpers import snapshot
 
 SETTINGS = IngestSettings(workers=1)
 OPENSTAX = "openstax_world_history_v1_excerpt.pdf"
@@ -49,12 +48,16 @@ def test_unreadable_share_and_page_ranges():
     assert page_ranges([4]) == "page 4" and page_ranges([7, 1, 2, 3, 9, 10]) == "pages 1-3, 7, 9-10"
 
 
-@pytest.mark.parametrize("how, phrase, readable", [
-    ("corrupt-program", "are damaged; the page images use a substitute font", True),
-    ("missing-font", "the text cannot be read", False),
-])
-def test_a_pdf_with_broken_fonts_is_added_with_one_note_naming_file_and_pages(how, phrase, readable, workspace,
-                                                                               tmp_path, documents_dir):
+@pytest.mark.parametrize(
+    "how, phrase, readable",
+    [
+        ("corrupt-program", "are damaged; the page images use a substitute font", True),
+        ("missing-font", "the text cannot be read", False),
+    ],
+)
+def test_a_pdf_with_broken_fonts_is_added_with_one_note_naming_file_and_pages(
+    how, phrase, readable, workspace, tmp_path, documents_dir
+):
     store, root = workspace
     path = damaged_fonts_pdf(documents_dir / OPENSTAX, tmp_path / f"{how}.pdf", how)
     before = snapshot(root)
@@ -101,8 +104,9 @@ def test_a_long_pdf_reports_progress_per_page_and_resumes_after_an_interruption(
     assert doc.status == "ready" and [p.number for p in doc.pages] == list(range(1, n + 1))
     assert "Paragraph on page 300" in doc.pages[-1].text
     with sqlite3.connect(root / SQLiteStore.DB_NAME) as db:
-        [(rows, distinct)] = db.execute("SELECT COUNT(*), COUNT(DISTINCT number) FROM pages WHERE doc_id = ?",
-                                        [doc.id]).fetchall()
+        [(rows, distinct)] = db.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT number) FROM pages WHERE doc_id = ?", [doc.id]
+        ).fetchall()
     assert rows == distinct == n
     remove(store, root, doc.id)
     assert snapshot(root) == before

@@ -42,11 +42,10 @@ def test_openvino_layout_finds_the_same_regions_as_onnxruntime(documents_dir, na
 @pytest.mark.skipif(not openvino_available(), reason="openvino is not installed")
 def test_both_runtimes_share_the_wheels_model_and_switch_its_session(documents_dir, monkeypatch):
     import pymupdf
+    import pymupdf.layout  # noqa: F401 - the wheel activates its model on import
 
     from docgraph.accel import OpenVinoSession
     from docgraph.documents import pymupdf_parser
-
-    import pymupdf.layout  # noqa: F401 - the wheel activates its model on import
 
     parsed = PyMuPDFParser("onnxruntime").open(documents_dir / DOCUMENTS[0])
     parsed.layout(1)  # whatever ran before in this process: the model holds its own session again
@@ -82,12 +81,17 @@ def test_ingest_uses_the_layout_runtime_setting(tmp_path, documents_dir):
     for runtime in ("onnxruntime", "openvino"):
         store = SQLiteStore(tmp_path / runtime)
         try:
-            report = ingest(store, tmp_path / runtime, IngestSettings(layout_runtime=runtime, workers=1),
-                            [documents_dir / DOCUMENTS[0]])
+            report = ingest(
+                store,
+                tmp_path / runtime,
+                IngestSettings(layout_runtime=runtime, workers=1),
+                [documents_dir / DOCUMENTS[0]],
+            )
             assert not report.failures and report.pages == 5
             doc = store.list_documents()[0]
-            stored[runtime] = [[(c.kind, c.text) for c in store.get_page(doc.id, n).components]
-                               for n in range(1, doc.page_count + 1)]
+            stored[runtime] = [
+                [(c.kind, c.text) for c in store.get_page(doc.id, n).components] for n in range(1, doc.page_count + 1)
+            ]
         finally:
             store.close()
     assert stored["openvino"] == stored["onnxruntime"]

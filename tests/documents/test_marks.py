@@ -41,11 +41,11 @@ def test_mask_greys_out_the_given_components(esg, tmp_path):
     pixels = np.asarray(image)
     for comp_id in ("T1", "IM1"):
         x0, y0, x1, y1 = _pixels(page, root, comp_id, image)
-        inner = pixels[y0 + 30:y1 - 30, x0 + 30:x1 - 30]  # clear of other components' outlines and tags
+        inner = pixels[y0 + 30 : y1 - 30, x0 + 30 : x1 - 30]  # clear of other components' outlines and tags
         assert (inner == MASK_FILL).all(), comp_id
     unmasked = np.asarray(Image.open(draw_marks(page, root, tmp_path / "plain.png")).convert("RGB"))
     x0, y0, x1, y1 = _pixels(page, root, "T1", image)
-    assert not (unmasked[y0 + 30:y1 - 30, x0 + 30:x1 - 30] == MASK_FILL).all()
+    assert not (unmasked[y0 + 30 : y1 - 30, x0 + 30 : x1 - 30] == MASK_FILL).all()
     with pytest.raises(InputError, match="no component"):
         draw_marks(page, root, tmp_path / "x.png", mask={"T9"})
 

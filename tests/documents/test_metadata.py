@@ -9,8 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from docgraph.documents.metadata import (better_title, cover_kind, cover_organisation, cover_period,
-                                         cover_ticker, file_name_fields)
+from docgraph.documents.metadata import (
+    better_title,
+    cover_kind,
+    cover_organisation,
+    cover_period,
+    cover_ticker,
+    file_name_fields,
+)
 
 
 def cover_text(path: Path) -> str:
@@ -38,14 +44,18 @@ def test_file_names_give_name_period_and_kind():
     assert file_name_fields("report") == ("", "", "")
 
 
-@pytest.mark.parametrize("name, organisation, period, kind, ticker", [
-    ("3M_2018_10K.pdf", "3M COMPANY", "FY2018", "10-K", None),          # no "(Exact name of registrant)" line
-    ("WALMART_2020_10K.pdf", "WALMART INC.", "FY2020", "10-K", "WMT"),  # fiscal year ending in January
-    ("JPMORGAN_2021Q1_10Q.pdf", "JPMorgan Chase & Co.", "Q1 2021", "10-Q", "JPM"),  # the date a line below
-    ("AMD_2015_10K.pdf", "ADVANCED MICRO DEVICES, INC.", "FY2015", "10-K", None),
-])
-def test_a_filings_cover_names_registrant_period_form_and_symbol(filings: Path, name, organisation, period, kind,
-                                                                 ticker):
+@pytest.mark.parametrize(
+    "name, organisation, period, kind, ticker",
+    [
+        ("3M_2018_10K.pdf", "3M COMPANY", "FY2018", "10-K", None),  # no "(Exact name of registrant)" line
+        ("WALMART_2020_10K.pdf", "WALMART INC.", "FY2020", "10-K", "WMT"),  # fiscal year ending in January
+        ("JPMORGAN_2021Q1_10Q.pdf", "JPMorgan Chase & Co.", "Q1 2021", "10-Q", "JPM"),  # the date a line below
+        ("AMD_2015_10K.pdf", "ADVANCED MICRO DEVICES, INC.", "FY2015", "10-K", None),
+    ],
+)
+def test_a_filings_cover_names_registrant_period_form_and_symbol(
+    filings: Path, name, organisation, period, kind, ticker
+):
     text = cover_text(filings / name)
     assert cover_organisation(text).value == organisation
     assert cover_period(text).value == period
@@ -54,8 +64,10 @@ def test_a_filings_cover_names_registrant_period_form_and_symbol(filings: Path, 
 
 
 def test_a_symbol_in_a_table_of_the_cover_is_read_cell_by_cell():
-    text = ("Trading Symbol(s) | Name of each exchange on which registered\n"
-            "Common Stock, par value $0.10 per share | WMT | NYSE\n1.900% Notes Due 2022 | WMT22 | NYSE")
+    text = (
+        "Trading Symbol(s) | Name of each exchange on which registered\n"
+        "Common Stock, par value $0.10 per share | WMT | NYSE\n1.900% Notes Due 2022 | WMT22 | NYSE"
+    )
     assert cover_ticker(text).value == "WMT"
     assert cover_ticker("Name of each exchange | NYSE") is None
 
@@ -72,10 +84,14 @@ def test_a_report_cover_gives_its_date_and_kind():
 
 
 def test_a_title_that_names_no_document_is_replaced():
-    assert better_title("Contents:", ["Contents:", "Your guide to NHS services"], "nhs").value == \
-        "Your guide to NHS services"
-    assert better_title("PG_2020.03.09_US-Germany_FINAL", [], "PG_2020.03.09_US-Germany_FINAL").value == \
-        "PG 2020.03.09 US-Germany FINAL"
+    assert (
+        better_title("Contents:", ["Contents:", "Your guide to NHS services"], "nhs").value
+        == "Your guide to NHS services"
+    )
+    assert (
+        better_title("PG_2020.03.09_US-Germany_FINAL", [], "PG_2020.03.09_US-Germany_FINAL").value
+        == "PG 2020.03.09 US-Germany FINAL"
+    )
     kept = better_title("Americans and Germans differ", ["Contents"], "x")
     assert (kept.value, kept.source) == ("Americans and Germans differ", "ingest")
 
@@ -128,7 +144,9 @@ def test_a_workspace_from_before_labels_gets_them_on_first_use(two_filings: Path
         ws.store.delete_records(NAMESPACE)
         labels = ws.metadata()
         assert sorted((m.organisation, m.period, m.kind, m.ticker) for m in labels.values()) == [
-            ("3M COMPANY", "FY2018", "10-K", ""), ("JPMorgan Chase & Co.", "Q1 2021", "10-Q", "JPM")]
+            ("3M COMPANY", "FY2018", "10-K", ""),
+            ("JPMorgan Chase & Co.", "Q1 2021", "10-Q", "JPM"),
+        ]
         assert len(list(ws.store.iter_records(NAMESPACE))) == 2
 
 

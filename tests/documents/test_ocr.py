@@ -6,6 +6,7 @@ from collections import Counter
 
 import pymupdf
 import pytest
+from docs_helpers import rasterise, word_recall
 from PIL import Image
 
 from docgraph.config import IngestSettings
@@ -14,10 +15,7 @@ from docgraph.documents.images import IMAGE_DPI, image_to_pdf
 from docgraph.store import SQLiteStore
 from docgraph.types import ComponentKind
 
-from docs_helpers import rasterise, word_recall
-
 WORLD_HISTORY = "openstax_world_history_v1_excerpt.pdf"
-
 
 
 @pytest.fixture(scope="module")

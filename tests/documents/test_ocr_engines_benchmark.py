@@ -19,8 +19,13 @@ def test_the_ocr_engines_benchmark_reads_each_document_with_each_engine(tmp_path
     data.mkdir()
     (data / ONE_PAGE).symlink_to(shared_data / "documents" / ONE_PAGE)
     (data / "notes.txt").write_text("not a PDF: skipped")
-    done = subprocess.run([sys.executable, str(SCRIPT), "--data", str(data), "--pages", "1"],
-                          capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--data", str(data), "--pages", "1"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ),
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     number = r"\s+([\d.]+)"
     row = re.search(re.escape(ONE_PAGE) + r"\s+1" + number * 6 + r"\s*$", done.stdout, re.M)

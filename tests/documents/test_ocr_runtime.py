@@ -3,27 +3,23 @@ float tolerance, the same words on a real scanned page, and a clear fallback/err
 
 from __future__ import annotations
 
-
 from pathlib import Path
 
 import numpy as np
 import pymupdf
 import pytest
+from docs_helpers import rasterise, word_recall
 
 from docgraph.config import IngestSettings
-from docgraph.documents import ocr_runtime
-from docgraph.documents import pages
+from docgraph.documents import ocr_runtime, pages
 from docgraph.documents.ocr import OcrEngine, OcrOptions
 from docgraph.documents.ocr_runtime import OpenVinoSession, use_openvino
 from docgraph.documents.render import render_page
 from docgraph.errors import ConfigError
 
-from docs_helpers import rasterise, word_recall
-
 pytest.importorskip("openvino")
 
 WORLD_HISTORY = "openstax_world_history_v1_excerpt.pdf"
-
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +72,9 @@ def test_f32_openvino_gives_onnxruntimes_outputs(scanned_page):
     ort_session = detector.session.session
     image = detector.get_preprocess()(np.ascontiguousarray(rgb[:, :, ::-1]))  # the detector's own input
     (expected,) = ort_session.run(None, {ort_session.get_inputs()[0].name: image})
-    (got,) = OpenVinoSession(ort_session, threads=1, precision="f32").run(None, {ort_session.get_inputs()[0].name: image})
+    (got,) = OpenVinoSession(ort_session, threads=1, precision="f32").run(
+        None, {ort_session.get_inputs()[0].name: image}
+    )
     assert got.shape == expected.shape and float(np.abs(got - expected).max()) < 1e-3
     assert (got > 0.3).sum() > 1000  # the page has text: the map is not trivially empty
 

@@ -9,14 +9,13 @@ from collections import Counter
 import numpy as np
 import pymupdf
 import pytest
+from docs_helpers import rasterise
 
 from docgraph.config import IngestSettings
 from docgraph.documents import pages
 from docgraph.documents.ocr import OcrEngine, OcrOptions
 from docgraph.documents.ocr_rapidocr import narrow
 from docgraph.documents.render import render_page
-
-from docs_helpers import rasterise
 
 WORLD_HISTORY = "openstax_world_history_v1_excerpt.pdf"
 

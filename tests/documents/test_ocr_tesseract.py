@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pymupdf
 import pytest
+from docs_helpers import rasterise, word_recall
 
 from docgraph.config import IngestSettings
 from docgraph.documents import ocr_runtime, pages
@@ -20,8 +21,6 @@ from docgraph.documents.render import render_page
 from docgraph.errors import ConfigError
 from docgraph.types import ComponentKind
 
-from docs_helpers import rasterise, word_recall
-
 WORLD_HISTORY = "openstax_world_history_v1_excerpt.pdf"
 
 
@@ -33,16 +32,16 @@ def scanned_page(tmp_path_factory, documents_dir):
     with pymupdf.open(scan) as doc, pymupdf.open(documents_dir / WORLD_HISTORY) as src:
         page = doc[0]
         (heading,) = src[2].search_for("Pedagogical Foundation")[:1]
-        yield (np.asarray(render_page(page, 144)), page.rect.width, page.rect.height, src[2].get_text(),
-               tuple(heading))
+        yield (np.asarray(render_page(page, 144)), page.rect.width, page.rect.height, src[2].get_text(), tuple(heading))
 
 
 def test_auto_is_the_default_reader():
     options = pages.ocr_options(IngestSettings())
     assert options.engine == "auto" and options.languages == "eng" and options.min_confidence == 0.85
     assert pages.ocr_options(IngestSettings(ocr_min_confidence=0.5)).min_confidence == 0.5
-    assert pages.ocr_options(IngestSettings(ocr_engine="rapidocr", ocr_languages="eng+deu")) == \
-        OcrOptions(engine="rapidocr", languages="eng+deu")
+    assert pages.ocr_options(IngestSettings(ocr_engine="rapidocr", ocr_languages="eng+deu")) == OcrOptions(
+        engine="rapidocr", languages="eng+deu"
+    )
 
 
 def test_lines_carry_the_pages_words_with_boxes_in_points(scanned_page):
@@ -86,7 +85,9 @@ def test_auto_leaves_a_clean_page_to_tesseract(scanned_page):
 def stylised_slide(shared_data):
     """A scanned slide whose title is light text on a coloured band (MMLongBench-Doc's
     social-media deck, slide 2: "Steps for Measurement on Any Social Channel")."""
-    path = shared_data / "mmlongbench_doc" / "documents" / "measuringsuccessonfacebooktwitterlinkedin-160317142140_95.pdf"
+    path = (
+        shared_data / "mmlongbench_doc" / "documents" / "measuringsuccessonfacebooktwitterlinkedin-160317142140_95.pdf"
+    )
     with pymupdf.open(path) as doc:
         page = doc[1]
         yield np.asarray(render_page(page, 144)), page.rect.width, page.rect.height
@@ -104,8 +105,9 @@ def test_auto_reads_a_slide_tesseract_doubts_again_with_rapidocr(stylised_slide)
     assert auto.reread == 1 and auto.second is not None
     inner = auto.second.detector.session.session
     if hasattr(inner, "get_session_options"):  # onnxruntime (OpenVINO takes over where the CPU computes bf16)
-        assert not inner.get_session_options().enable_cpu_mem_arena, \
+        assert not inner.get_session_options().enable_cpu_mem_arena, (
             "the occasional second reader keeps no memory arena"
+        )
 
 
 def test_a_reading_is_doubted_by_its_confidence_or_by_text_it_missed():
@@ -171,8 +173,10 @@ def test_only_the_chosen_reader_is_imported():
     import subprocess
     import sys
 
-    code = ("import sys\nfrom docgraph.documents.ocr import OcrEngine, OcrOptions\n"
-            "engine = OcrEngine(threads=1)\nengine._load()\n"
-            "print(type(engine.reader).__name__, 'rapidocr' in sys.modules)\n")
+    code = (
+        "import sys\nfrom docgraph.documents.ocr import OcrEngine, OcrOptions\n"
+        "engine = OcrEngine(threads=1)\nengine._load()\n"
+        "print(type(engine.reader).__name__, 'rapidocr' in sys.modules)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["TesseractReader", "False"]

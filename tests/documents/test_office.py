@@ -10,12 +10,11 @@ import shutil
 import sys
 
 import pytest
+from docs_helpers import FAKE_SOFFICE, minimal_docx, snapshot
 
 from docgraph.config import IngestSettings
 from docgraph.documents import ingest
 from docgraph.store import SQLiteStore
-
-from docs_helpers import FAKE_SOFFICE, minimal_docx, snapshot
 
 SETTINGS = IngestSettings(workers=1)
 TEXT = ["Office documents are converted to PDF before parsing.", "The converted pages keep the kind office."]

@@ -15,8 +15,18 @@ def page_jobs(shared_data: Path, root: Path, doc_id: str, numbers: range) -> lis
     """Jobs for pages ``numbers`` of a short shared report, as one document ``doc_id``."""
     settings = IngestSettings()
     pdf = shared_data / "documents" / "jstor_open_access_latin_america_report.pdf"
-    return [PageJob(doc_id=doc_id, number=n, pdf_path=str(pdf), password=None, root=str(root),
-                    settings=settings, parser=parser_target(settings.parser)) for n in numbers]
+    return [
+        PageJob(
+            doc_id=doc_id,
+            number=n,
+            pdf_path=str(pdf),
+            password=None,
+            root=str(root),
+            settings=settings,
+            parser=parser_target(settings.parser),
+        )
+        for n in numbers
+    ]
 
 
 def test_the_probe_starts_every_worker_at_once():
@@ -36,6 +46,7 @@ def test_the_probe_starts_every_worker_at_once():
 def test_workers_are_replaced_between_documents_after_their_share_of_pages(shared_data, tmp_path):
     """``recycle_after`` pages per worker: the next document gets fresh worker processes (the
     old ones have exited), and its pages come back as from any worker."""
+
     def jobs(doc_id: str, numbers: range) -> list[PageJob]:
         return page_jobs(shared_data, tmp_path, doc_id, numbers)
 
@@ -51,8 +62,9 @@ def test_workers_are_replaced_between_documents_after_their_share_of_pages(share
         assert not any(p.is_alive() for p in old)
         assert {p.pid for p in runner._pool._processes.values()}.isdisjoint({p.pid for p in old})
         for results in (first, second, third):
-            assert all(isinstance(r, PageResult) and r.page.number == j.number and r.page.components
-                       for j, r in results), results
+            assert all(
+                isinstance(r, PageResult) and r.page.number == j.number and r.page.components for j, r in results
+            ), results
         assert sorted(j.number for j, _ in third) == [6, 7]
     finally:
         runner.close()

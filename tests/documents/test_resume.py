@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from docs_helpers import snapshot
 
 from docgraph.config import IngestSettings
 from docgraph.documents import ingest
 from docgraph.progress import RecordingProgress
 from docgraph.store import SQLiteStore
-
-from docs_helpers import snapshot
 
 
 class StopAfter(RecordingProgress):

@@ -8,6 +8,7 @@ import types
 
 import pymupdf
 import pytest
+from docs_helpers import LOREM, text_pdf
 from PIL import Image
 
 from docgraph.config import IngestSettings
@@ -21,27 +22,60 @@ from docgraph.documents.runner import spawn_safe
 from docgraph.documents.sections import assign_sections, choose_title, heading_levels, meaningful_title
 from docgraph.errors import ConfigError, InputError
 from docgraph.store import SQLiteStore
-from docgraph.types import BBox, Component, ComponentKind as K, Page
-
-from docs_helpers import LOREM, text_pdf
+from docgraph.types import BBox, Component, Page
+from docgraph.types import ComponentKind as K
 
 
 def test_lines_join_with_dehyphenation():
-    assert lines_to_text(["An exam-", "ple of well-", "Known text", "", " end "]) == \
-        "An example of well- Known text end"
+    assert (
+        lines_to_text(["An exam-", "ple of well-", "Known text", "", " end "]) == "An example of well- Known text end"
+    )
 
 
 def _page(number, comps):
-    return Page(doc_id="d", number=number, width=600, height=800, image_path="x.png", dpi=144,
-                components=[Component(id=i, kind=k, bbox=BBox(x0=0, y0=o * 10, x1=10, y1=o * 10 + 5), order=o,
-                                      text=t, furniture=k.is_furniture) for o, (i, k, t) in enumerate(comps)])
+    return Page(
+        doc_id="d",
+        number=number,
+        width=600,
+        height=800,
+        image_path="x.png",
+        dpi=144,
+        components=[
+            Component(
+                id=i,
+                kind=k,
+                bbox=BBox(x0=0, y0=o * 10, x1=10, y1=o * 10 + 5),
+                order=o,
+                text=t,
+                furniture=k.is_furniture,
+            )
+            for o, (i, k, t) in enumerate(comps)
+        ],
+    )
 
 
 def test_section_paths_follow_heading_levels_across_pages():
-    pages = [_page(1, [("H1", K.HEADER, "Running head"), ("TI1", K.TITLE, "Part One"), ("TI2", K.TITLE, "Intro"),
-                       ("P1", K.PARAGRAPH, "a")]),
-             _page(2, [("P1", K.PARAGRAPH, "b"), ("TI1", K.TITLE, "Details"), ("P2", K.PARAGRAPH, "c"),
-                       ("TI2", K.TITLE, "Part Two"), ("P3", K.PARAGRAPH, "d")])]
+    pages = [
+        _page(
+            1,
+            [
+                ("H1", K.HEADER, "Running head"),
+                ("TI1", K.TITLE, "Part One"),
+                ("TI2", K.TITLE, "Intro"),
+                ("P1", K.PARAGRAPH, "a"),
+            ],
+        ),
+        _page(
+            2,
+            [
+                ("P1", K.PARAGRAPH, "b"),
+                ("TI1", K.TITLE, "Details"),
+                ("P2", K.PARAGRAPH, "c"),
+                ("TI2", K.TITLE, "Part Two"),
+                ("P3", K.PARAGRAPH, "d"),
+            ],
+        ),
+    ]
     sizes = {(1, "TI1"): 24.0, (1, "TI2"): 16.0, (2, "TI1"): 12.2, (2, "TI2"): 23.6}
     assert heading_levels(list(sizes.values())) == {24: 1, 16: 2, 12: 3}
     assign_sections(pages, sizes, "Book")
@@ -66,16 +100,33 @@ def test_titles_prefer_meaningful_metadata_then_the_largest_first_heading():
 
 
 def test_a_label_heading_is_joined_with_the_next_heading():
-    running = [_page(1, [("H1", K.HEADER, "Chapter 2 Methods"), ("TI1", K.TITLE, "Chapter 2"),
-                         ("TI2", K.TITLE, "Methods and Data")]),
-               _page(2, [("H1", K.HEADER, "Chapter 2 Methods"), ("P1", K.PARAGRAPH, "text")])]
+    running = [
+        _page(
+            1,
+            [
+                ("H1", K.HEADER, "Chapter 2 Methods"),
+                ("TI1", K.TITLE, "Chapter 2"),
+                ("TI2", K.TITLE, "Methods and Data"),
+            ],
+        ),
+        _page(2, [("H1", K.HEADER, "Chapter 2 Methods"), ("P1", K.PARAGRAPH, "text")]),
+    ]
     sizes = {(1, "TI1"): 24.0, (1, "TI2"): 18.0}
     assert choose_title(None, running, sizes, "stem") == "Chapter 2: Methods and Data"
     # a unit opener / contents page listing chapters: the labels name parts; the unit title,
     # typed as a page header that heads no other page, names the document (issue 16)
-    toc = [_page(1, [("H1", K.HEADER, "Unit 4 A Global Middle Ages"), ("TI1", K.TITLE, "CHAPTER 14"),
-                     ("P1", K.PARAGRAPH, "Pax Mongolica 579"), ("TI2", K.TITLE, "CHAPTER 15")]),
-           _page(2, [("H1", K.HEADER, "Preface 1"), ("P1", K.PARAGRAPH, "text")])]
+    toc = [
+        _page(
+            1,
+            [
+                ("H1", K.HEADER, "Unit 4 A Global Middle Ages"),
+                ("TI1", K.TITLE, "CHAPTER 14"),
+                ("P1", K.PARAGRAPH, "Pax Mongolica 579"),
+                ("TI2", K.TITLE, "CHAPTER 15"),
+            ],
+        ),
+        _page(2, [("H1", K.HEADER, "Preface 1"), ("P1", K.PARAGRAPH, "text")]),
+    ]
     sizes = {(1, "TI1"): 20.0, (1, "TI2"): 20.0}
     assert choose_title(None, toc, sizes, "stem") == "Unit 4 A Global Middle Ages"
     # ... but never a running head (the same header, page numbers aside, on another page)
@@ -85,16 +136,27 @@ def test_a_label_heading_is_joined_with_the_next_heading():
 
 
 def test_ocr_lines_merge_into_regions_tables_and_paragraphs():
-    lines = [OcrLine((50, 50, 300, 70), "A Heading"),
-             OcrLine((50, 100, 280, 110), "first line of a para-"), OcrLine((50, 112, 270, 122), "graph here"),
-             OcrLine((50, 200, 100, 210), "Country"), OcrLine((200, 200, 260, 210), "Tax"),
-             OcrLine((50, 215, 100, 225), "Spain"), OcrLine((200, 215, 240, 225), "-0.7"),
-             OcrLine((50, 230, 100, 240), "Portugal"), OcrLine((200, 230, 240, 240), "0.01"),
-             OcrLine((50, 400, 300, 410), "a loose line"), OcrLine((50, 412, 300, 422), "and its neighbour")]
-    regions = [Region((45, 45, 320, 75), K.TITLE), Region((40, 90, 400, 130), K.PARAGRAPH),
-               Region((40, 95, 600, 300), K.PARAGRAPH),  # overlapping text region: the smaller one wins
-               Region((45, 195, 300, 245), K.TABLE), Region((400, 500, 550, 700), K.IMAGE),
-               Region((400, 720, 550, 760), K.PARAGRAPH)]  # no lines: dropped
+    lines = [
+        OcrLine((50, 50, 300, 70), "A Heading"),
+        OcrLine((50, 100, 280, 110), "first line of a para-"),
+        OcrLine((50, 112, 270, 122), "graph here"),
+        OcrLine((50, 200, 100, 210), "Country"),
+        OcrLine((200, 200, 260, 210), "Tax"),
+        OcrLine((50, 215, 100, 225), "Spain"),
+        OcrLine((200, 215, 240, 225), "-0.7"),
+        OcrLine((50, 230, 100, 240), "Portugal"),
+        OcrLine((200, 230, 240, 240), "0.01"),
+        OcrLine((50, 400, 300, 410), "a loose line"),
+        OcrLine((50, 412, 300, 422), "and its neighbour"),
+    ]
+    regions = [
+        Region((45, 45, 320, 75), K.TITLE),
+        Region((40, 90, 400, 130), K.PARAGRAPH),
+        Region((40, 95, 600, 300), K.PARAGRAPH),  # overlapping text region: the smaller one wins
+        Region((45, 195, 300, 245), K.TABLE),
+        Region((400, 500, 550, 700), K.IMAGE),
+        Region((400, 720, 550, 760), K.PARAGRAPH),
+    ]  # no lines: dropped
     blocks = merge(lines, regions, 600, 800)
     assert [b.kind for b in blocks] == [K.TITLE, K.PARAGRAPH, K.TABLE, K.PARAGRAPH, K.IMAGE]
     assert blocks[1].text == "first line of a paragraph here" and blocks[1].bbox == (50, 100, 280, 122)
@@ -108,9 +170,14 @@ def test_reading_order_reads_columns_between_full_width_blocks():
     def block(name, box):
         return LayoutBlock(K.PARAGRAPH, box, name)
 
-    blocks = [block("right1", (320, 100, 580, 200)), block("left1", (20, 100, 280, 200)),
-              block("title", (20, 20, 580, 60)), block("left2", (20, 220, 280, 300)),
-              block("right2", (320, 220, 580, 300)), block("footer", (20, 700, 580, 720))]
+    blocks = [
+        block("right1", (320, 100, 580, 200)),
+        block("left1", (20, 100, 280, 200)),
+        block("title", (20, 20, 580, 60)),
+        block("left2", (20, 220, 280, 300)),
+        block("right2", (320, 220, 580, 300)),
+        block("footer", (20, 700, 580, 720)),
+    ]
     assert [b.text for b in reading_order(blocks, 600)] == ["title", "left1", "left2", "right1", "right2", "footer"]
     assert grid_markdown([]) == ""
 
@@ -143,8 +210,9 @@ def test_parser_registry_and_a_stand_in_backend(tmp_path):
     register_parser("fake", "docs_helpers:FakeParser")
     root = tmp_path / "ws"
     store = SQLiteStore(root)
-    report = ingest(store, root, IngestSettings(parser="fake", workers=1),
-                    [text_pdf(tmp_path / "two.pdf", [LOREM, LOREM])])
+    report = ingest(
+        store, root, IngestSettings(parser="fake", workers=1), [text_pdf(tmp_path / "two.pdf", [LOREM, LOREM])]
+    )
     doc = store.get_document(report.added[0].id, with_pages=True)
     page = doc.pages[1]
     assert [c.id for c in page.components] == ["TI1", "P1", "T1", "P2"]

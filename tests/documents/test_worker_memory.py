@@ -5,13 +5,12 @@ scanned page with a fresh one, with the same result."""
 from __future__ import annotations
 
 import pytest
+from docs_helpers import rasterise
 
 from docgraph.config import IngestSettings
 from docgraph.documents import pages
 from docgraph.documents.pages import PageJob
 from docgraph.documents.parser import parser_target
-
-from docs_helpers import rasterise
 
 WORLD_HISTORY = "openstax_world_history_v1_excerpt.pdf"
 
@@ -24,8 +23,9 @@ def scan(tmp_path_factory, documents_dir):
 
 def read(scan, tmp_path, number: int, limit_mb: int) -> pages.PageResult:
     settings = IngestSettings(worker_memory_mb=limit_mb)
-    return pages.process_page(PageJob("scan", number, str(scan), None, str(tmp_path), settings,
-                                      parser_target(settings.parser)))
+    return pages.process_page(
+        PageJob("scan", number, str(scan), None, str(tmp_path), settings, parser_target(settings.parser))
+    )
 
 
 def texts(result: pages.PageResult) -> list[str]:
@@ -50,7 +50,10 @@ def test_past_the_budget_the_ocr_engine_is_dropped_and_comes_back(scan, tmp_path
 def test_a_born_digital_page_never_loads_or_drops_an_engine(documents_dir, tmp_path, monkeypatch):
     monkeypatch.setattr(pages, "_STATE", pages._WorkerState())
     settings = IngestSettings(worker_memory_mb=1)
-    pages.process_page(PageJob("pdf", 1, str(documents_dir / WORLD_HISTORY), None, str(tmp_path), settings,
-                               parser_target(settings.parser)))
+    pages.process_page(
+        PageJob(
+            "pdf", 1, str(documents_dir / WORLD_HISTORY), None, str(tmp_path), settings, parser_target(settings.parser)
+        )
+    )
     assert pages._STATE.ocr is None and pages._STATE.within_memory(1) is False
     pages._STATE.release()

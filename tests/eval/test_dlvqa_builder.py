@@ -75,11 +75,27 @@ def first_run(ws, pdf, stub, tmp_path_factory):
     folder = tmp_path_factory.mktemp("first")
     buffer = io.StringIO()  # capsys is function-scoped: the module's run is captured by hand
     with contextlib.redirect_stdout(buffer):
-        code = main(["--workspace", str(ws), "dataset", "dlvqa", str(pdf), "--out", str(folder / "set.jsonl"),
-                     "--review", str(folder / "review")])
+        code = main(
+            [
+                "--workspace",
+                str(ws),
+                "dataset",
+                "dlvqa",
+                str(pdf),
+                "--out",
+                str(folder / "set.jsonl"),
+                "--review",
+                str(folder / "review"),
+            ]
+        )
     assert code == 0, buffer.getvalue()
-    return {"out": folder / "set.jsonl", "review": folder / "review", "printed": buffer.getvalue(),
-            "calls": counts(stub), "requests": list(stub.requests)}
+    return {
+        "out": folder / "set.jsonl",
+        "review": folder / "review",
+        "printed": buffer.getvalue(),
+        "calls": counts(stub),
+        "requests": list(stub.requests),
+    }
 
 
 def test_builds_questions_from_clusters_spanning_enough_pages(first_run):
@@ -88,8 +104,9 @@ def test_builds_questions_from_clusters_spanning_enough_pages(first_run):
     printed = first_run["printed"]
     # 26 scripted facts: the visual fact on page 2 has no figure to point at and is dropped
     assert f"{PDF_NAME}: 5 pages, 25 facts (24 text, 1 visual, 1 ungrounded visual dropped)" in printed
-    assert re.search(r"3 clusters \+ 3 noise facts; 2 question\(s\) kept, 1 dropped \(c\d: facts on 2 page\(s\) < 3\)",
-                     printed), printed
+    assert re.search(
+        r"3 clusters \+ 3 noise facts; 2 question\(s\) kept, 1 dropped \(c\d: facts on 2 page\(s\) < 3\)", printed
+    ), printed
     for stage in STAGES + ("embed.dlvqa facts",):
         assert re.search(rf"^{re.escape(stage)}\s+[1-9]", printed, re.MULTILINE), stage  # tokens per stage shown
     questions = rows(first_run["out"])
@@ -209,14 +226,27 @@ def test_the_set_loads_and_eval_scores_it(first_run, ws, stub, tmp_path, capsys)
             return {"facts": [{"fact": int(n), "covered": True, "sentences": [1]} for n in facts]}
         return {"sentences": [{"sentence": int(n), "category": "no error"} for n in sentences]}
 
-    stub.reply("The book is openly licensed under CC BY [1]. OpenStax is part of Rice University [1].",
-               stage="bm25.answer")
+    stub.reply(
+        "The book is openly licensed under CC BY [1]. OpenStax is part of Rice University [1].", stage="bm25.answer"
+    )
     stub.reply({"answer": "CC BY"}, stage="eval.extract_answer")
     stub.reply({"correct": True}, stage="eval.judge.accuracy")
     stub.reply(finesure, stage="eval.judge.finesure")
     out = tmp_path / "results"
-    code = main(["--workspace", str(ws), "eval", "dlvqa", str(first_run["out"]), "--methods", "bm25",
-                 "--out", str(out), "--json"])
+    code = main(
+        [
+            "--workspace",
+            str(ws),
+            "eval",
+            "dlvqa",
+            str(first_run["out"]),
+            "--methods",
+            "bm25",
+            "--out",
+            str(out),
+            "--json",
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0, printed
     row = json.loads(printed)["methods"]["bm25"]
@@ -235,20 +265,26 @@ def test_without_a_model_the_builder_says_what_to_configure(tmp_path, pdf, capsy
 # ---------------------------------------------------------------------- the pure parts
 def _page() -> Page:
     box = BBox(x0=0, y0=0, x1=10, y1=10)
-    comps = [Component(id="P1", kind=ComponentKind.PARAGRAPH, bbox=box, order=0, text="Text."),
-             Component(id="IM1", kind=ComponentKind.IMAGE, bbox=box, order=1),
-             Component(id="C1", kind=ComponentKind.CAPTION, bbox=box, order=2, text="A map.")]
+    comps = [
+        Component(id="P1", kind=ComponentKind.PARAGRAPH, bbox=box, order=0, text="Text."),
+        Component(id="IM1", kind=ComponentKind.IMAGE, bbox=box, order=1),
+        Component(id="C1", kind=ComponentKind.CAPTION, bbox=box, order=2, text="A map."),
+    ]
     return Page(doc_id="d", number=7, width=10, height=10, image_path="p.png", dpi=72, components=comps)
 
 
 def test_grounding_ties_visual_facts_to_components():
     page = _page()
-    drafts = [FactDraft(type="textual", text="  A  fact. ", components=["P1", "Z9"]),
-              FactDraft(type="Figure", text="The map shows two rivers.", components=["C1"]),
-              FactDraft(type="visual", text="", components=["IM1"])]
+    drafts = [
+        FactDraft(type="textual", text="  A  fact. ", components=["P1", "Z9"]),
+        FactDraft(type="Figure", text="The map shows two rivers.", components=["C1"]),
+        FactDraft(type="visual", text="", components=["IM1"]),
+    ]
     out = ground(drafts, page)
     assert [(f.id, f.type, f.text, f.components) for f in out.facts] == [
-        ("p7.1", "text", "A fact.", ["P1"]), ("p7.2", "visual", "The map shows two rivers.", ["IM1", "C1"])]
+        ("p7.1", "text", "A fact.", ["P1"]),
+        ("p7.2", "visual", "The map shows two rivers.", ["IM1", "C1"]),
+    ]
     page.components.append(Component(id="IM2", kind=ComponentKind.IMAGE, bbox=page.components[0].bbox, order=3))
     out = ground([FactDraft(type="visual", text="Which figure?", components=[])], page)
     assert out.facts == [] and out.ungrounded == 1  # two figures: no way to tell which one
@@ -291,8 +327,10 @@ def test_long_documents_are_summarised_in_parts():
 def test_loader_finds_documents_by_doc_path(tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.pdf").write_bytes(b"%PDF-1.4")
-    rows = [{"qa_id": "q1", "doc_id": "a.pdf", "doc_path": "docs/a.pdf", "query": "?", "gt_facts": []},
-            {"qa_id": "q2", "doc_id": "b.pdf", "doc_path": "docs/b.pdf", "query": "?", "gt_facts": []}]
+    rows = [
+        {"qa_id": "q1", "doc_id": "a.pdf", "doc_path": "docs/a.pdf", "query": "?", "gt_facts": []},
+        {"qa_id": "q2", "doc_id": "b.pdf", "doc_path": "docs/b.pdf", "query": "?", "gt_facts": []},
+    ]
     (tmp_path / "set.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     bench = load_dlvqa(tmp_path / "set.jsonl")
     assert bench.documents == {"a.pdf": tmp_path / "docs" / "a.pdf"}  # a missing file is not a document

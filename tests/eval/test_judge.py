@@ -7,8 +7,14 @@ import json
 
 import pytest
 
-from docgraph.eval.judge import (answer_sentences, extract_answer, extract_formatted_answer, finesure_judgement,
-                                 judged_verdicts, pairwise_judgement)
+from docgraph.eval.judge import (
+    answer_sentences,
+    extract_answer,
+    extract_formatted_answer,
+    finesure_judgement,
+    judged_verdicts,
+    pairwise_judgement,
+)
 from docgraph.eval.metrics import judged_accuracy
 from docgraph.eval.metrics_judged import win_rates
 from docgraph.testing.fixtures import make_hub, stub_settings
@@ -30,8 +36,10 @@ def by_model(replies: dict[str, object]):
 def test_two_judges_are_averaged(openai_stub, tmp_path):
     judges = judge_pair(openai_stub, tmp_path)
     # judge-a accepts both answers; judge-b accepts only the one that names the number
-    openai_stub.reply(lambda r: {"correct": r.body["model"] == "judge-a" or "42" in r.prompt.split("Response:")[1]},
-                      stage="eval.judge.accuracy")
+    openai_stub.reply(
+        lambda r: {"correct": r.body["model"] == "judge-a" or "42" in r.prompt.split("Response:")[1]},
+        stage="eval.judge.accuracy",
+    )
     first = judged_verdicts(judges, "How many?", "42", "There are 42 of them [1].")
     second = judged_verdicts(judges, "How many?", "42", "Several.")
     assert first == {"judge-a": True, "judge-b": True} and second == {"judge-a": True, "judge-b": False}
@@ -69,13 +77,25 @@ def test_finesure_labels_become_a_judgement(openai_stub, tmp_path):
     answer = "Softmax turns scores into probabilities. SVM is always better."
     assert len(answer_sentences(answer)) == 2
     # one stage, two prompts: route by the prompt's opening line
-    openai_stub.reply(lambda r: {"facts": [{"fact": 1, "covered": True, "sentences": [1]},
-                                           {"fact": 2, "covered": False, "sentences": []},
-                                           {"fact": 3, "covered": True, "sentences": [9]}]}
-                      if r.prompt.startswith("You check which key facts") else
-                      {"sentences": [{"sentence": 1, "category": "no error"},
-                                     {"sentence": 2, "category": "out-of-context error"}]},
-                      stage="eval.judge.finesure")
+    openai_stub.reply(
+        lambda r: (
+            {
+                "facts": [
+                    {"fact": 1, "covered": True, "sentences": [1]},
+                    {"fact": 2, "covered": False, "sentences": []},
+                    {"fact": 3, "covered": True, "sentences": [9]},
+                ]
+            }
+            if r.prompt.startswith("You check which key facts")
+            else {
+                "sentences": [
+                    {"sentence": 1, "category": "no error"},
+                    {"sentence": 2, "category": "out-of-context error"},
+                ]
+            }
+        ),
+        stage="eval.judge.finesure",
+    )
     facts = ["Softmax outputs probabilities.", "SVM maximises the margin.", "Both are linear classifiers."]
     judgement = finesure_judgement(judge, "Compare softmax and SVM.", answer, "reference summary", facts)
     assert list(judgement.sentence_faithful) == [True, False]
@@ -92,9 +112,12 @@ def test_pairwise_is_judged_in_both_orders_and_needs_agreement(openai_stub, tmp_
     def verdict(request):
         first = request.prompt.split("Answer 1:")[1].split("Answer 2:")[0]
         better = "1" if "detailed" in first else "2"
-        return {"comprehensiveness": {"winner": better}, "diversity": {"winner": "1"},  # position-biased
-                "empowerment": {"winner": better if request.body["model"] == "judge-a" else "tie"},
-                "overall": {"winner": better}}
+        return {
+            "comprehensiveness": {"winner": better},
+            "diversity": {"winner": "1"},  # position-biased
+            "empowerment": {"winner": better if request.body["model"] == "judge-a" else "tie"},
+            "overall": {"winner": better},
+        }
 
     openai_stub.reply(verdict, stage="eval.judge.pairwise")
     judgements = [pairwise_judgement(judge, name, "Explain.", detailed, short) for name, judge in judges.items()]

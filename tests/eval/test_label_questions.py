@@ -15,16 +15,18 @@ def _document(shared_data: Path, name: str) -> Path:
     return path
 
 
-def test_a_filing_defines_its_notes_where_their_headings_are_not_where_they_are_listed(shared_data: Path,
-                                                                                     benchmark_script):
+def test_a_filing_defines_its_notes_where_their_headings_are_not_where_they_are_listed(
+    shared_data: Path, benchmark_script
+):
     labels = benchmark_script("label_questions").defined_labels(_document(shared_data, "NIKE_2021_10K.pdf"))
     notes = {number: page for (kind, number), page in labels.items() if kind == "Note"}
     assert notes["10"] == 79 and notes["11"] == 79, '"NOTE 10 — REDEEMABLE PREFERRED STOCK" on p. 79'
     assert 64 not in notes.values(), "p. 64 lists Notes 1-21 (a contents page): it defines none of them"
 
 
-def test_a_paper_numbering_its_tables_in_roman_numerals_gets_questions_in_both_forms(shared_data: Path,
-                                                                                     benchmark_script):
+def test_a_paper_numbering_its_tables_in_roman_numerals_gets_questions_in_both_forms(
+    shared_data: Path, benchmark_script
+):
     module = benchmark_script("label_questions")
     labels = module.defined_labels(_document(shared_data, "2312.10997v5.pdf"))
     assert labels[("Table", "II")] == 13 and labels[("Table", "IV")] == 15

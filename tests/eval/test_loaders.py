@@ -9,8 +9,15 @@ from pathlib import Path
 import pytest
 
 from docgraph.errors import InputError
-from docgraph.eval.loaders import (by_document, load_benchmark, load_dlvqa, load_financebench, load_mmlongbench,
-                                   pack_documents, pdf_page_counts)
+from docgraph.eval.loaders import (
+    by_document,
+    load_benchmark,
+    load_dlvqa,
+    load_financebench,
+    load_mmlongbench,
+    pack_documents,
+    pdf_page_counts,
+)
 from docgraph.eval.loaders.base import parse_literal_list, parse_pages, unique_title_ids
 from docgraph.eval.loaders.kg4vd_test import pages_from_note
 from docgraph.eval.metrics import is_unanswerable_gold, retrieval_summary
@@ -68,8 +75,9 @@ def test_mmlongbench_counts(mmlb):
     assert first.gold_pages == [("PH_2016.06.08_Economy-Final.pdf", 5)] and first.evidence_sources == ["chart"]
     # questions without gold pages (unanswerable ones, and 2 answerable ones) leave retrieval metrics
     assert sum(1 for i in mmlb.items if not i.gold_pages and not i.unanswerable) == 2
-    assert retrieval_summary([[]] * 321, [i.gold_pages for i in mmlb.items]).n_excluded == \
-        sum(1 for i in mmlb.items if not i.gold_pages)
+    assert retrieval_summary([[]] * 321, [i.gold_pages for i in mmlb.items]).n_excluded == sum(
+        1 for i in mmlb.items if not i.gold_pages
+    )
     listed = [i for i in mmlb.items if i.answer_format == "List"]
     assert all(isinstance(i.answer, str) for i in listed) and sum("answer_list" in i.extra for i in listed) > 30
 
@@ -97,12 +105,24 @@ def test_mmlongbench_page_past_the_end_is_dropped_and_question_kept(mmlb, mmlb_d
 
 def test_mmlongbench_defensive_parsing(tmp_path):
     samples = [
-        {"doc_id": "a.pdf", "doc_type": "Guidebook", "question": "q0", "answer": "x", "evidence_pages": "[2, 999]",
-         "evidence_sources": "['Table']", "answer_format": "Str"},
-        {"doc_id": "a.pdf", "question": "q1", "answer": "Not answerable", "evidence_pages": "",
-         "evidence_sources": "['Chart'", "answer_format": "None"},
-        {"doc_id": "a.pdf", "question": "q2", "answer": "['u', 'v']", "evidence_pages": 3,
-         "answer_format": "List"},
+        {
+            "doc_id": "a.pdf",
+            "doc_type": "Guidebook",
+            "question": "q0",
+            "answer": "x",
+            "evidence_pages": "[2, 999]",
+            "evidence_sources": "['Table']",
+            "answer_format": "Str",
+        },
+        {
+            "doc_id": "a.pdf",
+            "question": "q1",
+            "answer": "Not answerable",
+            "evidence_pages": "",
+            "evidence_sources": "['Chart'",
+            "answer_format": "None",
+        },
+        {"doc_id": "a.pdf", "question": "q2", "answer": "['u', 'v']", "evidence_pages": 3, "answer_format": "List"},
         {"doc_id": "a.pdf", "question": "q3", "answer": "y", "evidence_pages": "[0, '4']"},
     ]
     (tmp_path / "samples.json").write_text(json.dumps(samples))
@@ -186,16 +206,19 @@ def test_qasper_both_sources(data):
 
 
 def test_financebench_fixture_pages_become_one_based(mmlb_dir):
-    bench = load_financebench(FIXTURES / "financebench_sample.jsonl", pdf_dir=mmlb_dir / "documents",
-                              page_counts={"3M_2018_10K": 160})
+    bench = load_financebench(
+        FIXTURES / "financebench_sample.jsonl", pdf_dir=mmlb_dir / "documents", page_counts={"3M_2018_10K": 160}
+    )
     assert [i.id for i in bench.items] == ["fixture_0001", "fixture_0002", "fixture_0003"]
     one, two, three = bench.items
     assert one.gold_pages == [("3M_2018_10K", 60)] and one.doc_type == "10k"
     assert two.gold_pages == [("3M_2018_10K", 1)] and two.extra["dropped_pages"] == [("3M_2018_10K", 300)]
     assert three.doc_ids == ["NIKE_2021_10K", "NIKE_2020_10K"] and three.gold_pages == [("NIKE_2020_10K", 5)]
     # documents found as <doc_name>.pdf; NIKE_2020_10K has no file there
-    assert bench.documents == {"3M_2018_10K": mmlb_dir / "documents" / "3M_2018_10K.pdf",
-                               "NIKE_2021_10K": mmlb_dir / "documents" / "NIKE_2021_10K.pdf"}
+    assert bench.documents == {
+        "3M_2018_10K": mmlb_dir / "documents" / "3M_2018_10K.pdf",
+        "NIKE_2021_10K": mmlb_dir / "documents" / "NIKE_2021_10K.pdf",
+    }
 
 
 def test_dlvqa_fixture():
@@ -257,8 +280,10 @@ def test_documents_elsewhere_are_found_by_id_and_other_pdfs_join(data, tmp_path)
     (tmp_path / "3M_2018_10K.pdf").write_bytes(b"%PDF-1.4")
     (tmp_path / "OTHER_2020_10K.pdf").write_bytes(b"%PDF-1.4")
     moved = bench.with_documents(tmp_path)
-    assert moved.documents == {"3M_2018_10K": tmp_path / "3M_2018_10K.pdf",
-                               "OTHER_2020_10K": tmp_path / "OTHER_2020_10K.pdf"}
+    assert moved.documents == {
+        "3M_2018_10K": tmp_path / "3M_2018_10K.pdf",
+        "OTHER_2020_10K": tmp_path / "OTHER_2020_10K.pdf",
+    }
     with pytest.raises(InputError, match="none of the benchmark's documents"):
         bench.with_documents(tmp_path / "..")
     with pytest.raises(InputError, match="does not exist"):

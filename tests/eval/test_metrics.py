@@ -6,26 +6,40 @@ import math
 
 import pytest
 
-from docgraph.eval.metrics import (containment, exact_match, is_refusal, is_unanswerable_gold, judged_accuracy,
-                                   mean_by_category, recall_at_k, reciprocal_rank, retrieval_summary,
-                                   score_short_answer, token_f1, valid_gold_pages)
+from docgraph.eval.metrics import (
+    containment,
+    exact_match,
+    is_refusal,
+    is_unanswerable_gold,
+    judged_accuracy,
+    mean_by_category,
+    recall_at_k,
+    reciprocal_rank,
+    retrieval_summary,
+    score_short_answer,
+    token_f1,
+    valid_gold_pages,
+)
 from docgraph.eval.normalize import answer_tokens, normalize_answer, strip_answer_prefix
 
 
-@pytest.mark.parametrize("raw,expected", [
-    ("The Eiffel Tower!", "eiffel tower"),
-    ("  An   apple, a day ", "apple day"),
-    ("1,234,567 dollars", "1234567 dollars"),
-    ("50.190%", "50.19"),
-    ("3.0", "3"),
-    ("$2.50", "2.5"),
-    ("COVID-19", "covid 19"),
-    ("1200–1500 CE", "1200 1500 ce"),
-    ("U.S.", "us"),
-    ("don't", "dont"),
-    ("Ｆｕｌｌｗｉｄｔｈ", "fullwidth"),
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        ("The Eiffel Tower!", "eiffel tower"),
+        ("  An   apple, a day ", "apple day"),
+        ("1,234,567 dollars", "1234567 dollars"),
+        ("50.190%", "50.19"),
+        ("3.0", "3"),
+        ("$2.50", "2.5"),
+        ("COVID-19", "covid 19"),
+        ("1200–1500 CE", "1200 1500 ce"),
+        ("U.S.", "us"),
+        ("don't", "dont"),
+        ("Ｆｕｌｌｗｉｄｔｈ", "fullwidth"),
+        ("", ""),
+    ],
+)
 def test_normalize_answer(raw, expected):
     assert normalize_answer(raw) == expected
 
@@ -64,18 +78,40 @@ def test_containment_uses_whole_tokens_of_the_raw_response():
     assert containment("", "the") == 1.0 and containment("something", "the") == 0.0
 
 
-@pytest.mark.parametrize("text", [
-    "Not answerable", "This question is unanswerable.", "The document does not mention the revenue in 2019.",
-    "There is insufficient information to answer.", "I don't know.", "It is not specified in the report.",
-    "The answer cannot be determined from the provided pages.", "No relevant information was found.",
-    "The paper doesn’t mention the dataset size", "", "   "])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Not answerable",
+        "This question is unanswerable.",
+        "The document does not mention the revenue in 2019.",
+        "There is insufficient information to answer.",
+        "I don't know.",
+        "It is not specified in the report.",
+        "The answer cannot be determined from the provided pages.",
+        "No relevant information was found.",
+        "The paper doesn’t mention the dataset size",
+        "",
+        "   ",
+    ],
+)
 def test_refusals_detected(text):
     assert is_refusal(text)
 
 
-@pytest.mark.parametrize("text", [
-    "No", "None", "0", "Yes", "No, the table does not list Nike.", "Trained without manually labeled data",
-    "The revenue was not reported as a loss.", "Less well-off", "Not at all likely"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "No",
+        "None",
+        "0",
+        "Yes",
+        "No, the table does not list Nike.",
+        "Trained without manually labeled data",
+        "The revenue was not reported as a loss.",
+        "Less well-off",
+        "Not at all likely",
+    ],
+)
 def test_plain_answers_are_not_refusals(text):
     assert not is_refusal(text)
 
@@ -122,9 +158,11 @@ def test_recall_and_mrr_hand_computed():
 
 def test_retrieval_summary_excludes_questions_without_gold():
     counts = {"a.pdf": 10}
-    golds = [valid_gold_pages([("a.pdf", 2), ("a.pdf", 14)], counts),  # page 14 is past the end
-             valid_gold_pages([("a.pdf", 11)], counts),                 # nothing valid → excluded
-             [("a.pdf", 5), ("a.pdf", 6)]]
+    golds = [
+        valid_gold_pages([("a.pdf", 2), ("a.pdf", 14)], counts),  # page 14 is past the end
+        valid_gold_pages([("a.pdf", 11)], counts),  # nothing valid → excluded
+        [("a.pdf", 5), ("a.pdf", 6)],
+    ]
     assert golds[0] == [("a.pdf", 2)] and golds[1] == []
     rankings = [[("a.pdf", 1), ("a.pdf", 2)], [("a.pdf", 11)], [("a.pdf", 6), ("a.pdf", 9), ("a.pdf", 5)]]
     summary = retrieval_summary(rankings, golds, ks=(1, 2))

@@ -6,8 +6,13 @@ import math
 
 import pytest
 
-from docgraph.eval.metrics_judged import (FineSurEJudgement, PairJudgement, finesure_report,
-                                          order_consistent_winner, win_rates)
+from docgraph.eval.metrics_judged import (
+    FineSurEJudgement,
+    PairJudgement,
+    finesure_report,
+    order_consistent_winner,
+    win_rates,
+)
 
 
 def test_finesure_fractions_and_alignment():
@@ -25,13 +30,21 @@ def test_finesure_fractions_and_alignment():
 def test_finesure_report_normalises_per_judge_then_averages():
     # judge g1: method means F=0.5, C=0.5, Co=0.25; oracle means F=1.0, C=1.0, Co=0.5
     # judge g2: method means F=0.6, C=0.2, Co=0.4;  oracle means F=0.8, C=0.6, Co=0.8
-    m1 = [FineSurEJudgement([True, False], [True, False], [True, False]),
-          FineSurEJudgement([True, False], [False, False], [True, False])]
+    m1 = [
+        FineSurEJudgement([True, False], [True, False], [True, False]),
+        FineSurEJudgement([True, False], [False, False], [True, False]),
+    ]
     o1 = [FineSurEJudgement([True], [True], [True]), FineSurEJudgement([True, True], [False, False], [True])]
-    m2 = [FineSurEJudgement([True, True, False, False, True], [True, True, False, False, False],
-                            [True, False, False, False, False])] * 2
-    o2 = [FineSurEJudgement([True, True, True, True, False], [True, True, True, True, False],
-                            [True, True, True, False, False])] * 2
+    m2 = [
+        FineSurEJudgement(
+            [True, True, False, False, True], [True, True, False, False, False], [True, False, False, False, False]
+        )
+    ] * 2
+    o2 = [
+        FineSurEJudgement(
+            [True, True, True, True, False], [True, True, True, True, False], [True, True, True, False, False]
+        )
+    ] * 2
     report = finesure_report({"g1": m1, "g2": m2}, {"g1": o1, "g2": o2})
     assert report.raw["g1"] == {"faithfulness": 0.5, "completeness": 0.5, "conciseness": 0.25}
     assert report.oracle["g2"]["completeness"] == pytest.approx(0.6)
@@ -51,9 +64,19 @@ def test_finesure_report_rejects_bad_inputs():
         finesure_report({"g1": one}, {"g1": [FineSurEJudgement([False], [True], [True])]})  # oracle 0
 
 
-@pytest.mark.parametrize("first,second,expected", [
-    (1, 2, "a"), (2, 1, "b"), (1, 1, "tie"), (2, 2, "tie"), ("tie", 2, "tie"),
-    ("Answer 1", "answer 2", "a"), ("2", "1", "b"), (None, None, "tie")])
+@pytest.mark.parametrize(
+    "first,second,expected",
+    [
+        (1, 2, "a"),
+        (2, 1, "b"),
+        (1, 1, "tie"),
+        (2, 2, "tie"),
+        ("tie", 2, "tie"),
+        ("Answer 1", "answer 2", "a"),
+        ("2", "1", "b"),
+        (None, None, "tie"),
+    ],
+)
 def test_order_consistent_winner(first, second, expected):
     assert order_consistent_winner(first, second) == expected
 
@@ -65,13 +88,13 @@ def test_win_rates_per_judge_then_averaged():
         return PairJudgement(judge, dict(zip(crit, a)), dict(zip(crit, b)))
 
     judgements = [
-        pj("g1", (1, 1), (2, 2)),   # A wins both criteria
-        pj("g1", (1, 2), (1, 1)),   # comp: inconsistent → tie; overall: B wins
-        pj("g1", (2, 1), (1, 2)),   # comp: B wins; overall: A wins
-        pj("g1", (1, 1), (2, 2)),   # A wins both
-        pj("g2", (1, 1), (2, 1)),   # comp: A; overall: tie
-        pj("g2", (1, 1), (2, 2)),   # A both
-        pj("g2", (2, 2), (1, 1)),   # B both
+        pj("g1", (1, 1), (2, 2)),  # A wins both criteria
+        pj("g1", (1, 2), (1, 1)),  # comp: inconsistent → tie; overall: B wins
+        pj("g1", (2, 1), (1, 2)),  # comp: B wins; overall: A wins
+        pj("g1", (1, 1), (2, 2)),  # A wins both
+        pj("g2", (1, 1), (2, 1)),  # comp: A; overall: tie
+        pj("g2", (1, 1), (2, 2)),  # A both
+        pj("g2", (2, 2), (1, 1)),  # B both
         pj("g2", ("tie", 1), ("tie", 2)),  # comp: tie; overall: A
     ]
     rates = win_rates(judgements, criteria=crit)
@@ -89,8 +112,13 @@ def test_win_rates_validation():
     with pytest.raises(ValueError):
         win_rates([PairJudgement("g", {"overall": 1}, {})], criteria=("overall",))
     with pytest.raises(ValueError):
-        win_rates([PairJudgement("g1", {"overall": 1}, {"overall": 2}),
-                   PairJudgement("g2", {"overall": 1}, {"overall": 2}),
-                   PairJudgement("g2", {"overall": 1}, {"overall": 2})], criteria=("overall",))
+        win_rates(
+            [
+                PairJudgement("g1", {"overall": 1}, {"overall": 2}),
+                PairJudgement("g2", {"overall": 1}, {"overall": 2}),
+                PairJudgement("g2", {"overall": 1}, {"overall": 2}),
+            ],
+            criteria=("overall",),
+        )
     with pytest.raises(ValueError):
         order_consistent_winner("maybe", 1)

@@ -8,26 +8,43 @@ from docgraph.eval.metrics import mmlongbench_acc_f1, mmlongbench_score
 from docgraph.eval.metrics_mmlongbench import anls, clean_answer, levenshtein, must_match_exactly
 
 
-@pytest.mark.parametrize("raw, cleaned", [
-    ("  Hello World ", "hello world"),
-    ("$1,200", "1,200"),
-    ("18.29%", "18.29"),
-    ("'Less well-off'", "less well-off"),
-    ('"quoted"', "quoted"),
-    ("Paris (France)", "paris"),
-    ("a (b) c (d)", "a c"),
-    ("$$5%%", "5"),
-])
+@pytest.mark.parametrize(
+    "raw, cleaned",
+    [
+        ("  Hello World ", "hello world"),
+        ("$1,200", "1,200"),
+        ("18.29%", "18.29"),
+        ("'Less well-off'", "less well-off"),
+        ('"quoted"', "quoted"),
+        ("Paris (France)", "paris"),
+        ("a (b) c (d)", "a c"),
+        ("$$5%%", "5"),
+    ],
+)
 def test_cleaning(raw, cleaned):
     assert clean_answer(raw) == cleaned
 
 
-@pytest.mark.parametrize("text, exact", [
-    ("https://example.org/x", True), ("train.py", True), ("demo.ipynb", True), ("page 7", True),
-    ("42", True), ("01983 873655", True), ("555-1234", True), ("10 a.m.", True), ("2019-03", True),
-    ("2019-03-04", True), ("help@example.org", True),
-    ("3.5", False), ("less well-off", False), ("12 34 56", False), ("march 2019", False),
-])
+@pytest.mark.parametrize(
+    "text, exact",
+    [
+        ("https://example.org/x", True),
+        ("train.py", True),
+        ("demo.ipynb", True),
+        ("page 7", True),
+        ("42", True),
+        ("01983 873655", True),
+        ("555-1234", True),
+        ("10 a.m.", True),
+        ("2019-03", True),
+        ("2019-03-04", True),
+        ("help@example.org", True),
+        ("3.5", False),
+        ("less well-off", False),
+        ("12 34 56", False),
+        ("march 2019", False),
+    ],
+)
 def test_must_match_exactly(text, exact):
     assert must_match_exactly(text) is exact
 
@@ -40,27 +57,39 @@ def test_levenshtein_and_anls():
     assert anls("", "") == 1.0
 
 
-@pytest.mark.parametrize("gold, pred, score", [
-    ("8", "8", 1.0), ("8", "8.7", 1.0), ("8", "8.0", 1.0), ("8", "9", 0.0),
-    ("8", "eight", 0.0), ("1000", "1,000", 0.0), ("8", "", 0.0), ("8.5", "8", 0.0),
-])
+@pytest.mark.parametrize(
+    "gold, pred, score",
+    [
+        ("8", "8", 1.0),
+        ("8", "8.7", 1.0),
+        ("8", "8.0", 1.0),
+        ("8", "9", 0.0),
+        ("8", "eight", 0.0),
+        ("1000", "1,000", 0.0),
+        ("8", "", 0.0),
+        ("8.5", "8", 0.0),
+    ],
+)
 def test_int(gold, pred, score):
     assert mmlongbench_score(gold, pred, "Int") == score
 
 
-@pytest.mark.parametrize("gold, pred, score", [
-    ("18.29%", "18.29", 1.0),     # percent sign cleaned away
-    ("18.29%", "0.1829", 1.0),    # gold / 100 accepted
-    ("0.25", "25", 1.0),          # gold × 100 accepted
-    ("100", "100.9", 1.0),        # within 1 %
-    ("100", "102", 0.0),
-    ("3.14159", "3.1", 0.0),      # 1.3 % off, and 3.10 ≠ 3.14 at two places
-    ("0.001", "0.0014", 1.0),     # 40 % off, but equal rounded to min(decimals) = 3 places
-    ("0.001", "0.0016", 0.0),
-    ("2.5", "$2.5", 1.0),
-    ("2.5", "about 2.5", 0.0),    # not a number after cleaning
-    ("abc", "1.0", 0.0),          # unreadable gold
-])
+@pytest.mark.parametrize(
+    "gold, pred, score",
+    [
+        ("18.29%", "18.29", 1.0),  # percent sign cleaned away
+        ("18.29%", "0.1829", 1.0),  # gold / 100 accepted
+        ("0.25", "25", 1.0),  # gold × 100 accepted
+        ("100", "100.9", 1.0),  # within 1 %
+        ("100", "102", 0.0),
+        ("3.14159", "3.1", 0.0),  # 1.3 % off, and 3.10 ≠ 3.14 at two places
+        ("0.001", "0.0014", 1.0),  # 40 % off, but equal rounded to min(decimals) = 3 places
+        ("0.001", "0.0016", 0.0),
+        ("2.5", "$2.5", 1.0),
+        ("2.5", "about 2.5", 0.0),  # not a number after cleaning
+        ("abc", "1.0", 0.0),  # unreadable gold
+    ],
+)
 def test_float(gold, pred, score):
     assert mmlongbench_score(gold, pred, "Float") == score
 

@@ -14,15 +14,23 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "packed_breakdown.
 
 
 def _record(qid: str, gold: list[int], retrieved: list[int], kind: str, method: str = "m") -> dict:
-    return {"kind": "question", "method": method, "qid": qid, "gold": [f"packed|{p}" for p in gold],
-            "retrieved": [f"packed|{p}" for p in retrieved], "categories": {"question_type": [kind]}}
+    return {
+        "kind": "question",
+        "method": method,
+        "qid": qid,
+        "gold": [f"packed|{p}" for p in gold],
+        "retrieved": [f"packed|{p}" for p in retrieved],
+        "categories": {"question_type": [kind]},
+    }
 
 
 def test_breakdown_splits_by_the_best_pages_document_and_strikes_out_other_documents(benchmark_script):
     module = benchmark_script("packed_breakdown")
     document_of = lambda page: "a" if page <= 10 else "b"  # noqa: E731 — pages 1-10 are a, 11-20 b
-    packed = {"q1": _record("q1", [2, 3], [2, 15, 16, 17, 18, 3], "cross-page"),   # best page right
-              "q2": _record("q2", [4], [12, 13, 14, 15, 16, 4], "single-page")}    # best page wrong
+    packed = {
+        "q1": _record("q1", [2, 3], [2, 15, 16, 17, 18, 3], "cross-page"),  # best page right
+        "q2": _record("q2", [4], [12, 13, 14, 15, 16, 4], "single-page"),
+    }  # best page wrong
     per_document = {"q1": _record("q1", [2, 3], [3, 2], "cross-page")}
     groups, other, gold_at, right = module.breakdown(packed, per_document, document_of, {"q1": "a", "q2": "a"}, 5)
     assert groups["cross-page, best page in its document"] == [(0.5, 1.0, 1.0)]
@@ -48,9 +56,12 @@ def test_the_script_rebuilds_the_packed_layout_of_the_shared_benchmark(tmp_path,
         records.append(_record(item.id, gold, gold, "single-page", method="y") | {"question": item.question})
     path = tmp_path / "records.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
-    done = subprocess.run([sys.executable, str(SCRIPT), "--packed", str(path), "--data", str(data),
-                           "--baseline", "x", "-k", "1"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--packed", str(path), "--data", str(data), "--baseline", "x", "-k", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     n = len(packed_items)
     assert f"| x | all | {n} |" in done.stdout
@@ -69,10 +80,14 @@ def test_margins_split_the_questions_that_name_a_label_from_those_that_do_not(be
         out["question"] = question
         return out
 
-    method = {"q1": record("q1", "In figure 3, how many icons are used?", [4], [4, 9]),
-              "q2": record("q2", "Which group is larger in 2018?", [7], [8, 9])}
-    baseline = {"q1": record("q1", "In figure 3, how many icons are used?", [4], [9, 8]),
-                "q2": record("q2", "Which group is larger in 2018?", [7], [7, 9])}
+    method = {
+        "q1": record("q1", "In figure 3, how many icons are used?", [4], [4, 9]),
+        "q2": record("q2", "Which group is larger in 2018?", [7], [8, 9]),
+    }
+    baseline = {
+        "q1": record("q1", "In figure 3, how many icons are used?", [4], [9, 8]),
+        "q2": record("q2", "Which group is larger in 2018?", [7], [7, 9]),
+    }
     per_doc = {"q1": record("q1", "", [4], [4])}
     table = module.margins(method, baseline, per_doc, per_doc, 1)
     assert table["names a label"] == (1, 100.0, 0.0)

@@ -5,73 +5,23 @@ embedder; chat roles stay off (retrieval-only) unless a test scripts them."""
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
+from runner_helpers import KEEP_PAGES, METHODS, options
 
+from docgraph.eval.corpora import corpus_settings
+from docgraph.eval.corpus import CorpusSpec
 from docgraph.eval.loaders import load_hotpotqa
-from docgraph.eval.loaders.base import Benchmark, parse_pages
+from docgraph.eval.loaders.base import Benchmark
 from docgraph.eval.metrics import recall_at_k
 from docgraph.eval.records import read_records
 from docgraph.eval.report import markdown, summarize
-from docgraph.eval.corpus import CorpusSpec
-from docgraph.eval.runner import EvalOptions, corpus_settings, run_eval
+from docgraph.eval.runner import run_eval
 from docgraph.testing.fixtures import stub_settings
-from docgraph.testing.openai_stub import OpenAIStub
-
-KEEP_PAGES = {"379f44022bb27aa53efd5d322c7b57bf.pdf": 3, "7c3f6204b3241f142f0f8eb8e1fefe7a.pdf": 2}
-METHODS = ["bm25", "dense", "pages"]
-
-
-@pytest.fixture(scope="module")
-def mini_mmlongbench(tmp_path_factory, shared_data) -> Path:
-    """MMLongBench-Doc format: the first pages of two documents and the questions about them."""
-    import pymupdf
-
-    src = shared_data / "mmlongbench_doc"
-    root = tmp_path_factory.mktemp("mini_mmlongbench")
-    (root / "documents").mkdir()
-    for name, pages in KEEP_PAGES.items():
-        with pymupdf.open(src / "documents" / name) as doc:
-            doc.select(list(range(pages)))
-            doc.save(root / "documents" / name)
-    samples = [s for s in json.loads((src / "samples.json").read_text(encoding="utf-8"))
-               if s["doc_id"] in KEEP_PAGES
-               and all(p <= KEEP_PAGES[s["doc_id"]] for p in parse_pages(s["evidence_pages"]))]
-    (root / "samples.json").write_text(json.dumps(samples), encoding="utf-8")
-    with open(root / "documents.tsv", "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh, delimiter="\t")
-        writer.writerow(["doc_id", "pages", "bytes", "n_questions", "doc_type"])
-        for name, pages in KEEP_PAGES.items():
-            writer.writerow([name, pages, 0, sum(s["doc_id"] == name for s in samples), ""])
-    return root
-
-
-@pytest.fixture(scope="module")
-def stub():
-    with OpenAIStub() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def corpora(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("corpora")
-
-
-def options(path, out, corpora, stub, **kw) -> EvalOptions:
-    settings = kw.pop("settings", None) or stub_settings(stub, roles=(), embeddings=True)
-    return EvalOptions(benchmark=kw.pop("benchmark", "mmlongbench"), path=path, methods=kw.pop("methods", METHODS),
-                       out=out, workspace_root=corpora, settings=settings, **kw)
-
-
-@pytest.fixture(scope="module")
-def retrieval_run(mini_mmlongbench, corpora, stub, tmp_path_factory):
-    out = tmp_path_factory.mktemp("out")
-    return run_eval(options(mini_mmlongbench, out, corpora, stub, retrieval_only=True))
 
 
 def test_table_shape(retrieval_run, mini_mmlongbench):
@@ -82,7 +32,7 @@ def test_table_shape(retrieval_run, mini_mmlongbench):
     header = [c.strip() for c in lines[2].strip("|").split("|")]
     assert header[:6] == ["method", "n", "recall@1", "recall@5", "recall@10", "mrr"]
     assert "build s" in header and "s/question" in header and "answers" not in header
-    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[4:4 + len(METHODS)]]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[4 : 4 + len(METHODS)]]
     assert [r[0] for r in rows] == METHODS and all(r[1] == str(n_questions) for r in rows)
     assert all(len(r) == len(header) for r in rows)
     assert "### recall@5 by evidence_source" in retrieval_run.markdown
@@ -133,8 +83,11 @@ def test_report_only_recomputes_the_table_without_running(retrieval_run, mini_mm
     assert report.questions_run == 0 and len(stub.requests) == requests_before  # no query embedded
     assert report.summary == retrieval_run.summary and report.markdown == retrieval_run.markdown
     # methods without records get no invented rows
-    more = run_eval(options(mini_mmlongbench, out, corpora, stub, methods=METHODS + ["hipporag"],
-                            retrieval_only=True, report_only=True))
+    more = run_eval(
+        options(
+            mini_mmlongbench, out, corpora, stub, methods=METHODS + ["hipporag"], retrieval_only=True, report_only=True
+        )
+    )
     assert more.summary["methods"]["hipporag"]["questions"] == 0
     assert more.summary["methods"]["bm25"] == retrieval_run.summary["methods"]["bm25"]
 
@@ -164,8 +117,9 @@ def test_resume_skips_finished_questions(retrieval_run, mini_mmlongbench, corpor
 
 def test_packed_setting(retrieval_run, mini_mmlongbench, corpora, stub, tmp_path):
     embedded_before = sum(len(r.texts) for r in stub.seen("/embeddings"))
-    result = run_eval(options(mini_mmlongbench, tmp_path, corpora, stub, methods=["bm25", "pages"], packed=True,
-                              retrieval_only=True))
+    result = run_eval(
+        options(mini_mmlongbench, tmp_path, corpora, stub, methods=["bm25", "pages"], packed=True, retrieval_only=True)
+    )
     # the packed corpus holds the same pages as the per-document ones, and a chunk's text and
     # its title are embedded apart (chunk_context = "separate"): what is new to the eval's
     # shared cache is the packed corpus's title (and a chunk whose text the packing changed)
@@ -194,8 +148,18 @@ def test_passage_benchmark_reports_passage_recall(shared_data, corpora, stub, tm
     ids = [i for item in items for i in item.gold_passages + item.extra["context_titles"][:2] if i in by_id]
     corpus = full.corpus.model_copy(update={"passages": [by_id[i] for i in dict.fromkeys(ids)]})
     bench = Benchmark(name="hotpotqa", items=items, corpus=corpus)
-    result = run_eval(options(None, tmp_path, corpora, stub, benchmark="hotpotqa", methods=["bm25", "hipporag"],
-                              loaded=bench, retrieval_only=True))
+    result = run_eval(
+        options(
+            None,
+            tmp_path,
+            corpora,
+            stub,
+            benchmark="hotpotqa",
+            methods=["bm25", "hipporag"],
+            loaded=bench,
+            retrieval_only=True,
+        )
+    )
     assert result.summary["level"] == "passage" and result.summary["setting"] == "passages"
     assert result.markdown.splitlines()[2].startswith("| method | n | recall@2 | recall@5 | mrr |")
     for row in result.summary["methods"].values():
@@ -204,142 +168,9 @@ def test_passage_benchmark_reports_passage_recall(shared_data, corpora, stub, tm
     assert all(set(r["retrieved"]) <= set(corpus.ids()) for r in records)
 
 
-def test_answers_offline_are_marked_extractive(retrieval_run, mini_mmlongbench, corpora, stub, tmp_path):
-    result = run_eval(options(mini_mmlongbench, tmp_path, corpora, stub, methods=["bm25", "nodocs"]))
-    assert "offline extractive" in result.markdown
-    row = result.summary["methods"]["bm25"]
-    assert row["answers"] == "offline extractive" and {"em", "f1", "acc", "recall@1"} <= set(row)
-    records = [r for r in read_records(result.records_path) if r["kind"] == "question"]
-    assert all(r["run"] == "answer" and r["model_used"] is False and r["answer"] for r in records)
-    assert "judge_acc" not in row
-    # MMLongBench-Doc's own protocol: a short answer in the question's format and its score, kept per record
-    bm25 = [r for r in records if r["method"] == "bm25"]
-    assert all(isinstance(r["mmlongbench_pred"], str) and 0.0 <= r["mmlongbench_score"] <= 1.0 for r in bm25)
-    assert row["mmlb_acc"] == pytest.approx(sum(r["mmlongbench_score"] for r in bm25) / len(bm25))
-    assert "Acc (MMLB)" in result.markdown and "F1 (MMLB)" in result.markdown
-    assert "### Acc / F1 (MMLB) by question_type" in result.markdown
-    by_type = result.summary["categories"]["question_type"]["bm25"]
-    assert set(by_type) <= {"single-page", "cross-page", "unanswerable"} and "mmlb_f1" in by_type["single-page"]
-    # the claim check, counted per record: offline answers quote their evidence, so every checked
-    # sentence is supported (issue 57)
-    assert all(r["claims"]["supported"] == sum(r["claims"].values()) for r in bm25 if r.get("claims"))
-    assert row["claims_supported"] == 1.0 and row["claims_checked"] > 0 and "claims supported" in result.markdown
-
-
-def test_answers_with_a_model_are_extracted_and_judged(mini_mmlongbench, corpora, stub, tmp_path):
-    settings = stub_settings(stub, roles=("answer", "judge"), embeddings=True)
-    stub.reset()
-    stub.reply("The answer is 01983 873655 [1].", stage="bm25.answer")
-    stub.reply({"answer": "01983 873655"}, stage="eval.extract_answer")
-    stub.reply({"answer": "01983 873655"}, stage="eval.extract_answer.formatted")
-    stub.reply(lambda r: {"correct": r.body["model"] == "judge-a"}, stage="eval.judge.accuracy")
-    result = run_eval(options(mini_mmlongbench, tmp_path, corpora, stub, methods=["bm25"], limit=3,
-                              settings=settings, judges=["judge-a", "judge-b"]))
-    row = result.summary["methods"]["bm25"]
-    assert row["questions"] == 3 and row["answers"] == "stub-model"
-    assert row["judge_acc"] == pytest.approx(0.5), "one judge always right, one never: averaged"
-    records = [r for r in read_records(result.records_path) if r["kind"] == "question"]
-    assert all(r["extracted"] == "01983 873655" and r["judges"] == {"judge-a": True, "judge-b": False}
-               for r in records)
-    phone = next(r for r in records if r["gold_answer"] == "01983 873655")
-    assert phone["usage"]["calls"] == 1, "the answer call is the query cost; judging is kept apart"
-    assert row["em"] > 0 and row["query_calls"] == pytest.approx(1.0)
-    assert phone["mmlongbench_pred"] == "01983 873655" and phone["mmlongbench_score"] == 1.0
-    assert stub.count(stage="eval.extract_answer.formatted") == 3, "one formatted extraction per question"
-    assert all(r["mmlongbench_score"] == (r["gold_answer"] == "01983 873655") for r in records), \
-        "a phone-like gold must match exactly, so the other questions score 0"
-
-
-def test_cli_prints_the_table(retrieval_run, mini_mmlongbench, corpora, tmp_path, capsys, monkeypatch):
-    from docgraph.cli import main
-
-    for name in [n for n in __import__("os").environ if n.startswith("DOCGRAPH_")]:
-        monkeypatch.delenv(name)
-    code = main(["--workspace", str(tmp_path / "ws"), "eval", "mmlongbench", str(mini_mmlongbench),
-                 "--methods", "bm25", "--retrieval-only", "--out", str(tmp_path / "out"),
-                 "--workspace-root", str(corpora)])
-    printed = capsys.readouterr().out
-    assert code == 0
-    assert "| method | n | recall@1 | recall@5 | recall@10 | mrr |" in printed
-    assert "| bm25 | 7 |" in printed and "7 question run(s), 0 already done" in printed
-    assert (tmp_path / "out" / "mmlongbench-retrieval.json").exists()
-
-
-def test_long_answers_get_finesure_and_pairwise(mini_mmlongbench, corpora, stub, tmp_path):
-    """DLVQA-style questions (reference summary + gold facts): FineSurE labels for each
-    answer and for the reference (the oracle), and pairwise verdicts in both orders."""
-    from docgraph.eval.loaders import QAItem, load_mmlongbench
-
-    base = load_mmlongbench(mini_mmlongbench)
-    doc = "379f44022bb27aa53efd5d322c7b57bf.pdf"
-    facts = [{"text": "The Limes is a residential home."}, {"text": "Its telephone number is 01983 873655."}]
-    item = QAItem(id="dl-1", question="Summarise what the report says about The Limes.", doc_ids=[doc],
-                  answer="The Limes is a residential home. Its number is 01983 873655.", gold_pages=[(doc, 1)],
-                  extra={"gt_facts": facts})
-    bench = Benchmark(name="mmlongbench", items=[item], documents=base.documents, page_counts=base.page_counts)
-    settings = stub_settings(stub, roles=("answer", "judge"), embeddings=True)
-    stub.reset()
-    stub.reply("The Limes is a residential home [1]. It has a swimming pool [1].", stage="bm25.answer")
-    stub.reply("The Limes is a care home.", stage="nodocs.answer")
-    stub.reply({"answer": "The Limes"}, stage="eval.extract_answer")
-    stub.reply({"correct": True}, stage="eval.judge.accuracy")
-
-    def finesure(request):
-        sentences = request.prompt.split("Answer sentences:")[1]
-        if request.prompt.startswith("You check which key facts"):
-            return {"facts": [{"fact": 1, "covered": True, "sentences": [1]},
-                              {"fact": 2, "covered": "01983" in sentences, "sentences": [2]}]}
-        second = "no error" if "01983" in sentences else "out-of-context error"
-        return {"sentences": [{"sentence": 1, "category": "no error"}, {"sentence": 2, "category": second}]}
-
-    stub.reply(finesure, stage="eval.judge.finesure")
-    stub.reply(lambda r: {c: {"winner": "1" if "swimming" in r.prompt.split("Answer 2:")[0] else "2"}
-                          for c in ("comprehensiveness", "diversity", "empowerment", "overall")},
-               stage="eval.judge.pairwise")
-    result = run_eval(options(None, tmp_path, corpora, stub, methods=["bm25", "nodocs"], loaded=bench,
-                              settings=settings, pairwise_against="nodocs"))
-    row = result.summary["methods"]["bm25"]
-    # bm25: faithful 1/2, completeness 1/2, concise 1/2; the oracle scores 1 on all three
-    assert row["finesure_faithfulness"] == pytest.approx(0.5) and row["finesure_completeness"] == pytest.approx(0.5)
-    assert row["finesure_overall"] == pytest.approx(0.5)
-    assert result.summary["pairwise"]["bm25 vs nodocs"]["overall"]["win"] == 1.0
-    assert "### pairwise: bm25 vs nodocs" in result.markdown and "finesure_overall" in result.markdown
-    pairs = [r for r in read_records(result.records_path) if r["kind"] == "pairwise"]
-    assert len(pairs) == 1 and pairs[0]["first_order"]["overall"] == "1" and pairs[0]["second_order"]["overall"] == "2"
-
-
-def test_answers_that_fell_back_are_recorded_with_their_warning(retrieval_run, mini_mmlongbench, corpora, stub,
-                                                                 tmp_path):
-    """The answer endpoint down (a closed port): every answer is the offline one, each record
-    keeps the warning, and the table says the answers are extractive and how many fell back."""
-    import socket
-
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        closed = probe.getsockname()[1]
-    settings = stub_settings(stub, roles=(), embeddings=True, overrides={"models": {"answer": {
-        "base_url": f"http://127.0.0.1:{closed}/v1", "model": "gone", "max_retries": 0, "timeout_s": 1.0}}})
-    result = run_eval(options(mini_mmlongbench, tmp_path, corpora, stub, methods=["bm25"], settings=settings))
-    records = [r for r in read_records(result.records_path) if r["kind"] == "question"]
-    assert records and all(r["model_used"] is False and r["answer"] for r in records)
-    assert all(r["warnings"] and "answer" in r["warnings"][0] for r in records), records[0].get("warnings")
-    row = result.summary["methods"]["bm25"]
-    assert row["answers"] == "offline extractive" and row["answer_fallbacks"] == len(records)
-
-
-def test_a_model_run_with_some_fallbacks_names_the_model_and_counts_them():
-    from docgraph.eval.report import summarize
-
-    base = {"kind": "question", "method": "kg4vd", "run": "answer", "answer_model": "qwen", "gold": [],
-            "retrieved": [], "answer": "x"}
-    records = [{**base, "model_used": True}, {**base, "model_used": True},
-               {**base, "model_used": False, "warnings": ["the answer model failed: HTTP 500"]}]
-    row = summarize(records)["methods"]["kg4vd"]
-    assert row["answers"] == "qwen (1 offline fallbacks)" and row["answer_fallbacks"] == 1
-
-
 def test_an_eval_on_postgres_keeps_each_corpus_in_its_own_schema_and_ranks_alike(
-        retrieval_run, mini_mmlongbench, stub, postgres_url, tmp_path):
+    retrieval_run, mini_mmlongbench, stub, postgres_url, tmp_path
+):
     """Issue 14: the eval's per-document corpora on one PostgreSQL server, one schema each,
     rank every question exactly as the SQLite corpora of ``retrieval_run`` did."""
     import psycopg
@@ -347,35 +178,51 @@ def test_an_eval_on_postgres_keeps_each_corpus_in_its_own_schema_and_ranks_alike
     from docgraph.testing.postgres import new_pg_schema
 
     schema = new_pg_schema()
-    settings = stub_settings(stub, roles=(), embeddings=True,
-                             overrides={"store": {"backend": "postgres", "url": postgres_url, "pg_schema": schema}})
-    result = run_eval(options(mini_mmlongbench, tmp_path / "out", tmp_path / "corpora", stub, settings=settings,
-                              retrieval_only=True))
+    settings = stub_settings(
+        stub,
+        roles=(),
+        embeddings=True,
+        overrides={"store": {"backend": "postgres", "url": postgres_url, "pg_schema": schema}},
+    )
+    result = run_eval(
+        options(mini_mmlongbench, tmp_path / "out", tmp_path / "corpora", stub, settings=settings, retrieval_only=True)
+    )
     with psycopg.connect(postgres_url) as conn:
-        schemas = [r[0] for r in conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE %s",
-                                              (schema + "\\_%",))]
+        schemas = [
+            r[0] for r in conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE %s", (schema + "\\_%",))
+        ]
     assert len(schemas) == len(KEEP_PAGES), schemas
     assert not any((tmp_path / "corpora").rglob("docgraph.sqlite")), "the rows live in the server"
 
     def ranked(path: Path) -> dict[tuple, list[str]]:
-        return {(r["corpus"], r["method"], r["qid"]): r["retrieved"]
-                for r in read_records(path) if r["kind"] == "question"}
+        return {
+            (r["corpus"], r["method"], r["qid"]): r["retrieved"] for r in read_records(path) if r["kind"] == "question"
+        }
 
     on_postgres, on_sqlite = ranked(result.records_path), ranked(retrieval_run.records_path)
     assert on_postgres and on_postgres == on_sqlite
-    passages = [CorpusSpec(name="passages", setting="passages", folder=tmp_path / bench / "passages-0123456789",
-                           files=[], items=[]) for bench in ("hotpotqa", "musique")]
-    assert len({corpus_settings(settings, spec).store.pg_schema for spec in passages}) == 2, \
+    passages = [
+        CorpusSpec(
+            name="passages", setting="passages", folder=tmp_path / bench / "passages-0123456789", files=[], items=[]
+        )
+        for bench in ("hotpotqa", "musique")
+    ]
+    assert len({corpus_settings(settings, spec).store.pg_schema for spec in passages}) == 2, (
         "two benchmarks' passage corpora share a name, not a schema"
+    )
     for method, row in retrieval_run.summary["methods"].items():
         scores = {k: v for k, v in row.items() if k.startswith("recall@") or k == "mrr"}
         assert scores and {k: result.summary["methods"][method][k] for k in scores} == scores
 
 
-def test_library_setting_asks_every_question_over_every_document(retrieval_run, mini_mmlongbench, corpora, stub,
-                                                                  tmp_path):
-    result = run_eval(options(mini_mmlongbench, tmp_path, corpora, stub, methods=["bm25", "dense"],
-                              setting="library", retrieval_only=True))
+def test_library_setting_asks_every_question_over_every_document(
+    retrieval_run, mini_mmlongbench, corpora, stub, tmp_path
+):
+    result = run_eval(
+        options(
+            mini_mmlongbench, tmp_path, corpora, stub, methods=["bm25", "dense"], setting="library", retrieval_only=True
+        )
+    )
     assert result.table_path.name == "mmlongbench-library-retrieval.md"
     assert result.summary["setting"] == "library"
     folders = list(corpora.glob("mmlongbench/library-2docs-*"))
@@ -392,12 +239,20 @@ def test_library_setting_asks_every_question_over_every_document(retrieval_run, 
     # a question's list holds pages of both documents: each is asked over the whole library
     assert any({key.rsplit("|", 1)[0] for key in r["retrieved"]} == set(KEEP_PAGES) for r in records)
     row = result.summary["methods"]["bm25"]
-    top_docs = [bool(r["retrieved"]) and r["retrieved"][0].rsplit("|", 1)[0] in r["gold_documents"]
-                for r in records if r["method"] == "bm25"]
+    top_docs = [
+        bool(r["retrieved"]) and r["retrieved"][0].rsplit("|", 1)[0] in r["gold_documents"]
+        for r in records
+        if r["method"] == "bm25"
+    ]
     assert row["doc_recall@1"] == pytest.approx(sum(top_docs) / len(top_docs))
-    assert row["doc_recall@5"] == pytest.approx(sum(
-        any(k.rsplit("|", 1)[0] in r["gold_documents"] for k in r["retrieved"][:5])
-        for r in records if r["method"] == "bm25") / 7)
+    assert row["doc_recall@5"] == pytest.approx(
+        sum(
+            any(k.rsplit("|", 1)[0] in r["gold_documents"] for k in r["retrieved"][:5])
+            for r in records
+            if r["method"] == "bm25"
+        )
+        / 7
+    )
     assert result.summary["methods"]["dense"]["doc_recall@5"] == 1.0  # dense ranks all 5 pages: both documents
     assert "doc R@1" in result.markdown and "doc R@5" in result.markdown
     # per document, the table has no document recall (every page is the question's document's)

@@ -13,10 +13,12 @@ from docgraph.eval.loaders import Passage, load_mmlongbench, pack_documents
 
 def test_passages_render_one_per_page_and_map_back(tmp_path):
     long_text = " ".join(f"word{i}" for i in range(3000))
-    passages = [Passage(id="p1", title="First", text="Alpha beta gamma."),
-                Passage(id="p2", title="", text="No title here."),
-                Passage(id="long", title="Long one", text=long_text),
-                Passage(id="p3", title="Last", text="Omega.")]
+    passages = [
+        Passage(id="p1", title="First", text="Alpha beta gamma."),
+        Passage(id="p2", title="", text="No title here."),
+        Passage(id="long", title="Long one", text=long_text),
+        Passage(id="p3", title="Last", text="Omega."),
+    ]
     page_map = render_passages(passages, tmp_path / "c.pdf", title="test corpus")
     with pymupdf.open(tmp_path / "c.pdf") as doc:
         assert doc.metadata["title"] == "test corpus"

@@ -11,10 +11,17 @@ from docgraph.graph.bridges import EntityBridges, bridging_name, interleave, nor
 def corpus() -> EntityBridges:
     # page 0: the tournament (names the player); page 1: the player (names the team);
     # page 2: another player of the tournament year; page 3: unrelated; "Hawaii" is on every page but 3
-    mentions = [(0, "Diamond Head Classic"), (0, "Buddy Hield"), (0, "Hawaii"),
-                (1, "Buddy Hield"), (1, "Sacramento Kings"), (1, "Hawaii"),
-                (2, "Hawaii"), (2, "The Honolulu Star"),
-                (3, "Sacramento Kings")]
+    mentions = [
+        (0, "Diamond Head Classic"),
+        (0, "Buddy Hield"),
+        (0, "Hawaii"),
+        (1, "Buddy Hield"),
+        (1, "Sacramento Kings"),
+        (1, "Hawaii"),
+        (2, "Hawaii"),
+        (2, "The Honolulu Star"),
+        (3, "Sacramento Kings"),
+    ]
     return EntityBridges.build(4, mentions)
 
 
@@ -67,13 +74,14 @@ def test_interleave_places_bridged_items_at_every_nth_slot():
 
 
 def test_value_names_do_not_bridge():
-    bridges = EntityBridges.build(2, [(0, "$1 million budget"), (1, "$1 million budget"), (0, "1940s"),
-                                      (1, "1940s"), (0, "Kings"), (1, "Kings")])
+    bridges = EntityBridges.build(
+        2, [(0, "$1 million budget"), (1, "$1 million budget"), (0, "1940s"), (1, "1940s"), (0, "Kings"), (1, "Kings")]
+    )
     assert list(bridges.columns) == ["kings"]
 
 
 def test_one_common_word_does_not_bridge_but_names_and_caseless_words_do():
-    """"electricity" and "december" are on pages about anything; "Iowa", "wind power
+    """ "electricity" and "december" are on pages about anything; "Iowa", "wind power
     project" and a Chinese name are things two pages can both be about."""
     names = ["electricity", "december", "Iowa", "wind power project", "北京", "UNESCO"]
     bridges = EntityBridges.build(2, [(page, name) for page in (0, 1) for name in names])
@@ -98,11 +106,21 @@ def test_second_hop_orders_reached_pages_by_bridge_times_relevance():
     assert [row for row, _ in by_bridge][1] == 1, "the rare shared name first"
     own = np.array([0.9, 0.0, 1.0, 0.5])  # the player's page scores nothing of its own
     assert [row for row, _ in second_hop(top, corpus(), QUESTION, every=2, seeds=1, k=4, page_scores=own)][1] == 2
-    left_open = second_hop(top, corpus(), QUESTION, every=2, seeds=1, k=4, page_scores=own,
-                           open_part=lambda seeds: np.array([0.0, 1.0, 0.0, 0.0]), open_share=0.5)
+    left_open = second_hop(
+        top,
+        corpus(),
+        QUESTION,
+        every=2,
+        seeds=1,
+        k=4,
+        page_scores=own,
+        open_part=lambda seeds: np.array([0.0, 1.0, 0.0, 0.0]),
+        open_share=0.5,
+    )
     assert [row for row, _ in left_open][1] == 1, "what the seeds leave open brings the player's page back"
-    boosted = second_hop(top, corpus(), QUESTION, every=2, seeds=1, k=4,
-                         boost=lambda seeds, weights: np.array([1.0, 1.0, 50.0, 1.0]))
+    boosted = second_hop(
+        top, corpus(), QUESTION, every=2, seeds=1, k=4, boost=lambda seeds, weights: np.array([1.0, 1.0, 50.0, 1.0])
+    )
     assert [row for row, _ in boosted][1] == 2
 
 

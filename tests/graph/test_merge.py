@@ -28,12 +28,14 @@ def test_union_find_long_chain_compresses():
 
 def test_merge_redirects_and_dedupes():
     ids = ["e1", "e2", "e3", "e4"]
-    rels = [("e1", "e3", "part_of"),  # 0
-            ("e2", "e3", "part_of"),  # 1 duplicate of 0 once e2 → e1
-            ("e1", "e2", "same_as"),  # 2 self-loop after merge
-            ("e3", "e2", "part_of"),  # 3 reversed direction: kept
-            ("e2", "e4", "cites"),    # 4
-            ("e2", "e3", "near")]     # 5 other label: kept
+    rels = [
+        ("e1", "e3", "part_of"),  # 0
+        ("e2", "e3", "part_of"),  # 1 duplicate of 0 once e2 → e1
+        ("e1", "e2", "same_as"),  # 2 self-loop after merge
+        ("e3", "e2", "part_of"),  # 3 reversed direction: kept
+        ("e2", "e4", "cites"),  # 4
+        ("e2", "e3", "near"),
+    ]  # 5 other label: kept
     result = merge_entities(ids, [("e2", "e1")], rels)
     assert result.canonical == {"e1": "e1", "e2": "e1", "e3": "e3", "e4": "e4"}
     assert result.merged_ids == {"e2": "e1"}

@@ -11,13 +11,20 @@ def corpus() -> NameLinks:
     # page 0: the book (names its author and, in lower case, "adolescence");
     # page 1: the author; page 2: a journal headed "Adolescence"; page 3: "Introduction",
     # named by pages 0, 1 and 2; page 4 names the author too
-    headings = [(0, "Alexander and the Terrible Day (book)"), (1, "Judith Viorst"), (2, "Adolescence"),
-                (3, "Introduction"), (4, "Reviews")]
-    texts = ["Alexander and the Terrible Day is a book by Judith Viorst about adolescence. See the Introduction.",
-             "Judith Viorst is an American author. Introduction: she wrote Alexander and the Terrible Day.",
-             "Adolescence is a journal. Its Introduction is short.",
-             "Introduction to the collection.",
-             "Critics liked Judith Viorst."]
+    headings = [
+        (0, "Alexander and the Terrible Day (book)"),
+        (1, "Judith Viorst"),
+        (2, "Adolescence"),
+        (3, "Introduction"),
+        (4, "Reviews"),
+    ]
+    texts = [
+        "Alexander and the Terrible Day is a book by Judith Viorst about adolescence. See the Introduction.",
+        "Judith Viorst is an American author. Introduction: she wrote Alexander and the Terrible Day.",
+        "Adolescence is a journal. Its Introduction is short.",
+        "Introduction to the collection.",
+        "Critics liked Judith Viorst.",
+    ]
     return NameLinks.build(5, headings, texts)
 
 

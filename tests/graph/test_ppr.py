@@ -17,8 +17,9 @@ def reference(n: int, edges, weights, p: np.ndarray, alpha: float) -> np.ndarray
     for (u, v), w in zip(edges, weights):
         graph.add_edge(u, v, weight=w)
     pers = {i: float(p[i]) for i in range(n)}
-    ranks = nx.pagerank(graph, alpha=1 - alpha, personalization=pers, dangling=pers, tol=1e-13, max_iter=10_000,
-                        weight="weight")
+    ranks = nx.pagerank(
+        graph, alpha=1 - alpha, personalization=pers, dangling=pers, tol=1e-13, max_iter=10_000, weight="weight"
+    )
     return np.array([ranks[i] for i in range(n)])
 
 
@@ -103,8 +104,9 @@ def test_ppr_on_subgraph_matches_ppr_on_extracted_subgraph():
     edges = [(i, i + 1) for i in range(9)]
     adj = build_adjacency(10, edges)
     cos = np.linspace(-1, 1, 10)
-    nodes, scores = ppr_on_subgraph(adj, [0], [1.0], cos, alpha=0.45, beta=0.3, h_max=2, n_max=100,
-                                    tol=1e-13, max_iter=5000)
+    nodes, scores = ppr_on_subgraph(
+        adj, [0], [1.0], cos, alpha=0.45, beta=0.3, h_max=2, n_max=100, tol=1e-13, max_iter=5000
+    )
     assert list(nodes) == [0, 1, 2]
     sub_edges = [(0, 1), (1, 2)]
     p = personalization_vector([1, 0, 0], cos[[0, 1, 2]], 0.3)
@@ -125,8 +127,9 @@ def test_ppr_for_mode_uses_table8_values():
     for name, expected in (("local", 2), ("multi_hop", 3), ("document", 6)):
         nodes, scores = ppr_for_mode(adj, [0], [1.0], None, settings.mode(name))
         assert len(nodes) == expected  # H_max = 1, 2, 5 hops along a path
-        direct = personalized_pagerank(build_adjacency(expected, edges[: expected - 1]), np.eye(expected)[0],
-                                       alpha=settings.mode(name).alpha)
+        direct = personalized_pagerank(
+            build_adjacency(expected, edges[: expected - 1]), np.eye(expected)[0], alpha=settings.mode(name).alpha
+        )
         np.testing.assert_allclose(scores, direct, atol=1e-7)
 
 
@@ -179,8 +182,11 @@ def test_forward_push_per_edge_threshold_keeps_the_top_and_spares_the_hubs(monke
 
     gathered = []  # out-edges each push gathered: the push's work
     rows_of = ppr._rows_of
-    monkeypatch.setattr(ppr, "_rows_of", lambda m, rows: gathered.append(int(m.indptr[rows + 1].sum()
-                                                                          - m.indptr[rows].sum())) or rows_of(m, rows))
+    monkeypatch.setattr(
+        ppr,
+        "_rows_of",
+        lambda m, rows: gathered.append(int(m.indptr[rows + 1].sum() - m.indptr[rows].sum())) or rows_of(m, rows),
+    )
 
     rng = np.random.default_rng(5)
     n, hubs = 6000, 5
@@ -198,8 +204,9 @@ def test_forward_push_per_edge_threshold_keeps_the_top_and_spares_the_hubs(monke
     edge_work = sum(gathered)
     assert abs(per_edge.sum() - 1.0) < 1e-12
     leaves = slice(hubs, n)  # the ranked nodes (HippoRAG ranks passages, not its phrase hubs)
-    assert np.array_equal(np.argsort(-exact[leaves], kind="stable")[:10],
-                          np.argsort(-per_edge[leaves], kind="stable")[:10])
+    assert np.array_equal(
+        np.argsort(-exact[leaves], kind="stable")[:10], np.argsort(-per_edge[leaves], kind="stable")[:10]
+    )
     assert np.abs(per_edge - exact).sum() < 1e-2
     assert np.abs(per_node - exact).sum() < 1e-2
     assert edge_work < 0.6 * node_work, (edge_work, node_work)
@@ -215,10 +222,10 @@ def test_ppr_on_subgraph_takes_the_query_affinity_as_a_function_of_nodes():
         asked.append(len(nodes))
         return cos[nodes]
 
-    expected = ppr_on_subgraph(adj, [1, 2], [0.7, 0.3], cos, alpha=0.45, beta=0.3, h_max=2, n_max=50,
-                               priority=cos)
-    got = ppr_on_subgraph(adj, [1, 2], [0.7, 0.3], affinity_of, alpha=0.45, beta=0.3, h_max=2, n_max=50,
-                          priority=affinity_of)
+    expected = ppr_on_subgraph(adj, [1, 2], [0.7, 0.3], cos, alpha=0.45, beta=0.3, h_max=2, n_max=50, priority=cos)
+    got = ppr_on_subgraph(
+        adj, [1, 2], [0.7, 0.3], affinity_of, alpha=0.45, beta=0.3, h_max=2, n_max=50, priority=affinity_of
+    )
     np.testing.assert_array_equal(expected[0], got[0])
     np.testing.assert_allclose(expected[1], got[1], rtol=0, atol=1e-15)
     assert max(asked) < 500

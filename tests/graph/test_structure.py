@@ -18,11 +18,15 @@ def weights(**over):
 def layout():
     """One document, 3 pages; chunks: p0 [0 heading(sec 0), 1 caption(sec 0), 2 figure(sec 0)],
     p1 [3 (sec 0), 4 (sec 1)], p2 [5 (sec 2)] — a new section starts at page 3's top."""
-    return ChunkLayout(doc=np.zeros(6, int), page=np.array([0, 0, 0, 1, 1, 2]),
-                       section=np.array([0, 0, 0, 0, 1, 2]),
-                       caption=np.array([False, True, False, False, False, False]),
-                       visual=np.array([False, False, True, False, False, False]),
-                       page_doc=np.zeros(3, int), page_number=np.array([1, 2, 3]))
+    return ChunkLayout(
+        doc=np.zeros(6, int),
+        page=np.array([0, 0, 0, 1, 1, 2]),
+        section=np.array([0, 0, 0, 0, 1, 2]),
+        caption=np.array([False, True, False, False, False, False]),
+        visual=np.array([False, False, True, False, False, False]),
+        page_doc=np.zeros(3, int),
+        page_number=np.array([1, 2, 3]),
+    )
 
 
 def edges(graph, a, b):
@@ -48,7 +52,7 @@ def test_a_zero_weight_turns_an_edge_type_off():
 
 def test_similarity_links_only_other_pages_above_the_threshold():
     vectors = np.eye(4, dtype=np.float32)
-    vectors[1] = vectors[0]            # chunk 1 = chunk 0, but on the same page
+    vectors[1] = vectors[0]  # chunk 1 = chunk 0, but on the same page
     vectors[2] = [0.9, 0.43589, 0, 0]  # cosine 0.9 with chunk 0, other page
     pairs = {tuple(p) for p in similar_pairs(vectors, np.array([0, 0, 1, 2]), top_k=2, threshold=0.85)}
     assert (0, 2) in pairs and (2, 0) in pairs and (0, 1) not in pairs and not any(3 in p for p in pairs)
@@ -67,9 +71,15 @@ def test_diffusion_spreads_seed_mass_to_structural_neighbours():
 def chain_layout(pages: int) -> ChunkLayout:
     """One document of ``pages`` pages, two chunks each, one section: a long reading-order chain."""
     page = np.repeat(np.arange(pages), 2)
-    return ChunkLayout(doc=np.zeros(2 * pages, int), page=page, section=np.zeros(2 * pages, int),
-                       caption=np.zeros(2 * pages, bool), visual=np.zeros(2 * pages, bool),
-                       page_doc=np.zeros(pages, int), page_number=np.arange(1, pages + 1))
+    return ChunkLayout(
+        doc=np.zeros(2 * pages, int),
+        page=page,
+        section=np.zeros(2 * pages, int),
+        caption=np.zeros(2 * pages, bool),
+        visual=np.zeros(2 * pages, bool),
+        page_doc=np.zeros(pages, int),
+        page_number=np.arange(1, pages + 1),
+    )
 
 
 def test_a_large_graph_diffuses_locally_with_the_exact_ranking_near_the_seeds():
@@ -86,5 +96,6 @@ def test_a_large_graph_diffuses_locally_with_the_exact_ranking_near_the_seeds():
     unreached = np.flatnonzero((exact > 0) & (local == 0))
     assert len(unreached) >= 10, "further along the chain exact iteration leaves crumbs, push nothing"
     assert exact[unreached].max() < 1e-5 * exact.max()
-    assert np.array_equal(diffuse(g, seeds, alpha=0.5, local_above=g.adjacency.nnz), exact), \
+    assert np.array_equal(diffuse(g, seeds, alpha=0.5, local_above=g.adjacency.nnz), exact), (
         "at or under the threshold: exact"
+    )

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import re
 
-from docgraph.models.base import ChatResult
-from docgraph.methods.hvm.conflicts import (DetectionReply, ModelDetector, ModelResolver, OfflineDetector,
-                                            OfflineResolver, ResolutionReply, SupportLimits, add_truncation)
+from docgraph.methods.hvm.conflicts import (
+    DetectionReply,
+    ModelDetector,
+    ModelResolver,
+    OfflineDetector,
+    OfflineResolver,
+    ResolutionReply,
+    SupportLimits,
+    add_truncation,
+)
 from docgraph.methods.hvm.data import Fact
 from docgraph.methods.hvm.holistic import HolisticView, apply_resolution, candidate_groups
+from docgraph.models.base import ChatResult
 from docgraph.types import Chunk
 
 
@@ -36,8 +44,11 @@ class FakeChat:
 def test_offline_rules_merge_same_values_and_flag_real_disagreements():
     view = HolisticView([fact("m1", "acme", "revenue", "1,200", "d:1:T1"), fact("m2", "acme", "ceo", "bob")])
     view.take_diff()
-    new = [fact("n1", "acme", "revenue", "1200", "d:2:P1"), fact("n2", "acme", "revenue", "900", "d:2:P1"),
-           fact("n3", "acme", "based_in", "spain", "d:2:P1")]
+    new = [
+        fact("n1", "acme", "revenue", "1200", "d:2:P1"),
+        fact("n2", "acme", "revenue", "900", "d:2:P1"),
+        fact("n3", "acme", "based_in", "spain", "d:2:P1"),
+    ]
     groups = candidate_groups(view, new)
     confirmed = OfflineDetector().detect(view, new, groups)
     assert [c.group.kind for c in confirmed] == ["hr"]  # head-only groups are complementary facts
@@ -62,10 +73,17 @@ def test_model_detector_maps_labels_types_and_pairs():
     view = HolisticView([fact("m1", "acme", "revenue", "1200", "d:1:T1"), fact("m2", "acme", "ceo", "bob")])
     new = [fact("n1", "acme", "revenue", "900", "d:2:P1")]
     groups = candidate_groups(view, new)  # G1 = hr {n1, m1}, G2 = h {n1, m1, m2}
-    chat = FakeChat(DetectionReply.model_validate({"groups": [
-        {"group": "G1", "conflict": True, "type": "Mutual", "pairs": [["F1", "F2"], ["F1", "F9"]]},
-        {"group": "g2", "conflict": True, "type": "contradiction", "pairs": []},
-        {"group": "G7", "conflict": True, "type": "mutual"}]}))
+    chat = FakeChat(
+        DetectionReply.model_validate(
+            {
+                "groups": [
+                    {"group": "G1", "conflict": True, "type": "Mutual", "pairs": [["F1", "F2"], ["F1", "F9"]]},
+                    {"group": "g2", "conflict": True, "type": "contradiction", "pairs": []},
+                    {"group": "G7", "conflict": True, "type": "mutual"},
+                ]
+            }
+        )
+    )
     confirmed = ModelDetector(chat, max_group_size=2).detect(view, new, groups)
     assert [(c.group.kind, c.type) for c in confirmed] == [("hr", "mutual"), ("h", "undetermined")]
     assert confirmed[0].pairs == (("n1", "m1"),)  # F9 does not exist
@@ -80,12 +98,24 @@ def test_model_resolver_sees_support_and_maps_decisions():
     view.mention("acme", "ACME", "organization", "d:1:T1")
     new = [fact("n1", "acme", "revenue", "900", "d:2:P1")]
     confirmed = OfflineDetector().detect(view, new, candidate_groups(view, new))
-    chat = FakeChat(ResolutionReply.model_validate({"decisions": [
-        {"fact": "F1", "action": "Modify", "qualifier": "2021"}, {"fact": "F2", "action": "modify", "qualifier": "2020"},
-        {"fact": "F3", "action": "discard"}, {"fact": "F1", "action": "explode"}], "unresolved": ["G1", "G5"]}))
+    chat = FakeChat(
+        ResolutionReply.model_validate(
+            {
+                "decisions": [
+                    {"fact": "F1", "action": "Modify", "qualifier": "2021"},
+                    {"fact": "F2", "action": "modify", "qualifier": "2020"},
+                    {"fact": "F3", "action": "discard"},
+                    {"fact": "F1", "action": "explode"},
+                ],
+                "unresolved": ["G1", "G5"],
+            }
+        )
+    )
     resolution = ModelResolver(chat).resolve(view, new, confirmed, chunks["d:2:P1"], chunks)
     assert [(d.fact_id, d.action, d.qualifier) for d in resolution.decisions] == [
-        ("n1", "modify", "2021"), ("m1", "modify", "2020")]
+        ("n1", "modify", "2021"),
+        ("m1", "modify", "2020"),
+    ]
     assert resolution.unresolved == {0}
     prompt = chat.prompts[0]
     assert "S1 (page 1, text):\n| ACME | revenue 1200 |" in prompt  # B_g: where the group's facts come from

@@ -6,8 +6,8 @@ from docgraph.errors import ModelOutputError
 from docgraph.methods.hvm.extract_base import ChunkFailed, ChunkInput
 from docgraph.methods.hvm.extract_image import ModelImageStrategy, OfflineImageStrategy, picture_concept
 from docgraph.methods.hvm.extract_table import OfflineTableStrategy
-from docgraph.methods.markdown_tables import parse_table, rows_as_sentences
 from docgraph.methods.hvm.extract_text import OfflineTextStrategy
+from docgraph.methods.markdown_tables import parse_table, rows_as_sentences
 from docgraph.models.base import NamedEntity, TextAnalysis, Triple
 from docgraph.types import Chunk
 
@@ -39,11 +39,18 @@ def item(text: str, modality: str = "text", description: str = "") -> ChunkInput
 
 
 ANALYSIS = TextAnalysis(
-    entities=[NamedEntity("ACCIONA", "ORG", 0, 7), NamedEntity("Spain", "GPE", 20, 25),
-              NamedEntity("€ 848,000", "MONEY", 30, 39)],
+    entities=[
+        NamedEntity("ACCIONA", "ORG", 0, 7),
+        NamedEntity("Spain", "GPE", 20, 25),
+        NamedEntity("€ 848,000", "MONEY", 30, 39),
+    ],
     noun_phrases=["capital grants", "the company", "Texas", "2020", "it"],
-    triples=[Triple("ACCIONA", "receive", "capital grants", ""), Triple("capital grants", "amount_to", "€ 848,000", "")],
-    sentences=["ACCIONA operates in Spain.", "The capital grants amounted to € 848,000."])
+    triples=[
+        Triple("ACCIONA", "receive", "capital grants", ""),
+        Triple("capital grants", "amount_to", "€ 848,000", ""),
+    ],
+    sentences=["ACCIONA operates in Spain.", "The capital grants amounted to € 848,000."],
+)
 
 
 def test_offline_text_concepts_from_ner_labels_and_phrase_heads():
@@ -51,12 +58,19 @@ def test_offline_text_concepts_from_ner_labels_and_phrase_heads():
     concepts = {e.name: e.concept for e in result.entities}
     # NER labels give readable concepts, noun phrases their head; a proper-noun head says only "name";
     # money and bare numbers are values, not entities; "it" is too short to name a concept
-    assert concepts == {"ACCIONA": "organization", "Spain": "place", "capital grants": "grants",
-                        "the company": "company", "Texas": "name"}
+    assert concepts == {
+        "ACCIONA": "organization",
+        "Spain": "place",
+        "capital grants": "grants",
+        "the company": "company",
+        "Texas": "name",
+    }
     assert result.entities[0].description == "ACCIONA operates in Spain."
     facts = [(f.head, f.relation, f.tail, f.tail_concept) for f in result.facts]
-    assert facts == [("ACCIONA", "receive", "capital grants", "grants"),
-                     ("capital grants", "amount_to", "€ 848,000", "amount")]
+    assert facts == [
+        ("ACCIONA", "receive", "capital grants", "grants"),
+        ("capital grants", "amount_to", "€ 848,000", "amount"),
+    ]
 
 
 def test_markdown_tables_parse_and_render_row_by_row():
@@ -71,8 +85,13 @@ def test_markdown_tables_parse_and_render_row_by_row():
 def test_offline_table_rows_give_categorical_entities_and_row_facts():
     result = OfflineTableStrategy(OfflineTextStrategy(FakeNLP(ANALYSIS))).extract([item(TABLE, "table")])[0]
     entities = {e.name: e.concept for e in result.entities}
-    assert entities == {"Spain": "country", "Iberdrola": "operator", "Chile": "country", "Endesa Chile SA": "operator",
-                        "Total": "country"}
+    assert entities == {
+        "Spain": "country",
+        "Iberdrola": "operator",
+        "Chile": "country",
+        "Endesa Chile SA": "operator",
+        "Total": "country",
+    }
     facts = {(f.head, f.relation, f.tail) for f in result.facts}
     assert ("Spain", "sales", "2,673") in facts and ("Spain", "note", "-0.7") in facts
     assert ("Spain", "operator", "Iberdrola") in facts and ("Chile", "note", "") not in facts
@@ -87,12 +106,14 @@ def test_text_that_is_not_a_table_is_extracted_as_text():
 
 def test_offline_picture_is_an_entity_named_by_its_caption():
     strategy = OfflineImageStrategy(OfflineTextStrategy(FakeNLP(ANALYSIS)))
-    with_caption, bare = strategy.extract([item("", "image", "Figure 2: Grants by country. Source: ACCIONA"),
-                                           item("", "image")])
+    with_caption, bare = strategy.extract(
+        [item("", "image", "Figure 2: Grants by country. Source: ACCIONA"), item("", "image")]
+    )
     picture = with_caption.entities[0]
     assert (picture.name, picture.concept) == ("Figure 2: Grants by country", "figure")
     assert ("Figure 2: Grants by country", "related_to", "ACCIONA") in {
-        (f.head, f.relation, f.tail) for f in with_caption.facts}
+        (f.head, f.relation, f.tail) for f in with_caption.facts
+    }
     assert bare.entities[0].name == "image X1 on page 1" and bare.notes
     assert picture_concept("Map of the region") == "map" and picture_concept("A cat") == "image"
 

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 from docgraph.methods.hvm.data import ExtractedEntity, ExtractedFact, Extraction, Fact, entity_key, relation_name
-from docgraph.methods.hvm.holistic import (ConfirmedGroup, Decision, HolisticView, Resolution, apply_resolution,
-                                           bounded, candidate_groups, group_entities, group_support,
-                                           merge_duplicates, register_extraction)
+from docgraph.methods.hvm.holistic import (
+    ConfirmedGroup,
+    Decision,
+    HolisticView,
+    Resolution,
+    apply_resolution,
+    bounded,
+    candidate_groups,
+    group_entities,
+    group_support,
+    merge_duplicates,
+    register_extraction,
+)
 
 
 def fact(fid: str, h: str, r: str, t: str, chunk: str = "d:1:P1", **kw) -> Fact:
@@ -26,9 +36,11 @@ def test_names_normalise():
 
 
 def test_groups_by_head_relation_head_tail_and_head():
-    view = view_of(fact("m1", "acciona", "tax_paid", "1000"),
-                   fact("m2", "acciona", "based_in", "spain"),
-                   fact("m3", "iberdrola", "tax_paid", "900"))
+    view = view_of(
+        fact("m1", "acciona", "tax_paid", "1000"),
+        fact("m2", "acciona", "based_in", "spain"),
+        fact("m3", "iberdrola", "tax_paid", "900"),
+    )
     new = [fact("n1", "acciona", "tax_paid", "1200", chunk="d:2:P1")]
     groups = {g.kind: g for g in candidate_groups(view, new)}
     assert set(groups) == {"hr", "h"}  # (head, tail) = (acciona, 1200) has no partner
@@ -69,16 +81,23 @@ def test_bounded_keeps_the_most_related_facts():
 
 def test_register_extraction_records_mentions_and_support():
     view = HolisticView()
-    extraction = Extraction(entities=[ExtractedEntity(name="ACCIONA", concept="Organizations"),
-                                      ExtractedEntity(name="Spain", concept="Country")],
-                            facts=[ExtractedFact(head="ACCIONA", relation="Pays tax in", tail="Spain"),
-                                   ExtractedFact(head="ACCIONA", relation="pays_tax_in", tail="Spain"),
-                                   ExtractedFact(head="ACCIONA", relation="total tax", tail="€1,200m",
-                                                 tail_concept="Amount"),
-                                   ExtractedFact(head="ACCIONA", relation="is", tail="acciona")])
+    extraction = Extraction(
+        entities=[
+            ExtractedEntity(name="ACCIONA", concept="Organizations"),
+            ExtractedEntity(name="Spain", concept="Country"),
+        ],
+        facts=[
+            ExtractedFact(head="ACCIONA", relation="Pays tax in", tail="Spain"),
+            ExtractedFact(head="ACCIONA", relation="pays_tax_in", tail="Spain"),
+            ExtractedFact(head="ACCIONA", relation="total tax", tail="€1,200m", tail_concept="Amount"),
+            ExtractedFact(head="ACCIONA", relation="is", tail="acciona"),
+        ],
+    )
     new = register_extraction(view, "d:1:T1", extraction)
-    assert [(f.id, f.triple) for f in new] == [("d:1:T1#f1", ("acciona", "pays_tax_in", "spain")),
-                                               ("d:1:T1#f2", ("acciona", "total_tax", "€1,200m"))]
+    assert [(f.id, f.triple) for f in new] == [
+        ("d:1:T1#f1", ("acciona", "pays_tax_in", "spain")),
+        ("d:1:T1#f2", ("acciona", "total_tax", "€1,200m")),
+    ]
     assert view.entities["acciona"].concept == "organization"
     assert view.entities["€1,200m"].concept == "amount"
     assert view.entities["€1,200m"].mentions == []  # a fact endpoint, not an extracted entity
@@ -91,8 +110,13 @@ def test_register_extraction_records_mentions_and_support():
 
 def test_exact_duplicates_merge_provenance():
     view = view_of(fact("m1", "acciona", "based_in", "spain", chunk="d:1:P1"))
-    fresh, merged = merge_duplicates(view, [fact("n1", "acciona", "based_in", "spain", chunk="d:3:P2"),
-                                            fact("n2", "acciona", "based_in", "madrid", chunk="d:3:P2")])
+    fresh, merged = merge_duplicates(
+        view,
+        [
+            fact("n1", "acciona", "based_in", "spain", chunk="d:3:P2"),
+            fact("n2", "acciona", "based_in", "madrid", chunk="d:3:P2"),
+        ],
+    )
     assert [f.id for f in fresh] == ["n2"]
     assert merged == {"n1": "m1"}
     assert view.facts["m1"].chunks == ["d:1:P1", "d:3:P2"]
@@ -124,8 +148,9 @@ def _setup_conflict():
 
 def test_resolution_discard_keeps_the_supported_fact_and_adds_facts_outside_groups():
     view, new, conf = _setup_conflict()
-    report = apply_resolution(view, new, [conf], Resolution([Decision("n1", "discard", reason="table says 1000"),
-                                                             Decision("m1", "keep")]))
+    report = apply_resolution(
+        view, new, [conf], Resolution([Decision("n1", "discard", reason="table says 1000"), Decision("m1", "keep")])
+    )
     assert set(view.facts) == {"m1", "m2", "n2"}
     assert view.facts["m1"].conflict == "mutual"
     assert (report.discarded, report.kept, report.added) == (1, 1, 1)
@@ -146,9 +171,17 @@ def test_resolution_discarding_an_existing_fact_removes_it_and_its_only_entity()
 
 def test_resolution_modify_scopes_both_facts_by_time():
     view, new, conf = _setup_conflict()
-    apply_resolution(view, new, [conf], Resolution([
-        Decision("m1", "modify", relation="total tax in 2019", qualifier="2019"),
-        Decision("n1", "modify", qualifier="2020")]))
+    apply_resolution(
+        view,
+        new,
+        [conf],
+        Resolution(
+            [
+                Decision("m1", "modify", relation="total tax in 2019", qualifier="2019"),
+                Decision("n1", "modify", qualifier="2020"),
+            ]
+        ),
+    )
     assert view.facts["m1"].relation == "total_tax_in_2019" and view.facts["m1"].qualifier == "2019"
     assert view.facts["n1"].relation == "total_tax" and view.facts["n1"].qualifier == "2020"
     assert {f.status for f in view.facts.values()} == {"accepted"}
@@ -160,8 +193,9 @@ def test_resolution_merge_moves_provenance_and_merge_into_discarded_discards():
     assert "n1" not in view.facts and view.facts["m1"].chunks == ["d:1:T1", "d:2:P3"]
 
     view, new, conf = _setup_conflict()
-    report = apply_resolution(view, new, [conf], Resolution([Decision("n1", "merge", into="m1"),
-                                                             Decision("m1", "discard")]))
+    report = apply_resolution(
+        view, new, [conf], Resolution([Decision("n1", "merge", into="m1"), Decision("m1", "discard")])
+    )
     assert "n1" not in view.facts and "m1" not in view.facts and report.discarded == 2
 
 
@@ -175,11 +209,18 @@ def test_unresolved_groups_keep_both_sides_marked():
 
 def test_invalid_decisions_are_ignored_and_reported():
     view, new, conf = _setup_conflict()
-    report = apply_resolution(view, new, [conf], Resolution([
-        Decision("m2", "discard"),                 # not in a confirmed group
-        Decision("n1", "merge", into="m2"),        # target outside the group
-        Decision("m1", "modify"),                  # nothing to modify with
-    ]))
+    report = apply_resolution(
+        view,
+        new,
+        [conf],
+        Resolution(
+            [
+                Decision("m2", "discard"),  # not in a confirmed group
+                Decision("n1", "merge", into="m2"),  # target outside the group
+                Decision("m1", "modify"),  # nothing to modify with
+            ]
+        ),
+    )
     assert len(report.ignored) == 3
     assert {"m1", "m2", "n1", "n2"} <= set(view.facts)
 

@@ -10,8 +10,18 @@ from docgraph import Workspace
 from docgraph.methods.hvm import HVMMethod
 from docgraph.methods.hvm import build as hvm_build
 from docgraph.methods.hvm.extract_text import OfflineTextStrategy
-from docgraph.methods.hvm.state import (NS_CHUNK, NS_CONCEPT, NS_CONFLICT, NS_EDGE, NS_ENTITY, NS_EXTRACT, NS_FACT, NS_STATE,
-                                        VEC_CHUNK, VEC_CONCEPT)
+from docgraph.methods.hvm.state import (
+    NS_CHUNK,
+    NS_CONCEPT,
+    NS_CONFLICT,
+    NS_EDGE,
+    NS_ENTITY,
+    NS_EXTRACT,
+    NS_FACT,
+    NS_STATE,
+    VEC_CHUNK,
+    VEC_CONCEPT,
+)
 from docgraph.methods.vector_index import delete_vectors, load_index
 
 ACCIONA = "acciona_sustainability_report_2020_p1.pdf"
@@ -62,8 +72,9 @@ def test_build_report_and_status(ws):
 def test_status_counts_conflicts_of_a_state_written_before_the_counters(ws):
     before = ws.status()["hvm"]
     states = dict(ws.store.iter_records(NS_STATE))
-    old_style = {doc_id: {k: v for k, v in state.items() if not k.startswith("conflicts_")}
-                 for doc_id, state in states.items()}
+    old_style = {
+        doc_id: {k: v for k, v in state.items() if not k.startswith("conflicts_")} for doc_id, state in states.items()
+    }
     assert any(old_style[d] != states[d] for d in states), "the build recorded no conflict counters"
     try:
         ws.store.put_records(NS_STATE, [(doc_id, state, doc_id) for doc_id, state in old_style.items()])
@@ -105,8 +116,7 @@ def test_offline_ask_cites_the_tax_table(ws):
     answer = ws.ask("What were the total sales in Spain in the tax jurisdiction table?", method="hvm")
     assert not answer.model_used and answer.text.startswith("No answer model is configured")
     assert "Spain — Total sales (M€): 2,673" in answer.text  # the table row is quoted, not the whole table
-    assert any(sc.chunk.modality == "table" and sc.chunk.doc_id == ws.docs[ACCIONA].id
-               for sc in answer.evidence.chunks)
+    assert any(sc.chunk.modality == "table" and sc.chunk.doc_id == ws.docs[ACCIONA].id for sc in answer.evidence.chunks)
     assert answer.evidence.entities and answer.evidence.timings["retrieve"] < 5
     _check_citations(ws, answer)
 
@@ -142,8 +152,9 @@ def test_interrupted_build_resumes_where_it_stopped(ws, monkeypatch):
 
     extracted = []
     original_extract = OfflineTextStrategy.extract
-    monkeypatch.setattr(OfflineTextStrategy, "extract",
-                        lambda self, items: extracted.extend(items) or original_extract(self, items))
+    monkeypatch.setattr(
+        OfflineTextStrategy, "extract", lambda self, items: extracted.extend(items) or original_extract(self, items)
+    )
     monkeypatch.setattr(hvm_build, "fold_chunk", original_fold)
     report = ws.build("hvm")
     assert report.pages_built == 1 and report.pages_skipped == 5
@@ -191,6 +202,8 @@ def test_build_notes_are_grouped_by_message():
     notes = [f"d:{p}:IM{i}: picture without caption or nearby text" for p in (1, 2) for i in (1, 2)]
     notes.append("d:3:T1: table without Markdown rows: extracted as text")
     lines = hvm_build.summarize_notes(notes)
-    assert lines == ["picture without caption or nearby text (4 chunks: d:1:IM1, d:1:IM2, d:2:IM1, …)",
-                     "table without Markdown rows: extracted as text (1 chunk: d:3:T1)"]
+    assert lines == [
+        "picture without caption or nearby text (4 chunks: d:1:IM1, d:1:IM2, d:2:IM1, …)",
+        "table without Markdown rows: extracted as text (1 chunk: d:3:T1)",
+    ]
     assert hvm_build.summarize_notes([]) == []

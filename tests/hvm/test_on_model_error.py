@@ -47,8 +47,17 @@ def script(req):
         if fact is None:
             return {"entities": [], "relations": []}
         if "You extract relations" in strip_fences(req.prompt):
-            return {"relations": [{"head": "Ryan J. Lynch", "relation": fact[0], "tail": fact[1],
-                                   "head_type": "person", "tail_type": "organization"}]}
+            return {
+                "relations": [
+                    {
+                        "head": "Ryan J. Lynch",
+                        "relation": fact[0],
+                        "tail": fact[1],
+                        "head_type": "person",
+                        "tail_type": "organization",
+                    }
+                ]
+            }
         return {"entities": [{"name": "Ryan J. Lynch", "type": "person"}, {"name": fact[1], "type": "organization"}]}
     if req.stage in ("hvm.detect", "hvm.resolve"):
         return BROKEN
@@ -82,8 +91,9 @@ def _complete(ws) -> bool:
 
 
 def _bad_chunk(ws, doc_id) -> dict:
-    return next(v["chunk"] for _, v in ws.store.iter_records(NS_CHUNK, doc_id=doc_id)
-                if v["chunk"]["text"].startswith(BAD))
+    return next(
+        v["chunk"] for _, v in ws.store.iter_records(NS_CHUNK, doc_id=doc_id) if v["chunk"]["text"].startswith(BAD)
+    )
 
 
 def test_offline_extracts_the_chunk_offline_marks_and_counts_it(stub, authors_pdf, tmp_path, capsys):
@@ -137,8 +147,13 @@ def test_retry_later_stops_the_document_at_the_chunk_and_resumes_there(stub, aut
         stored = ws.store.count_records(NS_EXTRACT)
 
         stub.reset()  # the model now answers for the chunk
-        stub.reply(lambda req: {"entities": [{"name": "Julie C. Tatlock", "type": "person"}], "relations": []}
-                   if _chunk_text(strip_fences(req.prompt)).startswith(BAD) else script(req))
+        stub.reply(
+            lambda req: (
+                {"entities": [{"name": "Julie C. Tatlock", "type": "person"}], "relations": []}
+                if _chunk_text(strip_fences(req.prompt)).startswith(BAD)
+                else script(req)
+            )
+        )
         again = ws.build("hvm")  # the document resumes at the chunk
         assert again.stats["failed_documents"] == 0 and _complete(ws)
         extractions = dict(ws.store.iter_records(NS_EXTRACT, doc_id=doc.id))

@@ -15,8 +15,17 @@ from docgraph.errors import InputError, NotBuiltError
 from docgraph.methods.base import MethodContext
 from docgraph.methods.baselines.common import bump_version
 from docgraph.methods.hvm.retrieve import retrieve
-from docgraph.methods.hvm.state import (NS_CHUNK, NS_CONCEPT, NS_EDGE, NS_ENTITY, VEC_CHUNK, VEC_CONCEPT, VEC_ENTITY,
-                                        VEC_RELATION, edge_key)
+from docgraph.methods.hvm.state import (
+    NS_CHUNK,
+    NS_CONCEPT,
+    NS_EDGE,
+    NS_ENTITY,
+    VEC_CHUNK,
+    VEC_CONCEPT,
+    VEC_ENTITY,
+    VEC_RELATION,
+    edge_key,
+)
 from docgraph.methods.vector_index import delete_vectors, write_vectors
 from docgraph.models.rerank import FusionReranker
 from docgraph.store.sqlite import SQLiteStore
@@ -28,12 +37,24 @@ RELATIONS = {"r_high": 0.9, "r_mid": 0.7, "r_low": 0.1}
 EDGES = [("alpha", "r_high", "epsilon"), ("zeta", "r_mid", "delta"), ("beta", "r_low", "zeta")]
 # chunk: (modality, cos, concept whose I_con holds it or None)
 CHUNKS = {
-    "c01": ("text", 0.95, "alpha"), "c02": ("text", 0.50, "alpha"), "c03": ("table", 0.60, "beta"),
-    "c04": ("image", 0.55, "beta"), "c05": ("text", 0.40, "epsilon"), "c06": ("text", 0.97, None),
-    "c07": ("text", 0.30, "zeta"), "c08": ("text", 0.45, "delta"), "c09": ("table", 0.58, "alpha"),
-    "c10": ("table", 0.52, "alpha"), "c11": ("table", 0.51, "alpha"), "c12": ("image", 0.49, "alpha"),
-    "c13": ("image", 0.48, "alpha"), "c14": ("text", 0.47, "alpha"), "c15": ("text", 0.20, "gamma"),
-    "c16": ("text", 0.46, "alpha"), "c17": ("text", 0.44, "alpha"), "c18": ("text", 0.43, "alpha"),
+    "c01": ("text", 0.95, "alpha"),
+    "c02": ("text", 0.50, "alpha"),
+    "c03": ("table", 0.60, "beta"),
+    "c04": ("image", 0.55, "beta"),
+    "c05": ("text", 0.40, "epsilon"),
+    "c06": ("text", 0.97, None),
+    "c07": ("text", 0.30, "zeta"),
+    "c08": ("text", 0.45, "delta"),
+    "c09": ("table", 0.58, "alpha"),
+    "c10": ("table", 0.52, "alpha"),
+    "c11": ("table", 0.51, "alpha"),
+    "c12": ("image", 0.49, "alpha"),
+    "c13": ("image", 0.48, "alpha"),
+    "c14": ("text", 0.47, "alpha"),
+    "c15": ("text", 0.20, "gamma"),
+    "c16": ("text", 0.46, "alpha"),
+    "c17": ("text", 0.44, "alpha"),
+    "c18": ("text", 0.43, "alpha"),
     "c19": ("image", 0.96, None),
 }
 
@@ -71,10 +92,14 @@ class FakeModels:
 
 def make_ctx(root, edges=EDGES) -> MethodContext:
     store = SQLiteStore(root)
-    chunks = {cid: Chunk(id=cid, doc_id="d", page=i + 1, component_ids=["P1"], modality=m, text=f"chunk {cid}")
-              for i, (cid, (m, _, _)) in enumerate(CHUNKS.items())}
-    store.put_records(NS_CHUNK, [(cid, {"chunk": c.model_dump(), "context": "", "index": i}, "d")
-                                 for i, (cid, c) in enumerate(chunks.items())])
+    chunks = {
+        cid: Chunk(id=cid, doc_id="d", page=i + 1, component_ids=["P1"], modality=m, text=f"chunk {cid}")
+        for i, (cid, (m, _, _)) in enumerate(CHUNKS.items())
+    }
+    store.put_records(
+        NS_CHUNK,
+        [(cid, {"chunk": c.model_dump(), "context": "", "index": i}, "d") for i, (cid, c) in enumerate(chunks.items())],
+    )
     keys, matrix = _vectors({k: v[1] for k, v in CHUNKS.items()}, 1)
     write_vectors(store, VEC_CHUNK, keys, matrix, "fake", ["d"] * len(keys))
     for concept in CONCEPTS:
@@ -82,8 +107,9 @@ def make_ctx(root, edges=EDGES) -> MethodContext:
         store.put_record(NS_CONCEPT, concept, {"name": concept, "docs": {"d": {"entities": 1, "chunks": members}}})
     write_vectors(store, VEC_CONCEPT, *_vectors(CONCEPTS, 21), "fake")
     for head, label, tail in edges:
-        store.put_record(NS_EDGE, edge_key(head, label, tail),
-                         {"head": head, "relation": label, "tail": tail, "docs": {"d": 1}})
+        store.put_record(
+            NS_EDGE, edge_key(head, label, tail), {"head": head, "relation": label, "tail": tail, "docs": {"d": 1}}
+        )
     write_vectors(store, VEC_RELATION, *_vectors(RELATIONS, 31), "fake")
     bump_version(store, "hvm")
     return MethodContext(store=store, settings=Settings(), models=FakeModels(), root=store.root)
@@ -113,7 +139,9 @@ def test_defaults_follow_the_long_reports_profile(ctx):
     # r_high (alpha-epsilon) and r_low (beta-zeta) touch anchors: epsilon and zeta join
     assert concepts(ev) == ["alpha", "beta", "gamma", "epsilon", "zeta"]
     assert [(r.source_name, r.relation.label, r.target_name) for r in ev.relations] == [
-        ("alpha", "r_high", "epsilon"), ("beta", "r_low", "zeta")]
+        ("alpha", "r_high", "epsilon"),
+        ("beta", "r_low", "zeta"),
+    ]
     # K=10 best graph chunks (c16 is 11th) + k_b=2 best overall (c06, c19), then at most
     # 5 text / 3 table (c11 cut) / 2 image (c12, c13 cut), sections in that order
     assert ids(ev) == ["c06", "c01", "c02", "c14", "c03", "c09", "c10", "c19", "c04"]
@@ -127,15 +155,15 @@ def test_defaults_follow_the_long_reports_profile(ctx):
     graph_heavy.retrieval.flat_weight = 0.3
     lifted = retrieve(MethodContext(store=ctx.store, settings=graph_heavy, models=ctx.models, root=ctx.root), "q")
     assert lifted.pages[0].page == CHUNKS_PAGE["c01"]
-    assert set(ev.timings) >= {"embed", "anchors", "propagate", "evidence", "pages", "rerank", "second_hop",
-                               "retrieve"}
+    assert set(ev.timings) >= {"embed", "anchors", "propagate", "evidence", "pages", "rerank", "second_hop", "retrieve"}
 
 
 def test_flat_weight_one_ranks_pages_by_their_best_chunk(ctx):
     flat_only = ctx.settings.model_copy(deep=True)
     flat_only.retrieval.flat_weight = 1.0
-    ev = retrieve(MethodContext(store=ctx.store, settings=flat_only, models=ctx.models, root=ctx.root), "q",
-                  top_pages=19)
+    ev = retrieve(
+        MethodContext(store=ctx.store, settings=flat_only, models=ctx.models, root=ctx.root), "q", top_pages=19
+    )
     by_cos = sorted(CHUNKS, key=lambda c: -CHUNKS[c][1])
     assert [p.page for p in ev.pages] == [CHUNKS_PAGE[c] for c in by_cos]
 
@@ -201,8 +229,9 @@ def test_k_r_controls_one_step_propagation(ctx):
 
 def test_propagation_keeps_k_r_relations_not_every_edge_of_a_chosen_label(tmp_path):
     # r_high now links alpha to four concepts; three of them are not anchors
-    wide = make_ctx(tmp_path, EDGES + [("alpha", "r_high", "gamma"), ("alpha", "r_high", "delta"),
-                                       ("zeta", "r_high", "alpha")])
+    wide = make_ctx(
+        tmp_path, EDGES + [("alpha", "r_high", "gamma"), ("alpha", "r_high", "delta"), ("zeta", "r_high", "alpha")]
+    )
     try:
         ev = retrieve(wide, "q", k_r=2, K=100, **WIDE)
         # labels r_high, r_mid; touching the anchors: the four r_high edges (r_mid's does not),
@@ -272,8 +301,13 @@ def test_no_concept_graph_ablation_retrieves_entities_directly(ctx):
         retrieve(ctx, "q", concept_graph=False)
     store = ctx.store
     entities = {"d|ann": (0.9, ["c02", "c05"]), "d|bob": (0.3, ["c08"]), "d|cy": (0.1, ["c07"])}
-    store.put_records(NS_ENTITY, [(k, {"key": k[2:], "name": k[2:], "concept": "person", "mentions": support,
-                                       "support": support}, "d") for k, (_, support) in entities.items()])
+    store.put_records(
+        NS_ENTITY,
+        [
+            (k, {"key": k[2:], "name": k[2:], "concept": "person", "mentions": support, "support": support}, "d")
+            for k, (_, support) in entities.items()
+        ],
+    )
     write_vectors(store, VEC_ENTITY, *_vectors({k: v[0] for k, v in entities.items()}, 41), "fake", ["d"] * 3)
     bump_version(store, "hvm")
     try:

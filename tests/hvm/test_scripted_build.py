@@ -25,17 +25,23 @@ PHOTO = "Senior Contributing Authors photo"
 EXTRACTIONS = {
     "Ryan J. Lynch, Columbus State University": (
         [("Ryan J. Lynch", "person"), ("Columbus State University", "organization")],
-        [("Ryan J. Lynch", "affiliated_with", "Columbus State University", "person", "organization")]),
+        [("Ryan J. Lynch", "affiliated_with", "Columbus State University", "person", "organization")],
+    ),
     "Dr. Ryan J. Lynch is Associate Professor": (
         [("Ryan J. Lynch", "person"), ("Columbus State University", "organization")],
-        [("Ryan J. Lynch", "works_at", "Columbus State University", "person", "organization")]),
+        [("Ryan J. Lynch", "works_at", "Columbus State University", "person", "organization")],
+    ),
     "interest in how modern terror groups": (
         [("Ryan J. Lynch", "person"), (BOOK, "work")],
-        [("Ryan J. Lynch", "author_of", BOOK, "person", "work"), (BOOK, "published_in", "2020", "work", "date")]),
+        [("Ryan J. Lynch", "author_of", BOOK, "person", "work"), (BOOK, "published_in", "2020", "work", "date")],
+    ),
     "Dr. Julie C. Tatlock chairs": (  # the planted mistake: the 2019 of another publication
         [("Julie C. Tatlock", "person"), ("Mount Mary University", "organization")],
-        [("Julie C. Tatlock", "works_at", "Mount Mary University", "person", "organization"),
-         (BOOK, "published_in", "2019", "work", "date")]),
+        [
+            ("Julie C. Tatlock", "works_at", "Mount Mary University", "person", "organization"),
+            (BOOK, "published_in", "2019", "work", "date"),
+        ],
+    ),
 }
 
 
@@ -52,16 +58,21 @@ def script(req) -> dict:
     prompt = strip_fences(req.prompt)
     if req.stage == "hvm.extract":
         if "from a picture" in prompt:
-            return {"image": {"name": PHOTO, "type": "photo", "description": "four authors side by side"},
-                    "entities": [{"name": "Ann Kordas", "type": "person", "description": "leftmost"}]}
+            return {
+                "image": {"name": PHOTO, "type": "photo", "description": "four authors side by side"},
+                "entities": [{"name": "Ann Kordas", "type": "person", "description": "leftmost"}],
+            }
         text = _chunk_text(prompt)
         for prefix, (entities, relations) in EXTRACTIONS.items():
             if text.startswith(prefix):
                 if "You extract relations" in prompt:
-                    return {"relations": [{"head": h, "relation": r, "tail": t, "head_type": ht, "tail_type": tt}
-                                          for h, r, t, ht, tt in relations]}
-                return {"entities": [{"name": n, "type": c, "description": f"{n} in this chunk"}
-                                     for n, c in entities]}
+                    return {
+                        "relations": [
+                            {"head": h, "relation": r, "tail": t, "head_type": ht, "tail_type": tt}
+                            for h, r, t, ht, tt in relations
+                        ]
+                    }
+                return {"entities": [{"name": n, "type": c, "description": f"{n} in this chunk"} for n, c in entities]}
         return {"entities": [], "relations": []}
     if req.stage == "hvm.detect":
         groups = []
@@ -70,11 +81,25 @@ def script(req) -> dict:
             lines = " ".join(facts.values())
             if "2019" in lines and "2020" in lines:
                 pair = sorted(facts)
-                groups.append({"group": label, "conflict": True, "type": "mutual", "pairs": [pair],
-                               "explanation": "two publication years"})
+                groups.append(
+                    {
+                        "group": label,
+                        "conflict": True,
+                        "type": "mutual",
+                        "pairs": [pair],
+                        "explanation": "two publication years",
+                    }
+                )
             elif "works_at" in lines and "affiliated_with" in lines:
-                groups.append({"group": label, "conflict": True, "type": "granularity", "pairs": [sorted(facts)],
-                               "explanation": "the same affiliation said twice"})
+                groups.append(
+                    {
+                        "group": label,
+                        "conflict": True,
+                        "type": "granularity",
+                        "pairs": [sorted(facts)],
+                        "explanation": "the same affiliation said twice",
+                    }
+                )
             else:
                 groups.append({"group": label, "conflict": False, "type": "", "pairs": [], "explanation": "ok"})
         return {"groups": groups}
@@ -83,12 +108,19 @@ def script(req) -> dict:
         label = {v.split(",")[1].strip() + ("|2019" if "2019" in v else ""): k for k, v in facts.items()}
         decisions = []
         if "published_in|2019" in label:
-            decisions.append({"fact": label["published_in|2019"], "action": "discard",
-                              "reason": "S1 states (I.B. Tauris, 2020)"})
+            decisions.append(
+                {"fact": label["published_in|2019"], "action": "discard", "reason": "S1 states (I.B. Tauris, 2020)"}
+            )
             decisions.append({"fact": label["published_in"], "action": "keep", "reason": "supported"})
         if "works_at" in label and "affiliated_with" in label:
-            decisions.append({"fact": label["works_at"], "action": "merge", "into": label["affiliated_with"],
-                              "reason": "same affiliation"})
+            decisions.append(
+                {
+                    "fact": label["works_at"],
+                    "action": "merge",
+                    "into": label["affiliated_with"],
+                    "reason": "same affiliation",
+                }
+            )
         return {"decisions": decisions, "unresolved": [], "summary": "resolved"}
     if req.stage == "hvm.answer":
         number = re.search(r"\[(\d+)\] \([^)]*page 2", prompt)
@@ -105,8 +137,9 @@ def built(tmp_path_factory, shared_data):
     pdf.save(root / "authors.pdf")
     with OpenAIStub(default_reply="{}") as stub:
         stub.reply(script)
-        settings = stub_settings(stub, roles=("build", "answer"), embeddings=True,
-                                 overrides={"hvm": {"max_group_size": 4}})
+        settings = stub_settings(
+            stub, roles=("build", "answer"), embeddings=True, overrides={"hvm": {"max_group_size": 4}}
+        )
         ws = Workspace(root / "ws", settings=settings)
         doc = ws.add(root / "authors.pdf")[0]
         report = ws.build("hvm")
@@ -138,7 +171,10 @@ def test_redundant_affiliation_merges_with_provenance_from_both_chunks(built):
     assert lynch[0]["relation"] == "affiliated_with"
     assert lynch[0]["chunks"] == [f"{doc.id}:1:TI8", f"{doc.id}:1:P6"]
     assert {(f["head"], f["relation"]) for f in facts.values()} >= {
-        ("julie c. tatlock", "works_at"), ("ryan j. lynch", "author_of"), (BOOK.lower(), "published_in")}
+        ("julie c. tatlock", "works_at"),
+        ("ryan j. lynch", "author_of"),
+        (BOOK.lower(), "published_in"),
+    }
 
 
 def test_conflict_log_records_types_and_decisions(built):
@@ -162,29 +198,41 @@ def test_what_the_conflict_prompts_cut_is_counted(built, tmp_path):
     """The same build with tight limits: groups of two facts, 60 characters per chunk."""
     _, _, _, report = built
     assert report.stats["truncated"] == {}  # the defaults (groups of 4 here) cut nothing on these pages
-    extra = [(BOOK, "written_by", "Ryan J. Lynch", "work", "person"), (BOOK, "about", "Arab conquests", "work",
-                                                                        "topic")]
+    extra = [
+        (BOOK, "written_by", "Ryan J. Lynch", "work", "person"),
+        (BOOK, "about", "Arab conquests", "work", "topic"),
+    ]
 
     def more_facts(req):  # the Tatlock chunk also states two more facts about the book: a group of four
         reply = script(req)
-        if "You extract relations" in strip_fences(req.prompt) and _chunk_text(strip_fences(req.prompt)).startswith("Dr. Julie C. Tatlock"):
-            reply["relations"] += [{"head": h, "relation": r, "tail": t, "head_type": ht, "tail_type": tt}
-                                   for h, r, t, ht, tt in extra]
+        if "You extract relations" in strip_fences(req.prompt) and _chunk_text(strip_fences(req.prompt)).startswith(
+            "Dr. Julie C. Tatlock"
+        ):
+            reply["relations"] += [
+                {"head": h, "relation": r, "tail": t, "head_type": ht, "tail_type": tt} for h, r, t, ht, tt in extra
+            ]
         return reply
 
     with OpenAIStub(default_reply="{}") as stub:
         stub.reply(more_facts)
-        settings = stub_settings(stub, roles=("build",), embeddings=True,
-                                 overrides={"hvm": {"max_group_size": 2, "support_chars": 60}})
+        settings = stub_settings(
+            stub, roles=("build",), embeddings=True, overrides={"hvm": {"max_group_size": 2, "support_chars": 60}}
+        )
         with Workspace(tmp_path / "ws", settings=settings) as ws:
             doc = ws.add(built[0].root.parent / "authors.pdf")[0]
             tight = ws.build("hvm")
             log = [entry for _, entry in ws.store.iter_records(NS_CONFLICT, doc_id=doc.id)]
         truncated = tight.stats["truncated"]
-        detected = [_facts_in(block) for req in stub.seen(stage="hvm.detect")
-                    for _, block in re.findall(r"(G\d+) \(.*?\):\n((?:  F.*\n?)+)", strip_fences(req.prompt))]
-        supports = [text for req in stub.seen(stage="hvm.resolve")
-                    for text in re.findall(r"^S\d+ \(page \d+, \w+\):\n(.*)$", strip_fences(req.prompt), re.M)]
+        detected = [
+            _facts_in(block)
+            for req in stub.seen(stage="hvm.detect")
+            for _, block in re.findall(r"(G\d+) \(.*?\):\n((?:  F.*\n?)+)", strip_fences(req.prompt))
+        ]
+        supports = [
+            text
+            for req in stub.seen(stage="hvm.resolve")
+            for text in re.findall(r"^S\d+ \(page \d+, \w+\):\n(.*)$", strip_fences(req.prompt), re.M)
+        ]
     assert all(len(facts) == 2 for facts in detected)
     assert truncated["groups_cut"] >= 1 and truncated["group_facts_omitted"] >= truncated["groups_cut"]
     assert truncated["group_facts_omitted"] >= sum(e["omitted"] for e in log)  # the log has confirmed groups
@@ -195,8 +243,9 @@ def test_what_the_conflict_prompts_cut_is_counted(built, tmp_path):
 def test_picture_is_an_entity_and_its_crop_went_to_the_vision_model(built):
     ws, doc, stub, _ = built
     image_calls = [r for r in stub.seen(stage="hvm.extract") if "from a picture" in strip_fences(r.prompt)]
-    assert len(image_calls) == 1 and image_calls[0].image_urls[0].startswith("data:image/jpeg;base64,"), \
+    assert len(image_calls) == 1 and image_calls[0].image_urls[0].startswith("data:image/jpeg;base64,"), (
         "the crop as ingested (JPEG, ingest.image_format)"
+    )
     rows = dict(ws.store.iter_records("hvm.entity", doc_id=doc.id))
     photo = rows[f"{doc.id}|{PHOTO.lower()}"]
     assert photo["concept"] == "photo" and photo["mentions"] == [f"{doc.id}:1:IM1"]
@@ -241,7 +290,7 @@ def test_ablation_switches_rebuild_only_what_they_change(built):
     report = ws.build("hvm")
     assert report.pages_built == 2 and report.stats["entity_vectors"] > 0
     assert stub.count(stage="hvm.extract") == extract_calls  # extractions were kept
-    assert stub.count(stage="hvm.detect") == detect_calls    # no conflict handling at all
+    assert stub.count(stage="hvm.detect") == detect_calls  # no conflict handling at all
     years = sorted(f["tail"] for f in _facts(ws, doc.id).values() if f["relation"] == "published_in")
     assert years == ["2019", "2020"]  # without resolution both figures stay in M
     assert list(ws.store.iter_records(NS_CONFLICT, doc_id=doc.id)) == []

@@ -16,6 +16,7 @@ def clean_env() -> dict[str, str]:
 
 def stdio_client(ws: Path, *extra: str) -> Client:
     """A client that starts ``python -m docgraph mcp -w WS`` and talks over its stdio."""
-    params = StdioServerParameters(command=sys.executable, args=["-m", "docgraph", "mcp", "-w", str(ws), *extra],
-                                   env=clean_env())
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "docgraph", "mcp", "-w", str(ws), *extra], env=clean_env()
+    )
     return Client(params, read_timeout_seconds=300)

@@ -18,18 +18,42 @@ from docgraph.cli import main
 from docgraph.cli.batch import finished_ids, read_questions
 from docgraph.errors import InputError
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "schemas" / "batch-line.schema.json")
-                    .read_text(encoding="utf-8"))
-TOPICS = ["the license", "OpenStax", "Rice University", "the Mongol Empire", "the Black Death", "Song China",
-          "the Ottomans", "Ming China", "the steppe peoples", "Chinggis Khan", "the senior contributing authors",
-          "the review process", "errata", "the appendix of maps", "climate change", "Christianity and Islam",
-          "the Mamluks", "gunpowder", "famine and migration", "the glossary"]
+SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[2] / "docs" / "schemas" / "batch-line.schema.json").read_text(encoding="utf-8")
+)
+TOPICS = [
+    "the license",
+    "OpenStax",
+    "Rice University",
+    "the Mongol Empire",
+    "the Black Death",
+    "Song China",
+    "the Ottomans",
+    "Ming China",
+    "the steppe peoples",
+    "Chinggis Khan",
+    "the senior contributing authors",
+    "the review process",
+    "errata",
+    "the appendix of maps",
+    "climate change",
+    "Christianity and Islam",
+    "the Mamluks",
+    "gunpowder",
+    "famine and migration",
+    "the glossary",
+]
 
 
 def questions_file(folder: Path) -> Path:
     path = folder / "questions.jsonl"
-    path.write_text("".join(json.dumps({"id": f"q{i:02d}", "question": f"What does the book say about {topic}?"})
-                            + "\n" for i, topic in enumerate(TOPICS)), encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"q{i:02d}", "question": f"What does the book say about {topic}?"}) + "\n"
+            for i, topic in enumerate(TOPICS)
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -38,9 +62,13 @@ def env() -> dict[str, str]:
 
 
 def batch(ws: Path, questions: Path, out: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "docgraph", "ask", "--questions", str(questions),
-                             "--out", str(out), "-w", str(ws)], env=env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "docgraph", "ask", "--questions", str(questions), "--out", str(out), "-w", str(ws)],
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def comparable(path: Path) -> list[dict]:
@@ -86,8 +114,12 @@ def test_a_torn_last_line_and_failed_questions_are_asked_again(example_ws, tmp_p
     assert main(["ask", "--questions", str(questions), "--out", str(out), "-m", "hvm", "-w", str(example_ws)]) == 1
     assert "not built yet" in capsys.readouterr().err and not out.exists(), "an unbuilt method writes nothing"
     jsonl = tmp_path / "questions.jsonl"
-    jsonl.write_text(json.dumps({"id": "a", "question": "Who wrote the book?", "mode": "nosuch"}) + "\n"
-                     + json.dumps({"id": "b", "question": "Under what license is it published?"}) + "\n")
+    jsonl.write_text(
+        json.dumps({"id": "a", "question": "Who wrote the book?", "mode": "nosuch"})
+        + "\n"
+        + json.dumps({"id": "b", "question": "Under what license is it published?"})
+        + "\n"
+    )
     assert main(["ask", "--questions", str(jsonl), "--out", str(out), "-w", str(example_ws)]) == 1
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert rows[0]["id"] == "a" and "nosuch" in rows[0]["error"] and rows[1]["result"]["citations"]
@@ -95,8 +127,12 @@ def test_a_torn_last_line_and_failed_questions_are_asked_again(example_ws, tmp_p
         handle.write('{"id": "c", "question": "torn')  # what a kill during a write leaves
     assert finished_ids(out) == {"b"}
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["b"]
-    jsonl.write_text(json.dumps({"id": "a", "question": "Who wrote the book?"}) + "\n"
-                     + json.dumps({"id": "b", "question": "Under what license is it published?"}) + "\n")
+    jsonl.write_text(
+        json.dumps({"id": "a", "question": "Who wrote the book?"})
+        + "\n"
+        + json.dumps({"id": "b", "question": "Under what license is it published?"})
+        + "\n"
+    )
     capsys.readouterr()
     assert main(["ask", "--questions", str(jsonl), "--out", str(out), "-w", str(example_ws)]) == 0
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["b", "a"]

@@ -31,7 +31,8 @@ def _offline(monkeypatch):
 def test_documented_schemas_are_the_models():
     for name, model in SCHEMAS.items():
         assert schema(name) == model.model_json_schema(), (
-            f"docs/schemas/{name}.schema.json is stale; regenerate: python -m docgraph.results docs/schemas")
+            f"docs/schemas/{name}.schema.json is stale; regenerate: python -m docgraph.results docs/schemas"
+        )
 
 
 def test_search_json_pages_and_regions(example_ws, capsys):
@@ -57,8 +58,22 @@ def test_search_readable_filtered_and_errors(example_ws, capsys):
     assert main(["search", "license", "-m", "hybrid", "--top-pages", "1", "-w", str(example_ws)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("1. ") and " p.2 " in out and "image: " in out and "2. " not in out
-    assert main(["search", "license", "--doc", "world_history_excerpt.pdf", "--top-pages", "3",
-                 "--json", "-w", str(example_ws)]) == 0
+    assert (
+        main(
+            [
+                "search",
+                "license",
+                "--doc",
+                "world_history_excerpt.pdf",
+                "--top-pages",
+                "3",
+                "--json",
+                "-w",
+                str(example_ws),
+            ]
+        )
+        == 0
+    )
     assert len(json.loads(capsys.readouterr().out)["pages"]) == 3
     assert main(["search", "license", "--doc", "nosuch.pdf", "-w", str(example_ws)]) == 1
     assert "no document 'nosuch.pdf'" in capsys.readouterr().err

@@ -13,7 +13,6 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-
 from mcp_helpers import clean_env
 
 TOKEN = "s3cret-token"
@@ -28,9 +27,25 @@ def free_port() -> int:
 @pytest.fixture()
 def http_server(example_ws):
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "docgraph", "mcp", "--http", "--port", str(port),
-                               "--token", TOKEN, "-w", str(example_ws)], env=clean_env(),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "docgraph",
+            "mcp",
+            "--http",
+            "--port",
+            str(port),
+            "--token",
+            TOKEN,
+            "-w",
+            str(example_ws),
+        ],
+        env=clean_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         assert server.poll() is None, server.stderr.read()
@@ -45,9 +60,12 @@ def http_server(example_ws):
 
 
 def initialize() -> dict:
-    return {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "test", "version": "0"}}}
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+    }
 
 
 def test_requests_without_the_token_are_refused(http_server):
@@ -55,15 +73,17 @@ def test_requests_without_the_token_are_refused(http_server):
     for extra in ({}, {"authorization": "Bearer wrong"}, {"authorization": TOKEN}):
         refused = httpx.post(http_server, json=initialize(), headers={**headers, **extra}, timeout=30)
         assert refused.status_code == 401 and "Bearer TOKEN" in refused.json()["error"]
-    accepted = httpx.post(http_server, json=initialize(), headers={**headers, "authorization": f"Bearer {TOKEN}"},
-                          timeout=30)
+    accepted = httpx.post(
+        http_server, json=initialize(), headers={**headers, "authorization": f"Bearer {TOKEN}"}, timeout=30
+    )
     assert accepted.status_code == 200
 
 
 def test_the_sdk_client_searches_with_the_token(http_server):
     async def session():
-        transport = streamable_http_client(http_server, http_client=create_mcp_http_client(
-            headers={"Authorization": f"Bearer {TOKEN}"}))
+        transport = streamable_http_client(
+            http_server, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"})
+        )
         async with Client(transport, read_timeout_seconds=300) as client:
             names = {tool.name for tool in (await client.list_tools()).tools}
             assert "search" in names and "build" not in names

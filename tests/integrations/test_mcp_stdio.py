@@ -10,9 +10,8 @@ from pathlib import Path
 
 import anyio
 import jsonschema
-from PIL import Image
-
 from mcp_helpers import stdio_client
+from PIL import Image
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
 READ_TOOLS = {"search", "ask", "list_documents", "get_page", "get_region"}
@@ -42,8 +41,9 @@ def test_read_only_tools_over_stdio(example_ws):
             top = found.structured_content["pages"][0]
             assert top["page"] == 2 and "Creative Commons" in top["regions"][0]["text"]
 
-            answered = await client.call_tool("ask", {"question": "Under what license is this textbook published?",
-                                                      "method": "hybrid"})
+            answered = await client.call_tool(
+                "ask", {"question": "Under what license is this textbook published?", "method": "hybrid"}
+            )
             jsonschema.validate(answered.structured_content, schema("ask"))
             assert answered.structured_content["model_used"] is False
             assert answered.structured_content["citations"][0]["page"] == 2
@@ -56,8 +56,10 @@ def test_read_only_tools_over_stdio(example_ws):
                 assert image.width > 100 and image.height > 100
             assert any(r["component_id"] == top["regions"][0]["component_id"] for r in view["regions"])
 
-            region = await client.call_tool("get_region", {"document": doc["document_id"], "page": 2,
-                                                           "component": top["regions"][0]["component_id"]})
+            region = await client.call_tool(
+                "get_region",
+                {"document": doc["document_id"], "page": 2, "component": top["regions"][0]["component_id"]},
+            )
             assert region.structured_content["region"]["text"].startswith(top["regions"][0]["text"][:50])
 
             marks = await client.read_resource(view["marks_uri"])
@@ -73,8 +75,10 @@ def test_errors_carry_the_cli_messages(example_ws):
         async with stdio_client(example_ws) as client:
             unbuilt = await client.call_tool("ask", {"question": "Who wrote it?", "method": "hvm"})
             assert unbuilt.is_error
-            assert "the hvm index of this workspace is not built yet; run: docgraph build --method hvm" \
+            assert (
+                "the hvm index of this workspace is not built yet; run: docgraph build --method hvm"
                 in unbuilt.content[0].text
+            )
             unknown = await client.call_tool("get_page", {"document": "nosuch.pdf", "page": 1})
             assert unknown.is_error and "no document 'nosuch.pdf'" in unknown.content[0].text
             beyond = await client.call_tool("get_page", {"document": "world_history_excerpt.pdf", "page": 99})

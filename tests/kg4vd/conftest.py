@@ -7,7 +7,8 @@
 - ``wh_workspace(settings=None, name="ws", **overrides)``: a fresh copy of ``wh_ingested``
   opened with hermetic settings (the process environment is ignored) plus ``overrides``.
 - ``all_docs_built``: every PDF of ``shared/data/documents`` (~260 pages), a copy of the
-  session's ``shared_corpus`` (tests/conftest.py; adding the files again is a no-op), built offline once (open Workspace, BuildReport). Its embeddings come from the stub
+  session's ``shared_corpus`` (tests/conftest.py; adding the files again is a no-op), built
+  offline once (open Workspace, BuildReport). Its embeddings come from the stub
   server's hashed embedder, so the session pays for ingestion and extraction but not for
   ~7,000 CPU embeddings; the offline strategies and judge are the ones under test.
 """
@@ -15,14 +16,15 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
 from docgraph import Workspace
 from docgraph.config import Settings, load_settings
-from docgraph.methods.kg4vd.build import reset_graph
+from docgraph.methods.kg4vd.lifecycle import reset_graph
 from docgraph.testing.openai_stub import OpenAIStub
 
 WORLD_HISTORY = "kg4vd_test/world_history_p10-15.pdf"

@@ -49,8 +49,16 @@ def make_page(root: Path, doc_id: str, spec: PageSpec) -> Page:
     comps = []
     for order, (cid, text) in enumerate(spec.texts.items()):
         y0 = 20.0 + order * 60.0
-        comps.append(Component(id=cid, kind=_kind(cid), bbox=BBox(x0=20, y0=y0, x1=280, y1=y0 + 50),
-                               order=order, text=text, furniture=_kind(cid).is_furniture))
+        comps.append(
+            Component(
+                id=cid,
+                kind=_kind(cid),
+                bbox=BBox(x0=20, y0=y0, x1=280, y1=y0 + 50),
+                order=order,
+                text=text,
+                furniture=_kind(cid).is_furniture,
+            )
+        )
     rel = f"pages/{doc_id}/p{spec.number:04d}.png"
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -59,16 +67,23 @@ def make_page(root: Path, doc_id: str, spec: PageSpec) -> Page:
     for c in comps:
         draw.text((c.bbox.x0, c.bbox.y0), c.text[:40], fill="black")
     image.save(path)
-    return Page(doc_id=doc_id, number=spec.number, width=PAGE_W, height=PAGE_H, image_path=rel, dpi=DPI,
-                components=comps)
+    return Page(
+        doc_id=doc_id, number=spec.number, width=PAGE_W, height=PAGE_H, image_path=rel, dpi=DPI, components=comps
+    )
 
 
 def write_graph(ws: Workspace, spec: GraphSpec, entity_vectors=None, page_vectors=None) -> None:
     """Pages, records and vectors of ``spec`` into ``ws`` (vectors embedded unless given)."""
     store = ws.store
     pages = [make_page(ws.root, spec.doc_id, p) for p in spec.pages]
-    doc = Document(id=spec.doc_id, title=spec.title, path=f"{spec.doc_id}.pdf", sha256=spec.doc_id * 4,
-                   kind="pdf", page_count=len(pages))
+    doc = Document(
+        id=spec.doc_id,
+        title=spec.title,
+        path=f"{spec.doc_id}.pdf",
+        sha256=spec.doc_id * 4,
+        kind="pdf",
+        page_count=len(pages),
+    )
     store.put_document(doc)
     for page in pages:
         store.put_page(page)
@@ -77,46 +92,99 @@ def write_graph(ws: Workspace, spec: GraphSpec, entity_vectors=None, page_vector
     image = ws.models.image_embedder
     if page_vectors is None:
         page_vectors = image.embed_items([ImageItem(None, p.text) for p in pages])
-    write_vectors(store, "kg4vd.page", [f"{spec.doc_id}:{p.number}" for p in pages], page_vectors, image.model,
-                  [spec.doc_id] * len(pages))
+    write_vectors(
+        store,
+        "kg4vd.page",
+        [f"{spec.doc_id}:{p.number}" for p in pages],
+        page_vectors,
+        image.model,
+        [spec.doc_id] * len(pages),
+    )
     if entity_vectors is None:
         entity_vectors = image.embed_items([ImageItem(None, entity_text(e)) for e in spec.entities])
-    write_vectors(store, "kg4vd.entity", [e.id for e in spec.entities], entity_vectors, image.model,
-                  [spec.doc_id] * len(spec.entities))
+    write_vectors(
+        store,
+        "kg4vd.entity",
+        [e.id for e in spec.entities],
+        entity_vectors,
+        image.model,
+        [spec.doc_id] * len(spec.entities),
+    )
 
 
 def _e(eid: str, name: str, etype: str, desc: str, page: int, comps: list[str], doc_id: str = DOC_ID) -> Entity:
-    return Entity(id=eid, name=name, type=etype, description=desc,
-                  mentions=[Mention(doc_id=doc_id, page=page, component_ids=comps)])
+    return Entity(
+        id=eid,
+        name=name,
+        type=etype,
+        description=desc,
+        mentions=[Mention(doc_id=doc_id, page=page, component_ids=comps)],
+    )
 
 
 def _r(rid: str, s: str, t: str, label: str, desc: str, page: int, comps: list[str]) -> Relation:
-    return Relation(id=rid, source=s, target=t, label=label, description=desc,
-                    mentions=[Mention(doc_id=DOC_ID, page=page, component_ids=comps)])
+    return Relation(
+        id=rid,
+        source=s,
+        target=t,
+        label=label,
+        description=desc,
+        mentions=[Mention(doc_id=DOC_ID, page=page, component_ids=comps)],
+    )
 
 
 def history_graph() -> GraphSpec:
     """Six pages of a small world-history text and the graph a build would extract."""
     pages = [
-        PageSpec(1, {"TI1": "Unit 4: A Global Middle Ages, 1200-1500 CE",
-                     "P1": "Chapter 14 Pax Mongolica: The Steppe Empire of the Mongols.",
-                     "P2": "Chapter 15 States and Societies in Sub-Saharan Africa.",
-                     "F1": "Contents 1"}),
-        PageSpec(2, {"TI1": "The Rise of the Mongols",
-                     "P1": "Genghis Khan united the steppe tribes and founded the Mongol Empire in 1206.",
-                     "P2": "The Mongol armies used mounted archers and rapid cavalry tactics."}),
-        PageSpec(3, {"TI1": "Kublai Khan and China",
-                     "P1": "Kublai Khan, a grandson of Genghis Khan, established the Yuan dynasty in China in 1271.",
-                     "T1": "| Ruler | Dynasty |\n| Kublai Khan | Yuan |"}),
-        PageSpec(4, {"TI1": "Travellers",
-                     "P1": "The Venetian merchant Marco Polo served at the court of Kublai Khan for seventeen years.",
-                     "IM1": "Map of Marco Polo's route from Venice to Beijing"}),
-        PageSpec(5, {"TI1": "Trade and Disease",
-                     "P1": "The Mongol Empire protected trade along the Silk Road.",
-                     "P2": "The Black Death spread west along the Silk Road trade routes in the 1340s."}),
-        PageSpec(6, {"TI1": "West Africa",
-                     "P1": "Mansa Musa, ruler of the Mali Empire, made a famous pilgrimage to Mecca in 1324.",
-                     "P2": "Timbuktu became a center of learning in the Mali Empire."}),
+        PageSpec(
+            1,
+            {
+                "TI1": "Unit 4: A Global Middle Ages, 1200-1500 CE",
+                "P1": "Chapter 14 Pax Mongolica: The Steppe Empire of the Mongols.",
+                "P2": "Chapter 15 States and Societies in Sub-Saharan Africa.",
+                "F1": "Contents 1",
+            },
+        ),
+        PageSpec(
+            2,
+            {
+                "TI1": "The Rise of the Mongols",
+                "P1": "Genghis Khan united the steppe tribes and founded the Mongol Empire in 1206.",
+                "P2": "The Mongol armies used mounted archers and rapid cavalry tactics.",
+            },
+        ),
+        PageSpec(
+            3,
+            {
+                "TI1": "Kublai Khan and China",
+                "P1": "Kublai Khan, a grandson of Genghis Khan, established the Yuan dynasty in China in 1271.",
+                "T1": "| Ruler | Dynasty |\n| Kublai Khan | Yuan |",
+            },
+        ),
+        PageSpec(
+            4,
+            {
+                "TI1": "Travellers",
+                "P1": "The Venetian merchant Marco Polo served at the court of Kublai Khan for seventeen years.",
+                "IM1": "Map of Marco Polo's route from Venice to Beijing",
+            },
+        ),
+        PageSpec(
+            5,
+            {
+                "TI1": "Trade and Disease",
+                "P1": "The Mongol Empire protected trade along the Silk Road.",
+                "P2": "The Black Death spread west along the Silk Road trade routes in the 1340s.",
+            },
+        ),
+        PageSpec(
+            6,
+            {
+                "TI1": "West Africa",
+                "P1": "Mansa Musa, ruler of the Mali Empire, made a famous pilgrimage to Mecca in 1324.",
+                "P2": "Timbuktu became a center of learning in the Mali Empire.",
+            },
+        ),
     ]
     entities = [
         _e("unit4", "Unit 4", "concept", "A Global Middle Ages, 1200-1500 CE, a unit of the textbook", 1, ["TI1"]),
@@ -166,9 +234,15 @@ def random_graph(n_pages: int = 26, per_page: int = 5, degree: int = 6, seed: in
         for j in range(1, per_page + 1):
             k = (p - 1) * per_page + j
             texts[f"P{j}"] = f"Topic {k} concerns subject {k % 7} in region {k % 5}."
-            entities.append(Entity(id=f"e{k:03d}", name=f"Topic {k}", type="concept",
-                                   description=f"subject {k % 7} in region {k % 5}",
-                                   mentions=[Mention(doc_id=doc_id, page=p, component_ids=[f"P{j}"])]))
+            entities.append(
+                Entity(
+                    id=f"e{k:03d}",
+                    name=f"Topic {k}",
+                    type="concept",
+                    description=f"subject {k % 7} in region {k % 5}",
+                    mentions=[Mention(doc_id=doc_id, page=p, component_ids=[f"P{j}"])],
+                )
+            )
         pages.append(PageSpec(p, texts))
     n = len(entities)
     for i in range(n * degree // 2):
@@ -176,8 +250,16 @@ def random_graph(n_pages: int = 26, per_page: int = 5, degree: int = 6, seed: in
         if a == b:
             continue
         src = entities[a]
-        relations.append(Relation(id=f"x{i:04d}", source=src.id, target=entities[b].id, label="related_to",
-                                  description=f"{src.name} relates to {entities[b].name}",
-                                  mentions=[Mention(doc_id=doc_id, page=src.mentions[0].page,
-                                                    component_ids=src.mentions[0].component_ids)]))
+        relations.append(
+            Relation(
+                id=f"x{i:04d}",
+                source=src.id,
+                target=entities[b].id,
+                label="related_to",
+                description=f"{src.name} relates to {entities[b].name}",
+                mentions=[
+                    Mention(doc_id=doc_id, page=src.mentions[0].page, component_ids=src.mentions[0].component_ids)
+                ],
+            )
+        )
     return GraphSpec(doc_id, "Synthetic Topics", pages, entities, relations)

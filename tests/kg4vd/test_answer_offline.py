@@ -48,7 +48,8 @@ def test_offline_answer_quotes_the_fact_with_citations(ws_path):
         assert_citations_resolve(ws, answer)
         assert answer.citations[0].page == 3
         assert {"analyzer", "page_retrieval", "entity_retrieval", "subgraph_ppr", "rerank", "answer"} <= set(
-            answer.timings)
+            answer.timings
+        )
 
 
 def test_offline_passages_are_component_texts(ws_path):
@@ -61,8 +62,9 @@ def test_offline_passages_are_component_texts(ws_path):
         for p in passages:
             page = ws.store.get_page(p.doc_id, p.page)
             comps = [page.component(c) for c in p.component_ids]  # tables row by row, so a row can be quoted
-            assert p.text == "\n\n".join(rows_as_sentences(c.content) if c.kind is ComponentKind.TABLE
-                                          else c.content for c in comps)
+            assert p.text == "\n\n".join(
+                rows_as_sentences(c.content) if c.kind is ComponentKind.TABLE else c.content for c in comps
+            )
             assert all(quotable(page.component(c)) for c in p.component_ids)
             assert not any(page.component(c).kind.value == "F" for c in p.component_ids)
         assert {p.page for p in passages[:3]} == {ev.pages[0].page}
@@ -71,9 +73,18 @@ def test_offline_passages_are_component_texts(ws_path):
 def test_resolve_markers(ws_path):
     with Workspace(ws_path) as ws:
         book = CitationBook(ws.store)
-        items = [Item(1, "entity", "Genghis Khan", [Mention(doc_id="hist0001", page=2, component_ids=["P1"])]),
-                 Item(2, "relation", "r", [Mention(doc_id="hist0001", page=3, component_ids=["P1", "T1"]),
-                                           Mention(doc_id="hist0001", page=2, component_ids=["P1"])])]
+        items = [
+            Item(1, "entity", "Genghis Khan", [Mention(doc_id="hist0001", page=2, component_ids=["P1"])]),
+            Item(
+                2,
+                "relation",
+                "r",
+                [
+                    Mention(doc_id="hist0001", page=3, component_ids=["P1", "T1"]),
+                    Mention(doc_id="hist0001", page=2, component_ids=["P1"]),
+                ],
+            ),
+        ]
         text, unknown = resolve_markers("A [2]. B [1; 7]. C [1,2].", items, book)
         assert text == "A [1][2]. B [2]. C [2][1]."
         assert unknown == [7]
@@ -100,8 +111,22 @@ def test_cli_ask_readable_json_and_highlight(ws_path, tmp_path, capsys):
     assert "[1] A Short World History p.2 — P1" in out
     assert "mode local" in out and "model none (offline)" in out and "page retrieval" in out
 
-    assert main(["--workspace", str(ws_path), "ask", "Who founded the Mongol Empire?", "--full-json",
-                 "--top-pages", "3", "--highlight", str(tmp_path / "hl")]) == 0
+    assert (
+        main(
+            [
+                "--workspace",
+                str(ws_path),
+                "ask",
+                "Who founded the Mongol Empire?",
+                "--full-json",
+                "--top-pages",
+                "3",
+                "--highlight",
+                str(tmp_path / "hl"),
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     answer = Answer.model_validate(json.loads(captured.out))
     assert answer.method == "kg4vd" and len(answer.evidence.pages) == 3
@@ -137,8 +162,7 @@ def test_quotable_components():
     from docgraph.types import BBox, Component, ComponentKind
 
     def comp(kind, text, furniture):
-        return Component(id="X1", kind=kind, bbox=BBox(x0=0, y0=0, x1=1, y1=1), order=0, text=text,
-                         furniture=furniture)
+        return Component(id="X1", kind=kind, bbox=BBox(x0=0, y0=0, x1=1, y1=1), order=0, text=text, furniture=furniture)
 
     assert quotable(comp(ComponentKind.PARAGRAPH, "Any text.", False))
     assert not quotable(comp(ComponentKind.PARAGRAPH, "   ", False))

@@ -6,7 +6,6 @@ graph (``kg4vd.docgraph``), and connecting one only the part it touches (``kg4vd
 from __future__ import annotations
 
 import pytest
-
 from test_build_offline import snapshot
 
 from docgraph import Workspace
@@ -31,8 +30,7 @@ def _two_documents(make, shared_data, **overrides):
     return ws
 
 
-def test_a_batched_connection_equals_adding_the_documents_one_at_a_time(wh_workspace, shared_data, wh_pdf,
-                                                                        tmp_path):
+def test_a_batched_connection_equals_adding_the_documents_one_at_a_time(wh_workspace, shared_data, wh_pdf, tmp_path):
     batched = _two_documents(wh_workspace, shared_data, name="batched", kg4vd={"connect_batch_pages": 1})
     report = batched.build("kg4vd")
     assert report.stats["connected_pages"] == 6 and batched.status()["kg4vd"]["complete"]
@@ -48,8 +46,7 @@ def test_a_batched_connection_equals_adding_the_documents_one_at_a_time(wh_works
         assert snapshot(incremental) == snapshot(batched)
 
 
-def test_an_interrupted_connection_keeps_its_finished_batches_and_resumes(wh_workspace, shared_data,
-                                                                          monkeypatch):
+def test_an_interrupted_connection_keeps_its_finished_batches_and_resumes(wh_workspace, shared_data, monkeypatch):
     reference = _two_documents(wh_workspace, shared_data, name="reference", kg4vd={"connect_batch_pages": 1})
     reference.build("kg4vd")
     ws = _two_documents(wh_workspace, shared_data, name="interrupted", kg4vd={"connect_batch_pages": 1})
@@ -76,8 +73,10 @@ def test_an_interrupted_connection_keeps_its_finished_batches_and_resumes(wh_wor
 
 
 def _mentioning(ws, doc_id: str) -> tuple[set[str], set[str]]:
-    return ({k for k, e in st.load_entities(ws.store).items() if any(m.doc_id == doc_id for m in e.mentions)},
-            {k for k, r in st.load_relations(ws.store).items() if any(m.doc_id == doc_id for m in r.mentions)})
+    return (
+        {k for k, e in st.load_entities(ws.store).items() if any(m.doc_id == doc_id for m in e.mentions)},
+        {k for k, r in st.load_relations(ws.store).items() if any(m.doc_id == doc_id for m in r.mentions)},
+    )
 
 
 def _listed(ws, doc_id: str) -> tuple[set[str], set[str]]:
@@ -181,8 +180,9 @@ def test_a_workspace_built_before_the_incidence_index_is_indexed_at_its_next_bui
     assert snapshot(ws) == snapshot(reference)
 
 
-def test_status_reads_the_size_the_last_batch_recorded_and_counts_again_after_a_removal(wh_workspace, shared_data,
-                                                                                         monkeypatch):
+def test_status_reads_the_size_the_last_batch_recorded_and_counts_again_after_a_removal(
+    wh_workspace, shared_data, monkeypatch
+):
     """Each connection batch records the graph's size in its transaction, so ``status``
     never counts the entity and relation rows a build has just written; a removal clears
     the record, and the size is counted afresh."""

@@ -18,9 +18,13 @@ DOC = "doc1"
 
 
 def page(number: int, nodes: list[tuple[str, str, str]], edges: list[tuple[str, str, str]] = ()) -> StoredPageGraph:
-    graph = PageGraph(nodes=[Node(id=i, name=n, type=t, component_ids=["P1"]) for i, n, t in nodes],
-                      edges=[Edge(id=f"r{k}", source=s, target=d, label=lbl, component_ids=["P1"])
-                             for k, (s, d, lbl) in enumerate(edges, start=1)])
+    graph = PageGraph(
+        nodes=[Node(id=i, name=n, type=t, component_ids=["P1"]) for i, n, t in nodes],
+        edges=[
+            Edge(id=f"r{k}", source=s, target=d, label=lbl, component_ids=["P1"])
+            for k, (s, d, lbl) in enumerate(edges, start=1)
+        ],
+    )
     return StoredPageGraph.from_graph(DOC, number, graph)
 
 
@@ -58,17 +62,25 @@ def embed_by_name(entities):
 
 
 PAGES = [
-    page(1, [("e1", "Genghis Khan", "person"), ("e2", "Mongol Empire", "organization")],
-         [("e1", "e2", "founded")]),
-    page(2, [("e1", "Temujin Khan", "person"), ("e2", "Mongol Empire", "organization"), ("e3", "Silk Road", "location")],
-         [("e1", "e2", "founded"), ("e2", "e3", "controlled")]),
+    page(1, [("e1", "Genghis Khan", "person"), ("e2", "Mongol Empire", "organization")], [("e1", "e2", "founded")]),
+    page(
+        2,
+        [("e1", "Temujin Khan", "person"), ("e2", "Mongol Empire", "organization"), ("e3", "Silk Road", "location")],
+        [("e1", "e2", "founded"), ("e2", "e3", "controlled")],
+    ),
     page(3, [("e1", "Venice", "location"), ("e2", "Marco Polo", "person")], [("e2", "e1", "born_in")]),
 ]
 
 
 def run(graphs, existing_entities=None, existing_relations=None, judge=None, top_k=10):
-    return connect(graphs, GraphInMemory(existing_entities, existing_relations), embed=embed_by_name,
-                   existing_vectors=lambda _id: None, judge=judge, top_k=top_k)
+    return connect(
+        graphs,
+        GraphInMemory(existing_entities, existing_relations),
+        embed=embed_by_name,
+        existing_vectors=lambda _id: None,
+        judge=judge,
+        top_k=top_k,
+    )
 
 
 def test_candidates_are_on_other_pages_and_each_pair_once():
@@ -118,8 +130,9 @@ def test_without_a_judge_nothing_is_merged():
 def test_new_pages_join_existing_canonical_entities():
     first = run(PAGES[:2], judge=NameJudge())
     existing_e, existing_r = first.entities, first.relations
-    later = page(7, [("e1", "Kublai Khan", "person"), ("e2", "Mongol Empire", "organization")],
-                 [("e1", "e2", "founded")])
+    later = page(
+        7, [("e1", "Kublai Khan", "person"), ("e2", "Mongol Empire", "organization")], [("e1", "e2", "founded")]
+    )
     result = run([later], existing_e, existing_r, judge=NameJudge())
     # existing canonical ids win; the later page's mentions join them
     assert result.canonical == {"doc1:7:e1": "doc1:1:e1", "doc1:7:e2": "doc1:1:e2"}
@@ -131,7 +144,9 @@ def test_new_pages_join_existing_canonical_entities():
 
 def test_merging_two_existing_entities_deletes_the_absorbed_one():
     existing = {
-        "a": Entity(id="a", name="Marco Polo", type="person", mentions=[Mention(doc_id=DOC, page=1, component_ids=["P1"])]),
+        "a": Entity(
+            id="a", name="Marco Polo", type="person", mentions=[Mention(doc_id=DOC, page=1, component_ids=["P1"])]
+        ),
         "b": Entity(id="b", name="Polo", type="person", mentions=[Mention(doc_id=DOC, page=2, component_ids=["P1"])]),
     }
     bridge = page(5, [("e1", "Maffeo Polo", "person")])
@@ -141,8 +156,14 @@ def test_merging_two_existing_entities_deletes_the_absorbed_one():
 
 
 def entity(name, type_="person", modality="text", doc=DOC, page_no=1, description=""):
-    return Entity(id=f"{doc}:{page_no}:{name}", name=name, type=type_, modality=modality, description=description,
-                  mentions=[Mention(doc_id=doc, page=page_no, component_ids=["P1"])])
+    return Entity(
+        id=f"{doc}:{page_no}:{name}",
+        name=name,
+        type=type_,
+        modality=modality,
+        description=description,
+        mentions=[Mention(doc_id=doc, page=page_no, component_ids=["P1"])],
+    )
 
 
 def test_offline_judge_rules():
@@ -152,13 +173,14 @@ def test_offline_judge_rules():
     assert v(entity("Lynch"), entity("Ryan J. Lynch"), 0.95).label == "same"  # containment + cosine
     assert v(entity("Lynch"), entity("Ryan J. Lynch"), 0.90).label == "related"  # below 'same' cosine
     assert v(entity("Kordas"), entity("Ryan J. Lynch"), 0.99).label == "unrelated"  # no shared words
-    assert v(entity("Kordas"), entity("Temple University", "organization", description="Kordas studied here"),
-             0.86).label == "related"  # named in the other's description
+    assert (
+        v(entity("Kordas"), entity("Temple University", "organization", description="Kordas studied here"), 0.86).label
+        == "related"
+    )  # named in the other's description
     assert v(entity("Venice"), entity("Venice", modality="visual", type_="figure_panel"), 0.99).label != "same"
     # headings and figures merge by name only within one document
     assert v(entity("Introduction", "section"), entity("Introduction", "section", page_no=9), 0.5).label == "same"
-    assert v(entity("Introduction", "section"), entity("Introduction", "section", doc="doc2"), 0.5).label \
-        == "unrelated"
+    assert v(entity("Introduction", "section"), entity("Introduction", "section", doc="doc2"), 0.5).label == "unrelated"
     assert v(entity("Key Terms", "section"), entity("Terms", "section", page_no=2), 0.99).label == "related"
     assert v(entity("Columbus State University"), entity("Mount Mary University"), 0.99).label == "unrelated"
     # a value is the same only by its exact name: "year" joins neither "two-year" nor "four-year"
@@ -174,8 +196,10 @@ def test_offline_judge_caps_related_verdicts_per_anchor_most_similar_first():
 
     judge = OfflineJudge(same_threshold=0.92, related_threshold=0.85, max_related=1)
     anchor = JudgeItem("a", entity("Silk Road trade"))
-    cands = [(JudgeItem("b", entity("Silk Road cities", page_no=2)), 0.86),
-             (JudgeItem("c", entity("Silk Road caravans", page_no=3)), 0.91),
-             (JudgeItem("d", entity("Venice", page_no=4)), 0.99)]
+    cands = [
+        (JudgeItem("b", entity("Silk Road cities", page_no=2)), 0.86),
+        (JudgeItem("c", entity("Silk Road caravans", page_no=3)), 0.91),
+        (JudgeItem("d", entity("Venice", page_no=4)), 0.99),
+    ]
     verdicts, _ = judge.judge(anchor, cands)
     assert [v.label for v in verdicts] == ["unrelated", "related", "unrelated"]

@@ -16,11 +16,24 @@ SCHEMA = get_schema("general")
 
 
 def make_page() -> Page:
-    kinds = [("TI1", ComponentKind.TITLE, "The Silk Roads"), ("P1", ComponentKind.PARAGRAPH, "Trade linked Asia."),
-             ("IM1", ComponentKind.IMAGE, ""), ("C1", ComponentKind.CAPTION, "Map of the routes"),
-             ("F1", ComponentKind.FOOTER, "12")]
-    comps = [Component(id=i, kind=k, text=t, order=n, bbox=BBox(x0=10, y0=10 + 50 * n, x1=200, y1=50 + 50 * n),
-                       furniture=k is ComponentKind.FOOTER) for n, (i, k, t) in enumerate(kinds)]
+    kinds = [
+        ("TI1", ComponentKind.TITLE, "The Silk Roads"),
+        ("P1", ComponentKind.PARAGRAPH, "Trade linked Asia."),
+        ("IM1", ComponentKind.IMAGE, ""),
+        ("C1", ComponentKind.CAPTION, "Map of the routes"),
+        ("F1", ComponentKind.FOOTER, "12"),
+    ]
+    comps = [
+        Component(
+            id=i,
+            kind=k,
+            text=t,
+            order=n,
+            bbox=BBox(x0=10, y0=10 + 50 * n, x1=200, y1=50 + 50 * n),
+            furniture=k is ComponentKind.FOOTER,
+        )
+        for n, (i, k, t) in enumerate(kinds)
+    ]
     return Page(doc_id="d", number=3, width=300, height=400, image_path="pages/d/p0003.png", dpi=72, components=comps)
 
 
@@ -40,15 +53,20 @@ class Scripted:
         if inp.round >= self.add_until:
             return GraphPatch(), Usage(calls=1, input_tokens=10)
         cid = comps[inp.round % len(comps)]
-        return GraphPatch(nodes=[NodeOp(op="add", name=f"thing {inp.round}", type="concept",
-                                        component_ids=[cid])]), Usage(calls=1, input_tokens=10)
+        return GraphPatch(
+            nodes=[NodeOp(op="add", name=f"thing {inp.round}", type="concept", component_ids=[cid])]
+        ), Usage(calls=1, input_tokens=10)
 
     def reflect(self, inp, graph):
         self.reflect_images.append(inp.image)
         cited = graph.cited_components()
-        fb = Feedback(components=[ComponentStatus(component_id=c.id, status="covered" if c.id in cited else "uncovered")
-                                  for c in inp.page.components],
-                      stop_signal=1 if self.stop_after is not None and inp.round + 1 >= self.stop_after else 0)
+        fb = Feedback(
+            components=[
+                ComponentStatus(component_id=c.id, status="covered" if c.id in cited else "uncovered")
+                for c in inp.page.components
+            ],
+            stop_signal=1 if self.stop_after is not None and inp.round + 1 >= self.stop_after else 0,
+        )
         return fb, Usage(calls=1, input_tokens=5)
 
 
@@ -56,6 +74,7 @@ def marks_recorder(calls):
     def draw(page, mask, round_index):
         calls.append((round_index, sorted(mask)))
         return Path(f"/tmp/r{round_index}.png")
+
     return draw
 
 
@@ -96,8 +115,12 @@ def test_single_pass_ablation_has_no_reflection_and_no_mask():
 def test_reflector_statuses_are_restricted_to_the_page_and_complete():
     class Sloppy(Scripted):
         def reflect(self, inp, graph):
-            return Feedback(components=[ComponentStatus(component_id="P1", status="covered"),
-                                        ComponentStatus(component_id="Z9", status="covered")]), Usage()
+            return Feedback(
+                components=[
+                    ComponentStatus(component_id="P1", status="covered"),
+                    ComponentStatus(component_id="Z9", status="covered"),
+                ]
+            ), Usage()
 
     outcome = run_page(make_page(), Sloppy(), SCHEMA, max_rounds=1)
     statuses = {c.component_id: c.status for c in outcome.feedback.components}
@@ -108,16 +131,25 @@ def test_coverage_feedback_rules():
     from docgraph.methods.kg4vd.patch import Edge, Node, PageGraph
 
     page = make_page()
-    graph = PageGraph(nodes=[Node(id="e1", name="Silk Roads", type="location", component_ids=["TI1", "P1"]),
-                             Node(id="e2", name="Asia", type="location", component_ids=["P1"]),
-                             Node(id="e3", name="Route map", type="figure_panel", modality="visual",
-                                  component_ids=["IM1"])])
+    graph = PageGraph(
+        nodes=[
+            Node(id="e1", name="Silk Roads", type="location", component_ids=["TI1", "P1"]),
+            Node(id="e2", name="Asia", type="location", component_ids=["P1"]),
+            Node(id="e3", name="Route map", type="figure_panel", modality="visual", component_ids=["IM1"]),
+        ]
+    )
     status = {c.component_id: c.status for c in coverage_feedback(page, graph).components}
-    assert status == {"TI1": "covered", "P1": "partially_covered", "IM1": "partially_covered",
-                      "C1": "uncovered", "F1": "covered"}
-    graph.edges = [Edge(id="r1", source="e1", target="e2", label="links", component_ids=["P1"]),
-                   Edge(id="r2", source="e3", target="e1", label="shows", component_ids=["IM1"]),
-                   ]
+    assert status == {
+        "TI1": "covered",
+        "P1": "partially_covered",
+        "IM1": "partially_covered",
+        "C1": "uncovered",
+        "F1": "covered",
+    }
+    graph.edges = [
+        Edge(id="r1", source="e1", target="e2", label="links", component_ids=["P1"]),
+        Edge(id="r2", source="e3", target="e1", label="shows", component_ids=["IM1"]),
+    ]
     graph.nodes.append(Node(id="e4", name="Map of the routes", type="concept", component_ids=["C1"]))
     feedback = coverage_feedback(page, graph)
     assert feedback.stop_signal == 1 and feedback.covered() == {"TI1", "P1", "IM1", "C1", "F1"}
@@ -135,15 +167,19 @@ def test_rejections_of_a_round_reach_the_next_extraction():
         def extract(self, inp):
             patch, usage = super().extract(inp)
             if inp.round == 0:
-                patch.nodes += [NodeOp(op="add", name="Nowhere", type="concept", component_ids=["X9"]),
-                                NodeOp(op="add", name="Oddity", type="gadget", component_ids=["P1"])]
+                patch.nodes += [
+                    NodeOp(op="add", name="Nowhere", type="concept", component_ids=["X9"]),
+                    NodeOp(op="add", name="Oddity", type="gadget", component_ids=["P1"]),
+                ]
             return patch, usage
 
     strategy = Careless()
     outcome = run_page(make_page(), strategy, SCHEMA, max_rounds=3)
     first, second, third = strategy.extract_inputs
     assert first.rejected == ()
-    assert [(r.rule, r.op["name"]) for r in second.rejected] == [("component_exists", "Nowhere"),
-                                                                 ("entity_type", "Oddity")]
+    assert [(r.rule, r.op["name"]) for r in second.rejected] == [
+        ("component_exists", "Nowhere"),
+        ("entity_type", "Oddity"),
+    ]
     assert second.rejected == tuple(outcome.rounds[0].rejected)
     assert third.rejected == ()  # round 1 was clean: nothing carried over any more

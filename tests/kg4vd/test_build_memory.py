@@ -120,9 +120,13 @@ def test_grounding_context_reads_only_the_documents_it_is_asked_about(wh_workspa
             by_component.setdefault((value["doc_id"], value["page"], component), []).append(key)
     grounded = 0
     for entity, vector in zip(asked, vectors):
-        rows = [index.vector(key) for m in entity.mentions  # each chunk once per mention
-                for key in dict.fromkeys(key for c in m.component_ids
-                                         for key in by_component.get((m.doc_id, m.page, c), []))]
+        rows = [
+            index.vector(key)
+            for m in entity.mentions  # each chunk once per mention
+            for key in dict.fromkeys(
+                key for c in m.component_ids for key in by_component.get((m.doc_id, m.page, c), [])
+            )
+        ]
         if not rows:
             assert vector is None
             continue

@@ -25,29 +25,76 @@ EMPTY_PATCH = {"nodes": [], "edges": []}
 DONE = {"components": [], "gaps": [], "revision_targets": [], "stop_signal": 1}
 
 EXTRACT = {
-    1: {"nodes": [
-        {"op": "add", "id": "e1", "name": "Ann Kordas", "type": "person", "modality": "text",
-         "description": "Senior contributing author", "component_ids": ["C1", "P5"]},
-        {"op": "add", "id": "e2", "name": "Temple University", "type": "organization", "component_ids": ["P5"]},
-        {"op": "add", "id": "e3", "name": "Photo of the senior contributing authors", "type": "figure_panel",
-         "modality": "visual", "component_ids": ["IM1", "C1"]},
-        {"op": "add", "id": "e9", "name": "Nowhere", "type": "location", "component_ids": ["X99"]}],
+    1: {
+        "nodes": [
+            {
+                "op": "add",
+                "id": "e1",
+                "name": "Ann Kordas",
+                "type": "person",
+                "modality": "text",
+                "description": "Senior contributing author",
+                "component_ids": ["C1", "P5"],
+            },
+            {"op": "add", "id": "e2", "name": "Temple University", "type": "organization", "component_ids": ["P5"]},
+            {
+                "op": "add",
+                "id": "e3",
+                "name": "Photo of the senior contributing authors",
+                "type": "figure_panel",
+                "modality": "visual",
+                "component_ids": ["IM1", "C1"],
+            },
+            {"op": "add", "id": "e9", "name": "Nowhere", "type": "location", "component_ids": ["X99"]},
+        ],
         "edges": [
-        {"op": "add", "id": "r1", "source": "e1", "target": "e2", "label": "studied at", "component_ids": ["P5"]},
-        {"op": "add", "id": "r2", "source": "e3", "target": "e1", "label": "depicts", "component_ids": ["IM1", "C1"]}]},
-    2: {"nodes": [
-        {"op": "replace", "id": "e2", "description": "Where Ann Kordas earned her PhD in History"},
-        {"op": "add", "id": "e4", "name": "Boston University School of Law", "type": "organization",
-         "component_ids": ["P5"]}],
+            {"op": "add", "id": "r1", "source": "e1", "target": "e2", "label": "studied at", "component_ids": ["P5"]},
+            {
+                "op": "add",
+                "id": "r2",
+                "source": "e3",
+                "target": "e1",
+                "label": "depicts",
+                "component_ids": ["IM1", "C1"],
+            },
+        ],
+    },
+    2: {
+        "nodes": [
+            {"op": "replace", "id": "e2", "description": "Where Ann Kordas earned her PhD in History"},
+            {
+                "op": "add",
+                "id": "e4",
+                "name": "Boston University School of Law",
+                "type": "organization",
+                "component_ids": ["P5"],
+            },
+        ],
         "edges": [
-        {"op": "delete", "id": "r1"},
-        {"op": "add", "id": "r3", "source": "e1", "target": "e2", "label": "earned_phd_at", "component_ids": ["P5"]},
-        {"op": "add", "id": "r4", "source": "e1", "target": "e4", "label": "earned_jd_at", "component_ids": ["P5"]}]},
+            {"op": "delete", "id": "r1"},
+            {
+                "op": "add",
+                "id": "r3",
+                "source": "e1",
+                "target": "e2",
+                "label": "earned_phd_at",
+                "component_ids": ["P5"],
+            },
+            {"op": "add", "id": "r4", "source": "e1", "target": "e4", "label": "earned_jd_at", "component_ids": ["P5"]},
+        ],
+    },
 }
 REFLECT = {
-    1: {"components": [{"component_id": "IM1", "status": "covered"}, {"component_id": "C1", "status": "covered"},
-                       {"component_id": "P5", "status": "partially_covered", "note": "JD missing"}],
-        "gaps": ["P5: the law degree is missing"], "revision_targets": ["e2", "r1"], "stop_signal": 0},
+    1: {
+        "components": [
+            {"component_id": "IM1", "status": "covered"},
+            {"component_id": "C1", "status": "covered"},
+            {"component_id": "P5", "status": "partially_covered", "note": "JD missing"},
+        ],
+        "gaps": ["P5: the law degree is missing"],
+        "revision_targets": ["e2", "r1"],
+        "stop_signal": 0,
+    },
     2: DONE,
 }
 
@@ -90,8 +137,11 @@ def test_scripted_loop_adds_replaces_deletes_masks_and_stops(stub, wh_workspace)
     assert set(entities) == {"e1", "e2", "e3", "e4"}  # e9 cited a component the page does not have
     assert entities["e2"].description == "Where Ann Kordas earned her PhD in History"  # replaced
     assert entities["e3"].modality == "visual"
-    assert {(r.id, r.label) for r in record.relations} == {("r2", "depicts"), ("r3", "earned_phd_at"),
-                                                           ("r4", "earned_jd_at")}  # r1 deleted
+    assert {(r.id, r.label) for r in record.relations} == {
+        ("r2", "depicts"),
+        ("r3", "earned_phd_at"),
+        ("r4", "earned_jd_at"),
+    }  # r1 deleted
     assert [(r["round"], r["rule"], r["op"]["id"]) for r in record.rejected] == [(1, "component_exists", "e9")]
     assert [f["masked"] for f in record.feedback] == [[], ["C1", "IM1"]]
     assert record.usage.calls == 4 and record.usage.input_tokens > 0
@@ -120,13 +170,19 @@ def test_scripted_loop_adds_replaces_deletes_masks_and_stops(stub, wh_workspace)
 
     # canonical graph: page-local ids became workspace ids, cross-page edges need other pages' entities
     entities = st.load_entities(ws.store)
-    assert {e.name for e in entities.values()} == {"Ann Kordas", "Temple University", "Boston University School of Law",
-                                                 "Photo of the senior contributing authors"}
+    assert {e.name for e in entities.values()} == {
+        "Ann Kordas",
+        "Temple University",
+        "Boston University School of Law",
+        "Photo of the senior contributing authors",
+    }
     assert all(e.mentions[0].page == PAGE for e in entities.values())
     relations = st.load_relations(ws.store)
     assert {(entities[r.source].name, r.label) for r in relations.values()} == {
-        ("Photo of the senior contributing authors", "depicts"), ("Ann Kordas", "earned_phd_at"),
-        ("Ann Kordas", "earned_jd_at")}
+        ("Photo of the senior contributing authors", "depicts"),
+        ("Ann Kordas", "earned_phd_at"),
+        ("Ann Kordas", "earned_jd_at"),
+    }
     assert set(st.load_entities(ws.store)) == set(ws.store.load_vectors(st.VEC_ENTITY)[0])
     assert len(ws.store.load_vectors(st.VEC_PAGE)[0]) == 5
 
@@ -157,8 +213,11 @@ def test_single_pass_ablation_makes_one_extract_call_per_page(stub, wh_workspace
     assert stub.count(stage="kg4vd.extract") == 5 and stub.count(stage="kg4vd.reflect") == 0
     record = st.load_page_graph(ws.store, ws.documents()[0].id, PAGE)
     assert (record.rounds, record.feedback) == (1, [])
-    assert {e.name for e in record.entities} == {"Ann Kordas", "Temple University",
-                                                 "Photo of the senior contributing authors"}
+    assert {e.name for e in record.entities} == {
+        "Ann Kordas",
+        "Temple University",
+        "Photo of the senior contributing authors",
+    }
 
 
 def test_failed_page_is_reported_and_retried_by_the_next_build(stub, wh_workspace):
@@ -174,15 +233,26 @@ def test_failed_page_is_reported_and_retried_by_the_next_build(stub, wh_workspac
     assert {_round_and_page(strip_fences(r.prompt))[1] for r in stub.seen(stage="kg4vd.extract")} == {2}
 
 
-PAGE5 = {"nodes": [
-    {"op": "add", "id": "e1", "name": "Julie C. Tatlock", "type": "person", "component_ids": ["P1"]},
-    {"op": "add", "id": "e2", "name": "Mount Mary University", "type": "organization", "component_ids": ["P1"]}],
-    "edges": [{"op": "add", "source": "e1", "target": "e2", "label": "teaches_at", "component_ids": ["P1"]}]}
-PAGE4 = {"nodes": [
-    {"op": "add", "id": "e1", "name": "Julie Tatlock", "type": "person", "component_ids": ["C1"]},
-    {"op": "add", "id": "e2", "name": "Photo of the senior contributing authors", "type": "figure_panel",
-     "component_ids": ["IM1", "C1"]}],
-    "edges": [{"op": "add", "source": "e2", "target": "e1", "label": "depicts", "component_ids": ["IM1"]}]}
+PAGE5 = {
+    "nodes": [
+        {"op": "add", "id": "e1", "name": "Julie C. Tatlock", "type": "person", "component_ids": ["P1"]},
+        {"op": "add", "id": "e2", "name": "Mount Mary University", "type": "organization", "component_ids": ["P1"]},
+    ],
+    "edges": [{"op": "add", "source": "e1", "target": "e2", "label": "teaches_at", "component_ids": ["P1"]}],
+}
+PAGE4 = {
+    "nodes": [
+        {"op": "add", "id": "e1", "name": "Julie Tatlock", "type": "person", "component_ids": ["C1"]},
+        {
+            "op": "add",
+            "id": "e2",
+            "name": "Photo of the senior contributing authors",
+            "type": "figure_panel",
+            "component_ids": ["IM1", "C1"],
+        },
+    ],
+    "edges": [{"op": "add", "source": "e2", "target": "e1", "label": "depicts", "component_ids": ["IM1"]}],
+}
 
 
 def judge_script(req):
@@ -198,8 +268,13 @@ def judge_script(req):
     labels = []
     for number, name in re.findall(r"^(\d+)\. (.+?) \[", strip_fences(req.prompt).split("Candidates:\n", 1)[1], re.M):
         pair = {anchor, name}
-        label = "same" if all("Tatlock" in n for n in pair) else \
-            "related" if any("Tatlock" in n for n in pair) and "Mount Mary University" in pair else "unrelated"
+        label = (
+            "same"
+            if all("Tatlock" in n for n in pair)
+            else "related"
+            if any("Tatlock" in n for n in pair) and "Mount Mary University" in pair
+            else "unrelated"
+        )
         labels.append({"candidate": int(number), "label": label, "reason": "scripted"})
     return {"labels": labels}
 
@@ -221,8 +296,12 @@ def test_model_judge_merges_same_and_links_related_across_pages(wh_workspace):
     # every entity is judged against its own candidates, so each pair is judged from both sides
     assert report.stats["verdicts"] == {"same": 2, "related": 2, "unrelated": 4}
     anchors = {strip_fences(r.prompt).split("Entity:\n", 1)[1].split(" [", 1)[0] for r in judge_calls}
-    assert anchors == {"Julie Tatlock", "Julie C. Tatlock", "Mount Mary University",
-                       "Photo of the senior contributing authors"}
+    assert anchors == {
+        "Julie Tatlock",
+        "Julie C. Tatlock",
+        "Mount Mary University",
+        "Photo of the senior contributing authors",
+    }
     # the model's link carries its reason, so it is indexed (only bare offline links are not)
     assert related.description and related.id in ws.store.load_vectors(st.VEC_RELATION)[0]
     # the visual entity's crop goes to the judge as an image; its unparseable reply links nothing

@@ -12,11 +12,13 @@ from docgraph.progress import RecordingProgress
 
 
 def snapshot(ws) -> dict:
-    return {"entities": {k: e.model_dump() for k, e in st.load_entities(ws.store).items()},
-            "relations": {k: r.model_dump() for k, r in st.load_relations(ws.store).items()},
-            "pages": {g.key: g.model_dump() for g in st.iter_page_graphs(ws.store)},
-            "entity_vectors": sorted(ws.store.load_vectors(st.VEC_ENTITY)[0]),
-            "relation_vectors": sorted(ws.store.load_vectors(st.VEC_RELATION)[0])}
+    return {
+        "entities": {k: e.model_dump() for k, e in st.load_entities(ws.store).items()},
+        "relations": {k: r.model_dump() for k, r in st.load_relations(ws.store).items()},
+        "pages": {g.key: g.model_dump() for g in st.iter_page_graphs(ws.store)},
+        "entity_vectors": sorted(ws.store.load_vectors(st.VEC_ENTITY)[0]),
+        "relation_vectors": sorted(ws.store.load_vectors(st.VEC_RELATION)[0]),
+    }
 
 
 def pages_of(entity) -> set[int]:
@@ -108,8 +110,10 @@ def test_resume_after_interruption_yields_the_same_graph(wh_built, wh_workspace)
 def _status_matches_the_graph(ws) -> None:
     """``status`` (which counts the graph once per change) agrees with the graph as stored."""
     status = ws.status()["kg4vd"]
-    assert (status["entities"], status["relations"]) == (len(st.load_entities(ws.store)),
-                                                         len(st.load_relations(ws.store)))
+    assert (status["entities"], status["relations"]) == (
+        len(st.load_entities(ws.store)),
+        len(st.load_relations(ws.store)),
+    )
     assert status["built_pages"] == len(ws.store.record_keys(st.NS_PAGEGRAPH))
 
 
@@ -161,8 +165,13 @@ def test_offline_entities_skip_headings_and_document_words(wh_built):
     from docgraph.types import BBox, Component, ComponentKind
 
     def comp(kind, text):
-        return Component(id="TI1" if kind is ComponentKind.TITLE else "P1", kind=kind, bbox=BBox(x0=0, y0=0, x1=1, y1=1),
-                         text=text, order=0)
+        return Component(
+            id="TI1" if kind is ComponentKind.TITLE else "P1",
+            kind=kind,
+            bbox=BBox(x0=0, y0=0, x1=1, y1=1),
+            text=text,
+            order=0,
+        )
 
     heading = comp(ComponentKind.TITLE, "Reflection Questions")
     assert entity_quality("Reflection Questions", "ORG", heading) == "drop"
@@ -172,5 +181,7 @@ def test_offline_entities_skip_headings_and_document_words(wh_built):
     assert entity_quality("Islamic", "NORP", comp(ComponentKind.PARAGRAPH, "Islamic scholars")) == "concept"
     assert entity_quality("Yuan dynasty", "ORG", comp(ComponentKind.PARAGRAPH, "the Yuan dynasty ruled")) == "keep"
     names = {(e.name, e.type) for e in st.load_entities(wh_built[0].store).values()}
-    assert not any(name.lower() in ("reflection questions", "key terms") and type_ != "section" for name, type_ in names)
+    assert not any(
+        name.lower() in ("reflection questions", "key terms") and type_ != "section" for name, type_ in names
+    )
     assert not any(len(name.split()) == 1 and type_ == "group" and name.endswith("ic") for name, type_ in names)

@@ -14,11 +14,15 @@ SCHEMA = get_schema("world_history")
 
 def base_graph() -> PageGraph:
     return PageGraph(
-        nodes=[Node(id="e1", name="Genghis Khan", type="person", component_ids=["P1"]),
-               Node(id="e2", name="Mongol Empire", type="organization", component_ids=["P1", "P2"]),
-               Node(id="e3", name="Map of the empire", type="figure_panel", modality="visual",
-                    component_ids=["IM1", "C1"])],
-        edges=[Edge(id="r1", source="e1", target="e2", label="founded", component_ids=["P1"])])
+        nodes=[
+            Node(id="e1", name="Genghis Khan", type="person", component_ids=["P1"]),
+            Node(id="e2", name="Mongol Empire", type="organization", component_ids=["P1", "P2"]),
+            Node(
+                id="e3", name="Map of the empire", type="figure_panel", modality="visual", component_ids=["IM1", "C1"]
+            ),
+        ],
+        edges=[Edge(id="r1", source="e1", target="e2", label="founded", component_ids=["P1"])],
+    )
 
 
 def node(**kw) -> GraphPatch:
@@ -46,28 +50,38 @@ GOOD_EDGE = dict(op="add", id="r9", source="e2", target="e1", label="led by", co
 
 # rule -> (a patch it must reject, a close patch it must accept)
 CASES = {
-    "schema": (node(op="add", name="Karakorum", type="location"),  # no component_ids
-               node(**GOOD_NODE)),
-    "unknown_id": (node(op="replace", id="e42", name="Ogedei"),
-                   node(op="replace", id="e1", name="Chinggis Khan")),
-    "duplicate_id": (node(**{**GOOD_NODE, "id": "r1"}),  # ids of nodes and edges share one namespace
-                     node(**{**GOOD_NODE, "id": "e10"})),
-    "grounding": (node(**{**GOOD_NODE, "component_ids": []}),
-                  node(**{**GOOD_NODE, "component_ids": ["P2", "P2"]})),
-    "component_exists": (node(**{**GOOD_NODE, "component_ids": ["P2", "T7"]}),
-                         node(**{**GOOD_NODE, "component_ids": ["P2", "TI1"]})),
-    "entity_type": (node(**{**GOOD_NODE, "type": "kpi"}),  # an env_reports type, not world_history
-                    node(**{**GOOD_NODE, "type": "Location"})),  # normalised to 'location'
-    "modality": (node(**{**GOOD_NODE, "modality": "visual"}),  # a text type on a visual entity
-                 node(op="add", name="Steppe on the map", type="visual_object", component_ids=["IM1"])),
-    "duplicate_entity": (node(op="add", name="genghis khan", type="person", component_ids=["P2"]),
-                         node(op="add", name="genghis khan", type="event", component_ids=["P2"])),
-    "endpoint": (edge(**{**GOOD_EDGE, "target": "e7"}),
-                 edge(**GOOD_EDGE)),
-    "self_loop": (edge(**{**GOOD_EDGE, "target": "e2"}),
-                  edge(**{**GOOD_EDGE, "target": "e3"})),
-    "duplicate_edge": (edge(op="add", source="e1", target="e2", label="Founded", component_ids=["P2"]),
-                       edge(op="add", source="e2", target="e1", label="founded", component_ids=["P2"])),
+    "schema": (
+        node(op="add", name="Karakorum", type="location"),  # no component_ids
+        node(**GOOD_NODE),
+    ),
+    "unknown_id": (node(op="replace", id="e42", name="Ogedei"), node(op="replace", id="e1", name="Chinggis Khan")),
+    "duplicate_id": (
+        node(**{**GOOD_NODE, "id": "r1"}),  # ids of nodes and edges share one namespace
+        node(**{**GOOD_NODE, "id": "e10"}),
+    ),
+    "grounding": (node(**{**GOOD_NODE, "component_ids": []}), node(**{**GOOD_NODE, "component_ids": ["P2", "P2"]})),
+    "component_exists": (
+        node(**{**GOOD_NODE, "component_ids": ["P2", "T7"]}),
+        node(**{**GOOD_NODE, "component_ids": ["P2", "TI1"]}),
+    ),
+    "entity_type": (
+        node(**{**GOOD_NODE, "type": "kpi"}),  # an env_reports type, not world_history
+        node(**{**GOOD_NODE, "type": "Location"}),
+    ),  # normalised to 'location'
+    "modality": (
+        node(**{**GOOD_NODE, "modality": "visual"}),  # a text type on a visual entity
+        node(op="add", name="Steppe on the map", type="visual_object", component_ids=["IM1"]),
+    ),
+    "duplicate_entity": (
+        node(op="add", name="genghis khan", type="person", component_ids=["P2"]),
+        node(op="add", name="genghis khan", type="event", component_ids=["P2"]),
+    ),
+    "endpoint": (edge(**{**GOOD_EDGE, "target": "e7"}), edge(**GOOD_EDGE)),
+    "self_loop": (edge(**{**GOOD_EDGE, "target": "e2"}), edge(**{**GOOD_EDGE, "target": "e3"})),
+    "duplicate_edge": (
+        edge(op="add", source="e1", target="e2", label="Founded", component_ids=["P2"]),
+        edge(op="add", source="e2", target="e1", label="founded", component_ids=["P2"]),
+    ),
 }
 
 
@@ -97,23 +111,34 @@ def test_input_graph_is_not_modified():
 
 def test_add_replace_delete_semantics():
     patch = GraphPatch(
-        nodes=[NodeOp(op="add", name="Karakorum", type="Location", component_ids=["P2", "P2"]),  # id assigned
-               NodeOp(op="replace", id="e2", description="A steppe empire", component_ids=["P2"]),
-               NodeOp(op="delete", id="e1")],
-        edges=[EdgeOp(op="add", source="e4", target="e2", label="Capital Of", component_ids=["P2"])])
+        nodes=[
+            NodeOp(op="add", name="Karakorum", type="Location", component_ids=["P2", "P2"]),  # id assigned
+            NodeOp(op="replace", id="e2", description="A steppe empire", component_ids=["P2"]),
+            NodeOp(op="delete", id="e1"),
+        ],
+        edges=[EdgeOp(op="add", source="e4", target="e2", label="Capital Of", component_ids=["P2"])],
+    )
     result = run(patch)
     assert not result.rejected
     g = result.graph
     new = g.node("e4")
     assert (new.name, new.type, new.modality, new.component_ids) == ("Karakorum", "location", "text", ["P2"])
     e2 = g.node("e2")
-    assert (e2.name, e2.type, e2.description, e2.component_ids) == ("Mongol Empire", "organization",
-                                                                     "A steppe empire", ["P2"])
+    assert (e2.name, e2.type, e2.description, e2.component_ids) == (
+        "Mongol Empire",
+        "organization",
+        "A steppe empire",
+        ["P2"],
+    )
     # deleting e1 removed r1 with it; the new edge's label is normalised and its id assigned
     assert result.cascaded == ["r1"]
     assert [(e.id, e.source, e.target, e.label) for e in g.edges] == [("r2", "e4", "e2", "capital_of")]
-    assert result.applied == [("node", "add", "e4"), ("node", "replace", "e2"), ("node", "delete", "e1"),
-                              ("edge", "add", "r2")]
+    assert result.applied == [
+        ("node", "add", "e4"),
+        ("node", "replace", "e2"),
+        ("node", "delete", "e1"),
+        ("edge", "add", "r2"),
+    ]
 
 
 def test_visual_modality_is_inferred_from_a_visual_type():
@@ -122,16 +147,24 @@ def test_visual_modality_is_inferred_from_a_visual_type():
 
 
 def test_replace_that_breaks_a_rule_keeps_the_old_item():
-    result = run(GraphPatch(nodes=[NodeOp(op="replace", id="e1", component_ids=["X9"])],
-                            edges=[EdgeOp(op="replace", id="r1", target="e1")]))
+    result = run(
+        GraphPatch(
+            nodes=[NodeOp(op="replace", id="e1", component_ids=["X9"])],
+            edges=[EdgeOp(op="replace", id="r1", target="e1")],
+        )
+    )
     assert rejected_rules(result) == ["component_exists", "self_loop"]
     assert result.graph == base_graph()
 
 
 def test_edge_may_use_a_node_added_by_the_same_patch_and_not_a_deleted_one():
-    patch = GraphPatch(nodes=[NodeOp(**GOOD_NODE), NodeOp(op="delete", id="e3")],
-                       edges=[EdgeOp(op="add", source="e9", target="e2", label="capital_of", component_ids=["P2"]),
-                              EdgeOp(op="add", source="e3", target="e2", label="shows", component_ids=["IM1"])])
+    patch = GraphPatch(
+        nodes=[NodeOp(**GOOD_NODE), NodeOp(op="delete", id="e3")],
+        edges=[
+            EdgeOp(op="add", source="e9", target="e2", label="capital_of", component_ids=["P2"]),
+            EdgeOp(op="add", source="e3", target="e2", label="shows", component_ids=["IM1"]),
+        ],
+    )
     result = run(patch)
     assert rejected_rules(result) == ["endpoint"]
     assert {e.label for e in result.graph.edges} == {"founded", "capital_of"}
@@ -139,8 +172,12 @@ def test_edge_may_use_a_node_added_by_the_same_patch_and_not_a_deleted_one():
 
 def test_rejections_name_the_operation():
     result = run(node(op="delete", id="nope"))
-    assert result.rejected[0].as_dict() == {"target": "node", "op": {"op": "delete", "id": "nope"},
-                                            "rule": "unknown_id", "message": result.rejected[0].message}
+    assert result.rejected[0].as_dict() == {
+        "target": "node",
+        "op": {"op": "delete", "id": "nope"},
+        "rule": "unknown_id",
+        "message": result.rejected[0].message,
+    }
 
 
 def test_schema_presets_follow_table_7():

@@ -22,8 +22,13 @@ from docgraph.types import Entity, Mention, Usage
 
 
 def entity(eid: str, page: int, modality: str = "text") -> Entity:
-    return Entity(id=eid, name=eid, type="visual_object" if modality == "visual" else "concept",
-                  modality=modality, mentions=[Mention(doc_id="d", page=page, component_ids=["P1"])])
+    return Entity(
+        id=eid,
+        name=eid,
+        type="visual_object" if modality == "visual" else "concept",
+        modality=modality,
+        mentions=[Mention(doc_id="d", page=page, component_ids=["P1"])],
+    )
 
 
 class RecordingChat:
@@ -116,9 +121,19 @@ class RecordingJudge:
 
 
 def page_graphs(pages: int = 4, per_page: int = 3) -> list[StoredPageGraph]:
-    return [StoredPageGraph.from_graph("d", p, PageGraph(nodes=[
-        Node(id=f"e{k}", name=f"thing {p}.{k}", type="concept", component_ids=["P1"]) for k in range(per_page)]))
-        for p in range(1, pages + 1)]
+    return [
+        StoredPageGraph.from_graph(
+            "d",
+            p,
+            PageGraph(
+                nodes=[
+                    Node(id=f"e{k}", name=f"thing {p}.{k}", type="concept", component_ids=["P1"])
+                    for k in range(per_page)
+                ]
+            ),
+        )
+        for p in range(1, pages + 1)
+    ]
 
 
 def embed_fixed(entities):
@@ -126,8 +141,9 @@ def embed_fixed(entities):
 
 
 def run_connect(judge, top_k=5):
-    return connect(page_graphs(), GraphInMemory(), embed=embed_fixed, existing_vectors=lambda _: None, judge=judge,
-                   top_k=top_k)
+    return connect(
+        page_graphs(), GraphInMemory(), embed=embed_fixed, existing_vectors=lambda _: None, judge=judge, top_k=top_k
+    )
 
 
 def test_model_policy_judges_each_entity_against_its_own_candidates():
@@ -156,8 +172,9 @@ def test_a_same_verdict_from_either_side_merges():
     class OneSided(RecordingJudge):
         def judge(self, anchor, candidates):
             self.calls[anchor.id] = [c.id for c, _ in candidates]
-            return [Verdict("same" if anchor.id == "d:1:e0" and c.id == first else "unrelated")
-                    for c, _ in candidates], Usage()
+            return [
+                Verdict("same" if anchor.id == "d:1:e0" and c.id == first else "unrelated") for c, _ in candidates
+            ], Usage()
 
     probe = RecordingJudge(pair_once=False)
     run_connect(probe)
@@ -183,9 +200,13 @@ def test_offline_judge_keeps_its_candidate_sets():
 
 
 # --------------------------------------------------------------------------- a scripted model build
-PEOPLE = {1: ["Genghis Khan", "Kublai Khan", "Marco Polo"], 2: ["Mansa Musa", "Ibn Battuta", "Zheng He"],
-          3: ["Genghis Khan", "Tamerlane", "Babur"], 4: ["Marco Polo", "Rabban Sauma", "Ogedei Khan"],
-          5: ["Kublai Khan", "Chabi", "Mongke Khan"]}
+PEOPLE = {
+    1: ["Genghis Khan", "Kublai Khan", "Marco Polo"],
+    2: ["Mansa Musa", "Ibn Battuta", "Zheng He"],
+    3: ["Genghis Khan", "Tamerlane", "Babur"],
+    4: ["Marco Polo", "Rabban Sauma", "Ogedei Khan"],
+    5: ["Kublai Khan", "Chabi", "Mongke Khan"],
+}
 DONE = {"components": [], "gaps": [], "revision_targets": [], "stop_signal": 1}
 
 
@@ -195,12 +216,23 @@ def build_script(req):
     if req.stage == "kg4vd.extract":
         page = int(re.search(r"on page (\d+)", strip_fences(req.prompt)).group(1))
         names = PEOPLE.get(page, []) if "round 1 of" in strip_fences(req.prompt) else []
-        return {"nodes": [{"op": "add", "id": f"e{k}", "name": n, "type": "person", "description": f"{n}, a ruler",
-                           "component_ids": ["P1"]} for k, n in enumerate(names, 1)], "edges": []}
+        return {
+            "nodes": [
+                {
+                    "op": "add",
+                    "id": f"e{k}",
+                    "name": n,
+                    "type": "person",
+                    "description": f"{n}, a ruler",
+                    "component_ids": ["P1"],
+                }
+                for k, n in enumerate(names, 1)
+            ],
+            "edges": [],
+        }
     anchor = strip_fences(req.prompt).split("Entity:\n", 1)[1].split(" [", 1)[0]
     names = re.findall(r"^(\d+)\. (.+?) \[", strip_fences(req.prompt).split("Candidates:\n", 1)[1], re.M)
-    return {"labels": [{"candidate": int(n), "label": "same" if name == anchor else "unrelated"}
-                       for n, name in names]}
+    return {"labels": [{"candidate": int(n), "label": "same" if name == anchor else "unrelated"} for n, name in names]}
 
 
 def judged(stub) -> dict[str, list[str]]:
@@ -209,7 +241,9 @@ def judged(stub) -> dict[str, list[str]]:
     for req in stub.seen(stage="kg4vd.judge"):
         anchor = strip_fences(req.prompt).split("Entity:\n", 1)[1].split(" [", 1)[0]
         page = re.search(r"\(\w+ p\.(\d+)\)\n\nCandidates", strip_fences(req.prompt)).group(1)
-        out[f"{anchor} p{page}"] = re.findall(r"^\d+\. (.+?) \[", strip_fences(req.prompt).split("Candidates:\n", 1)[1], re.M)
+        out[f"{anchor} p{page}"] = re.findall(
+            r"^\d+\. (.+?) \[", strip_fences(req.prompt).split("Candidates:\n", 1)[1], re.M
+        )
     return out
 
 
@@ -220,8 +254,12 @@ def test_scripted_build_judges_every_entity_with_its_own_top_k(wh_workspace, mon
 
     with OpenAIStub() as stub:
         stub.reply(build_script)
-        ws = wh_workspace(settings=stub_settings(stub, embeddings=True, overrides={
-            "kg4vd": {"cross_page_top_k": 4, "cross_page_min_similarity": 0.0}}), name="nofloor")
+        ws = wh_workspace(
+            settings=stub_settings(
+                stub, embeddings=True, overrides={"kg4vd": {"cross_page_top_k": 4, "cross_page_min_similarity": 0.0}}
+            ),
+            name="nofloor",
+        )
         report = ws.build("kg4vd")
         calls = judged(stub)
         assert len(calls) == sum(len(names) for names in PEOPLE.values()) == 15  # one call per entity
@@ -229,13 +267,18 @@ def test_scripted_build_judges_every_entity_with_its_own_top_k(wh_workspace, mon
         assert report.stats["candidates_below_floor"] == 0
         assert report.stats["verdicts"] == {"same": 6, "unrelated": 54}  # 3 names twice, from both sides
         entities = st.load_entities(ws.store)
-        assert sorted(len(e.mentions) for e in entities.values() if e.name in ("Genghis Khan", "Marco Polo",
-                                                                               "Kublai Khan")) == [2, 2, 2]
+        assert sorted(
+            len(e.mentions) for e in entities.values() if e.name in ("Genghis Khan", "Marco Polo", "Kublai Khan")
+        ) == [2, 2, 2]
         stub.reset()
         stub.reply(build_script)
         monkeypatch.setattr(crosspage, "FLOOR_MIN_POOL", 15)  # these 15 entities calibrate the floor
-        floored = wh_workspace(settings=stub_settings(stub, embeddings=True, overrides={
-            "kg4vd": {"cross_page_top_k": 4, "cross_page_min_similarity": 0.6}}), name="floor")
+        floored = wh_workspace(
+            settings=stub_settings(
+                stub, embeddings=True, overrides={"kg4vd": {"cross_page_top_k": 4, "cross_page_min_similarity": 0.6}}
+            ),
+            name="floor",
+        )
         report = floored.build("kg4vd")
         cut = judged(stub)
         below = report.stats["candidates_below_floor"]
@@ -281,6 +324,7 @@ def test_recorded_configs_before_the_floor_keep_working(wh_workspace):
     offline.store.set_meta(CONFIG_META, json.dumps(recorded))
     root = offline.root
     offline.close()
-    with Workspace(root, settings=load_settings(root, environ={}, overrides={
-            "kg4vd": {"cross_page_min_similarity": 0.9}})) as again:
+    with Workspace(
+        root, settings=load_settings(root, environ={}, overrides={"kg4vd": {"cross_page_min_similarity": 0.9}})
+    ) as again:
         assert "rebuilt" not in again.build("kg4vd").stats

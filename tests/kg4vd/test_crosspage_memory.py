@@ -11,7 +11,6 @@ import gc
 import weakref
 
 import numpy as np
-
 from test_build_crosspage import PAGES, NameJudge, embed_by_name, page
 
 from docgraph.methods.kg4vd.canonical import GraphInMemory
@@ -49,22 +48,26 @@ def test_candidates_from_a_row_stack_are_those_from_the_stacked_matrix():
 
 def canonical_graph():
     """A graph connected before: the canonical entities and relations of ``PAGES``."""
-    first = connect(PAGES, GraphInMemory(), embed=embed_by_name, existing_vectors=lambda _id: None,
-                    judge=NameJudge(), top_k=10)
+    first = connect(
+        PAGES, GraphInMemory(), embed=embed_by_name, existing_vectors=lambda _id: None, judge=NameJudge(), top_k=10
+    )
     return first.entities, first.relations
 
 
 def test_the_entity_index_matrix_as_the_stored_pool_connects_as_its_rows_do():
     entities, relations = canonical_graph()
-    later = [page(4, [("e1", "Kublai Khan", "person"), ("e2", "Venice", "location")], [("e1", "e2", "visited")]),
-             page(5, [("e1", "Marco Polo", "person")])]
+    later = [
+        page(4, [("e1", "Kublai Khan", "person"), ("e2", "Venice", "location")], [("e1", "e2", "visited")]),
+        page(5, [("e1", "Marco Polo", "person")]),
+    ]
     ids = list(GraphInMemory(entities, relations).entity_ids())
     matrix = embed_by_name([entities[i] for i in ids])
     by_id = dict(zip(ids, matrix))
 
     def run(**vectors):
-        return connect(later, GraphInMemory(entities, relations), embed=embed_by_name, judge=NameJudge(),
-                       top_k=10, **vectors)
+        return connect(
+            later, GraphInMemory(entities, relations), embed=embed_by_name, judge=NameJudge(), top_k=10, **vectors
+        )
 
     rows = run(existing_vectors=by_id.get)
     whole = run(existing_vectors=lambda _id: None, existing_matrix=matrix)
@@ -101,8 +104,9 @@ def test_page_graphs_and_judged_candidates_are_not_all_held_at_once():
             offered.extend(weakref.ref(item) for item, _ in candidates)
             return [Verdict("unrelated")] * len(candidates), Usage()
 
-    result = connect(page_graphs(), GraphInMemory(), embed=embed, existing_vectors=lambda _id: None,
-                     judge=CountingJudge(), top_k=3)
+    result = connect(
+        page_graphs(), GraphInMemory(), embed=embed, existing_vectors=lambda _id: None, judge=CountingJudge(), top_k=3
+    )
     assert result.pages == 6 and len(made) == 6
     assert graphs_alive_at_embed[0] == 0  # each page graph went once its instances were made
     assert len(offered) > 3 * 3 and len(alive_when_asked) >= 10

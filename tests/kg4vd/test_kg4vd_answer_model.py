@@ -35,8 +35,10 @@ def final_reply(req) -> str:
     page3 = item_number(req.prompt, r"A Short World History, page 3 \(image")
     yuan = item_number(req.prompt, r"Yuan dynasty \(organization\)")
     polo = item_number(req.prompt, r"Marco Polo \(person\)")
-    return (f"The Yuan dynasty [{yuan}], founded by Kublai Khan in 1271 [{page3}, 999], "
-            f"whose court Marco Polo served [{polo}].")
+    return (
+        f"The Yuan dynasty [{yuan}], founded by Kublai Khan in 1271 [{page3}, 999], "
+        f"whose court Marco Polo served [{polo}]."
+    )
 
 
 @pytest.fixture
@@ -75,8 +77,9 @@ def test_two_stage_answer_sends_images_and_maps_markers(tmp_path, stub):
 
     # [yuan] → the Yuan entity's mention (page 3, P1+T1); [page3] → the regions of page 3 that
     # the kept entities are grounded on — the same P1+T1, so the same citation; [polo] → page 4
-    assert answer.text.startswith("The Yuan dynasty [1], founded by Kublai Khan in 1271 [1], "
-                                  "whose court Marco Polo served [2].")
+    assert answer.text.startswith(
+        "The Yuan dynasty [1], founded by Kublai Khan in 1271 [1], whose court Marco Polo served [2]."
+    )
     first, second = answer.citations
     assert (first.doc_id, first.page, first.component_ids) == ("hist0001", 3, ["P1", "T1"])
     assert (second.page, second.component_ids, second.number) == (4, ["P1"], 2)
@@ -106,8 +109,10 @@ def test_max_images_and_text_only_models(tmp_path, stub):
         final = stub.seen(stage="kg4vd.answer_final")[-1]
         assert len(final.image_urls) == 2
         other = final.prompt.split("Other pages:\n", 1)[1]
-        assert len(re.findall(r"^\[\d+\] A Short World History, page \d+: ", other, re.M)) == \
-            len(answer.evidence.pages) - 2  # the rest as text excerpts
+        assert (
+            len(re.findall(r"^\[\d+\] A Short World History, page \d+: ", other, re.M))
+            == len(answer.evidence.pages) - 2
+        )  # the rest as text excerpts
     # an endpoint that limits images: the answer endpoint's setting is the default cap
     with _workspace(tmp_path / "limited", stub, max_images=3) as ws:
         answer = query.answer(ws.context(), "Who founded the Mongol Empire?")

@@ -32,8 +32,11 @@ def broken_page_script(req):
     if req.stage == "kg4vd.judge":
         return {"labels": []}
     if req.stage == "kg4vd.extract":
-        return "sorry, I cannot produce JSON <end_of_turn>" if _round_and_page(req.prompt)[1] == BAD_PAGE \
+        return (
+            "sorry, I cannot produce JSON <end_of_turn>"
+            if _round_and_page(req.prompt)[1] == BAD_PAGE
             else {"nodes": [], "edges": []}
+        )
     return DONE
 
 

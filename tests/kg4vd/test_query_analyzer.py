@@ -11,42 +11,51 @@ from docgraph.errors import InputError
 from docgraph.methods.kg4vd.analyzer import choose_mode, named_spans, rule_mode, validate_mode
 
 
-@pytest.mark.parametrize("question", [
-    "Summarize the main findings of the report.",
-    "What are the main themes of this textbook?",
-    "How does the notion of empire develop throughout the book?",
-    "Give an overview of the company's climate targets.",
-    "What trends appear across the chapters on trade?",
-    "Describe the overall structure of the deck.",
-    "Based on the table of contents, describe the scope and structure of Unit 4 of this textbook.",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Summarize the main findings of the report.",
+        "What are the main themes of this textbook?",
+        "How does the notion of empire develop throughout the book?",
+        "Give an overview of the company's climate targets.",
+        "What trends appear across the chapters on trade?",
+        "Describe the overall structure of the deck.",
+        "Based on the table of contents, describe the scope and structure of Unit 4 of this textbook.",
+    ],
+)
 def test_document_cues(question):
     assert rule_mode(question)[0] == "document"
 
 
-@pytest.mark.parametrize("question", [
-    "Compare the revenue of 2019 with 2020.",
-    "What is the difference between supervised and unsupervised learning?",
-    "Did both Kublai Khan and Marco Polo visit Beijing?",
-    "Marco Polo left Venice and then where did he go?",
-    "Which dynasty was established by the ruler that Marco Polo served?",
-    "How did the Black Death affect trade on the Silk Road?",
-    "What is the relationship between the Mongol Empire and the Silk Road?",
-    "Was Genghis Khan older than Kublai Khan or Mansa Musa?",
-    "Where did Genghis Khan, Kublai Khan and Marco Polo meet?",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Compare the revenue of 2019 with 2020.",
+        "What is the difference between supervised and unsupervised learning?",
+        "Did both Kublai Khan and Marco Polo visit Beijing?",
+        "Marco Polo left Venice and then where did he go?",
+        "Which dynasty was established by the ruler that Marco Polo served?",
+        "How did the Black Death affect trade on the Silk Road?",
+        "What is the relationship between the Mongol Empire and the Silk Road?",
+        "Was Genghis Khan older than Kublai Khan or Mansa Musa?",
+        "Where did Genghis Khan, Kublai Khan and Marco Polo meet?",
+    ],
+)
 def test_multi_hop_cues(question):
     assert rule_mode(question)[0] == "multi_hop"
 
 
-@pytest.mark.parametrize("question", [
-    "What is the title of Unit 4 of this World History textbook?",
-    "How many chapters does Unit 4 contain?",
-    "Which university is OpenStax affiliated with?",
-    "Under what license is this textbook published?",
-    "What year is the report for?",
-    "What is the value shown for 2015 in the bar chart?",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is the title of Unit 4 of this World History textbook?",
+        "How many chapters does Unit 4 contain?",
+        "Which university is OpenStax affiliated with?",
+        "Under what license is this textbook published?",
+        "What year is the report for?",
+        "What is the value shown for 2015 in the bar chart?",
+    ],
+)
 def test_local_lookups(question):
     assert rule_mode(question)[0] == "local"
 
@@ -54,8 +63,11 @@ def test_local_lookups(question):
 def test_world_history_questions_follow_their_style(shared_data):
     """The test set's MMLongBench-style questions are lookups; its DLVQA-style ones are
     document-level."""
-    rows = [json.loads(line) for line in (shared_data / "kg4vd_test" / "questions.jsonl").read_text().splitlines()
-            if line.strip()]
+    rows = [
+        json.loads(line)
+        for line in (shared_data / "kg4vd_test" / "questions.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
     for row in rows:
         expected = "document" if row["style"] == "dlvqa" else "local"
         assert rule_mode(row["question"])[0] == expected, row["question"]

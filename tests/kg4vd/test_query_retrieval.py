@@ -9,17 +9,15 @@ from query_graph import history_graph, random_graph, write_graph
 
 from docgraph import Workspace
 from docgraph.errors import InputError, NotBuiltError
+from docgraph.methods.hybrid import fuse_scores
 from docgraph.methods.kg4vd import query
 from docgraph.methods.kg4vd.graph_view import GraphChanged, load_view
 from docgraph.methods.kg4vd.retrieval import retrieve_graph
-from docgraph.scoring import minmax, top_k
-from docgraph.methods.hybrid import fuse_scores
-from docgraph.scoring import blend_rerank
 from docgraph.methods.vector_index import delete_vectors, write_vectors
+from docgraph.scoring import blend_rerank, minmax, top_k
 from docgraph.types import Entity, Mention, Relation
 
-STAGES = {"analyzer", "query_embedding", "page_retrieval", "graph_load", "entity_retrieval", "subgraph_ppr",
-          "rerank"}
+STAGES = {"analyzer", "query_embedding", "page_retrieval", "graph_load", "entity_retrieval", "subgraph_ppr", "rerank"}
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +52,9 @@ def _ctx(ws, **kg4vd):
 
 
 def test_multi_hop_question_reaches_the_answer_through_the_graph(history_ws):
-    ev = query.retrieve(history_ws.context(), "Which dynasty did the grandson of Genghis Khan establish?",
-                        mode="multi_hop")
+    ev = query.retrieve(
+        history_ws.context(), "Which dynasty did the grandson of Genghis Khan establish?", mode="multi_hop"
+    )
     assert ev.mode == "multi_hop" and ev.method == "kg4vd"
     names = [s.entity.name for s in ev.entities]
     assert "Yuan dynasty" in names[:5] and "Kublai Khan" in names[:5]
@@ -125,7 +124,9 @@ def test_page_anchors_and_seed_weights(synth_ws):
     assert len(trace.anchors) == 3
     view = load_view(synth_ws.store)
     anchor_pages = {p for p, _ in trace.anchors}
-    assert {(m.doc_id, m.page) for e in view.entities_of(synth_ws.store, trace.seeds) for m in e.mentions} <= anchor_pages
+    assert {
+        (m.doc_id, m.page) for e in view.entities_of(synth_ws.store, trace.seeds) for m in e.mentions
+    } <= anchor_pages
     assert len(trace.seeds) == 15
     assert trace.seed_weights.sum() == pytest.approx(1.0)
     assert np.all(trace.seed_weights >= 0)
@@ -212,8 +213,14 @@ def test_graph_view_reloads_when_relations_change(tmp_path):
         write_graph(ws, history_graph())
         view = load_view(ws.store)
         assert load_view(ws.store) is view
-        rel = Relation(id="r99", source="musa", target="silk", label="traded_on", description="",
-                       mentions=[Mention(doc_id="hist0001", page=6, component_ids=["P1"])])
+        rel = Relation(
+            id="r99",
+            source="musa",
+            target="silk",
+            label="traded_on",
+            description="",
+            mentions=[Mention(doc_id="hist0001", page=6, component_ids=["P1"])],
+        )
         ws.store.put_record("kg4vd.relation", rel.id, rel.model_dump(mode="json"))
         assert load_view(ws.store) is view  # records alone: the build always writes vectors too
         write_vectors(ws.store, "kg4vd.relation", [rel.id], np.ones((1, 4), dtype=np.float32), "m")
@@ -229,8 +236,12 @@ def test_graph_view_skips_dangling_relations():
     from docgraph.methods.kg4vd.graph_view import build_view
 
     e = [Entity(id=i, name=i, type="t") for i in ("a", "b")]
-    r = [Relation(id="1", source="a", target="b", label="x"), Relation(id="2", source="a", target="zz", label="x"),
-         Relation(id="3", source="a", target="b", label="y"), Relation(id="4", source="b", target="b", label="z")]
+    r = [
+        Relation(id="1", source="a", target="b", label="x"),
+        Relation(id="2", source="a", target="zz", label="x"),
+        Relation(id="3", source="a", target="b", label="y"),
+        Relation(id="4", source="b", target="b", label="z"),
+    ]
     view = build_view([x.model_dump() for x in e], [x.model_dump() for x in r])
     assert view.relation_ids == ["1", "3"]
     assert view.adjacency[0, 1] == 2.0 and view.adjacency[1, 0] == 2.0
@@ -254,7 +265,9 @@ def test_a_query_that_meets_a_changed_graph_starts_over_on_the_new_one(tmp_path)
     question = "Which dynasty did the grandson of Genghis Khan establish?"
     with Workspace(tmp_path / "a") as ws:
         write_graph(ws, history_graph())
-        assert "Kublai Khan" in [s.entity.name for s in query.retrieve(ws.context(), question, mode="multi_hop").entities]
+        assert "Kublai Khan" in [
+            s.entity.name for s in query.retrieve(ws.context(), question, mode="multi_hop").entities
+        ]
     with Workspace(tmp_path / "b") as ws:
         write_graph(ws, history_graph())
         stale = load_view(ws.store)  # made, no record read yet

@@ -1,8 +1,8 @@
 """What KG4VD's entity and relation vectors embed (``index.embeds_descriptions``): offline,
 names and types, blended with the vectors of the chunks they are grounded in (an offline
-description is the source sentence, already in those chunk vectors); with ``kg4vd.vector_descriptions = "always"`` the descriptions too; a workspace
-built before the setting existed is reconnected once. Offline builds of the real OpenStax
-excerpt."""
+description is the source sentence, already in those chunk vectors); with
+``kg4vd.vector_descriptions = "always"`` the descriptions too; a workspace built before
+the setting existed is reconnected once. Offline builds of the real OpenStax excerpt."""
 
 from __future__ import annotations
 
@@ -34,9 +34,16 @@ def unit(v):
 def with_context(ws, name_row, mentions):
     """The name's row plus the mean of the chunk vectors holding any mentioned component."""
     chunk_rows = stored_rows(ws, st.VEC_CHUNK)
-    found = [chunk_rows[key] for key, value in ws.store.iter_records(st.NS_CHUNK)
-             if any(m.doc_id == value["doc_id"] and m.page == value["page"]
-                    and set(m.component_ids) & set(value["component_ids"]) for m in mentions)]
+    found = [
+        chunk_rows[key]
+        for key, value in ws.store.iter_records(st.NS_CHUNK)
+        if any(
+            m.doc_id == value["doc_id"]
+            and m.page == value["page"]
+            and set(m.component_ids) & set(value["component_ids"])
+            for m in mentions
+        )
+    ]
     return unit(name_row + unit(np.mean(found, axis=0))) if found else name_row
 
 
@@ -60,10 +67,12 @@ def test_offline_vectors_are_names_with_grounding_context_and_always_embeds_desc
         relations = [r for r in st.load_relations(ws.store).values() if indexed_relation(r) and r.description][:5]
         entity_names = {e.id: e.name for e in st.load_entities(ws.store).values()}
         rel_rows = stored_rows(ws, st.VEC_RELATION)
-        heads = embed([st.relation_text(r, entity_names[r.source], entity_names[r.target], description=False)
-                       for r in relations])
-        assert relations and all(np.allclose(rel_rows[r.id], with_context(ws, h, r.mentions), atol=1e-4)
-                                 for r, h in zip(relations, heads))
+        heads = embed(
+            [st.relation_text(r, entity_names[r.source], entity_names[r.target], description=False) for r in relations]
+        )
+        assert relations and all(
+            np.allclose(rel_rows[r.id], with_context(ws, h, r.mentions), atol=1e-4) for r, h in zip(relations, heads)
+        )
 
     progress = RecordingProgress()
     with open_ws(openstax_ws, kg4vd={"vector_descriptions": "always"}) as ws:
@@ -85,5 +94,4 @@ def test_a_graph_built_before_the_setting_is_reconnected_once(openstax_ws):
     with open_ws(openstax_ws) as ws:
         assert ws.build("kg4vd", progress=progress).pages_built == 0
         assert "rebuilt" not in ws.build("kg4vd").stats  # once
-    assert any('vector_text "name+description" → "name+context"' in n and "reconnecting" in n
-               for n in progress.notes)
+    assert any('vector_text "name+description" → "name+context"' in n and "reconnecting" in n for n in progress.notes)

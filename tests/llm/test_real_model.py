@@ -30,7 +30,8 @@ from docgraph.models.capabilities import META_PREFIX
 from docgraph.models.hub import ModelHub
 from docgraph.models.limit import LimitedChat
 from docgraph.store.sqlite import SQLiteStore
-from docgraph.testing.llama import chat_settings, llama_server as serve_llama
+from docgraph.testing.llama import chat_settings
+from docgraph.testing.llama import llama_server as serve_llama
 
 pytestmark = pytest.mark.llm
 EXCERPT = Path(__file__).resolve().parents[2] / "examples" / "world_history_excerpt.pdf"
@@ -50,8 +51,11 @@ def llama_server():
 
 
 def _usage_lines(usage: dict) -> list[str]:
-    return [f"  {stage:<22} calls={u.calls} failures={u.failures} repairs={u.repairs} in={u.input_tokens} "
-            f"out={u.output_tokens} seconds={u.seconds:.1f}" for stage, u in sorted(usage.items())]
+    return [
+        f"  {stage:<22} calls={u.calls} failures={u.failures} repairs={u.repairs} in={u.input_tokens} "
+        f"out={u.output_tokens} seconds={u.seconds:.1f}"
+        for stage, u in sorted(usage.items())
+    ]
 
 
 def _excerpt_workspace(tmp_path: Path, overrides: dict):
@@ -68,8 +72,10 @@ def test_structured_call_end_to_end(llama_server, tmp_path: Path):
     hub = ModelHub(settings.models, SQLiteStore(tmp_path), tmp_path)
     chat = hub.chat("build")
     assert chat.unwrap(LimitedChat).limit.max_concurrency == 1  # /props: one slot
-    messages = [system("You answer with one JSON object and nothing else."),
-                user('What is the capital of France? Reply as {"country": "...", "capital": "..."}.')]
+    messages = [
+        system("You answer with one JSON object and nothing else."),
+        user('What is the capital of France? Reply as {"country": "...", "capital": "..."}.'),
+    ]
     result = chat.complete(messages, stage="smoke", schema=Capital)  # response_format from the schema
     assert isinstance(result.parsed, Capital)
     assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
@@ -81,8 +87,10 @@ def test_structured_call_end_to_end(llama_server, tmp_path: Path):
 
 def test_kg4vd_build_of_the_excerpt_through_llama_cpp(llama_server, tmp_path: Path):
     chat = chat_settings(llama_server, 256)
-    overrides = {"models": {"build": chat, "answer": chat, "judge": chat},
-                 "kg4vd": {"max_rounds": 1, "reflector": False, "cross_page": False}}
+    overrides = {
+        "models": {"build": chat, "answer": chat, "judge": chat},
+        "kg4vd": {"max_rounds": 1, "reflector": False, "cross_page": False},
+    }
     started = time.perf_counter()
     ws, doc = _excerpt_workspace(tmp_path, overrides)
     pages = doc.page_count
@@ -95,9 +103,12 @@ def test_kg4vd_build_of_the_excerpt_through_llama_cpp(llama_server, tmp_path: Pa
 
     usage = ws.models.meter.snapshot()
     lines = _usage_lines(usage)
-    print(f"\nllama.cpp gemma-3-270m, {pages} pages: ingest {ingest_s:.1f}s, kg4vd build {build_s:.1f}s "
-          f"(built {report.pages_built}, failed {report.stats.get('failed_pages')}), total {total_s:.1f}s\n"
-          + "\n".join(lines) + f"\n  failures: {report.stats.get('failures')}")
+    print(
+        f"\nllama.cpp gemma-3-270m, {pages} pages: ingest {ingest_s:.1f}s, kg4vd build {build_s:.1f}s "
+        f"(built {report.pages_built}, failed {report.stats.get('failed_pages')}), total {total_s:.1f}s\n"
+        + "\n".join(lines)
+        + f"\n  failures: {report.stats.get('failures')}"
+    )
     caps = json.loads(ws.store.get_meta(f"{META_PREFIX}{llama_server}|gemma-3-270m") or "{}")
     assert caps.get("structured_output") == "json_schema" and caps.get("slots") == 1  # no downgrade; 1 slot
     assert report.stats["failed_pages"] == 0, report.stats.get("failures")
@@ -124,11 +135,14 @@ def test_hvm_build_of_the_excerpt_through_llama_cpp(llama_server, tmp_path: Path
     chunks = sum(1 for _ in ws.store.iter_records(NS_CHUNK, doc_id=doc.id))
     strategies = Counter(v.get("strategy", "") for _, v in ws.store.iter_records(NS_EXTRACT, doc_id=doc.id))
     stats = report.stats
-    print(f"\nllama.cpp gemma-3-270m, {doc.page_count} pages, {chunks} chunks: ingest {ingest_s:.1f}s, hvm build "
-          f"{build_s:.1f}s (pages built {report.pages_built}, failed documents {stats.get('failed_documents')}, "
-          f"extractions {dict(strategies)}, offline-fallback chunks {stats.get('offline_fallback_chunks')}, "
-          f"conflict-stage fallbacks {stats.get('fallbacks')}), total {total_s:.1f}s\n"
-          + "\n".join(_usage_lines(usage)) + f"\n  failures: {stats.get('failures')}")
+    print(
+        f"\nllama.cpp gemma-3-270m, {doc.page_count} pages, {chunks} chunks: ingest {ingest_s:.1f}s, hvm build "
+        f"{build_s:.1f}s (pages built {report.pages_built}, failed documents {stats.get('failed_documents')}, "
+        f"extractions {dict(strategies)}, offline-fallback chunks {stats.get('offline_fallback_chunks')}, "
+        f"conflict-stage fallbacks {stats.get('fallbacks')}), total {total_s:.1f}s\n"
+        + "\n".join(_usage_lines(usage))
+        + f"\n  failures: {stats.get('failures')}"
+    )
     assert stats["failed_documents"] == 0, stats.get("failures")
     assert report.pages_built == doc.page_count and ws.status()["hvm"]["built_documents"] == 1
     # every chunk has a valid model extraction or was built offline and counted

@@ -71,8 +71,9 @@ def test_image_cache_key_uses_content_not_path(openai_stub, stub_hub, tmp_path):
 def test_images_arrive_as_valid_png_data_uris(openai_stub, stub_hub, tmp_path):
     page = tmp_path / "page.png"
     page.write_bytes(_png("green"))
-    stub_hub.chat("build").complete([user("what is on this page?", [page, ImagePart(data=_png("blue"))])],
-                                    stage="vision")
+    stub_hub.chat("build").complete(
+        [user("what is on this page?", [page, ImagePart(data=_png("blue"))])], stage="vision"
+    )
     urls = openai_stub.seen("/chat/completions")[-1].image_urls
     assert len(urls) == 2
     for url in urls:
@@ -164,8 +165,11 @@ def test_connection_refused_is_reported_with_the_base_url(tmp_path):
     from docgraph.store.sqlite import SQLiteStore
 
     url = "http://127.0.0.1:9/v1"  # discard port: nothing listens
-    settings = load_settings(None, environ={}, overrides={"models": {"build": {
-        "base_url": url, "max_retries": 1, "backoff_base_s": 0.01, "timeout_s": 1}}})
+    settings = load_settings(
+        None,
+        environ={},
+        overrides={"models": {"build": {"base_url": url, "max_retries": 1, "backoff_base_s": 0.01, "timeout_s": 1}}},
+    )
     hub = ModelHub(settings.models, SQLiteStore(tmp_path), tmp_path)
     with pytest.raises(ModelError, match="connection failed.*base_url") as info:
         hub.chat("build").complete([user("q")], stage="c")
@@ -184,8 +188,7 @@ def test_client_errors_are_not_retried(openai_stub, stub_hub, status, hint):
 def test_truncated_output_is_re_asked_with_a_larger_limit(openai_stub, stub_hub):
     openai_stub.reply({"name": "Lisbon", "country": "Portugal"})
     openai_stub.fault("truncated", times=1)
-    result = stub_hub.chat("build").complete([user("capital of Portugal?")], stage="trunc", schema=City,
-                                             max_tokens=50)
+    result = stub_hub.chat("build").complete([user("capital of Portugal?")], stage="trunc", schema=City, max_tokens=50)
     assert result.parsed == City(name="Lisbon", country="Portugal")
     bodies = [r.body for r in openai_stub.seen("/chat/completions")]
     assert len(bodies) == 2  # the cut JSON repairs to {"name": "Lisbon"}: invalid, so re-asked

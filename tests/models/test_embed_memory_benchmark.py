@@ -21,10 +21,13 @@ NUMBER = r"([\d.]+)"
 
 def test_budgets_and_ray_widths_give_the_same_vectors_and_a_memory_row_each(shared_data):
     widths = "1,2" if importlib.util.find_spec("ray") else ""
-    done = subprocess.run([sys.executable, str(SCRIPT), "--texts", "12", "--budgets", "2048,256",
-                           "--ray-widths", widths],
-                          capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "DOCGRAPH_SHARED_DATA": str(shared_data)})
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--texts", "12", "--budgets", "2048,256", "--ray-widths", widths],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "DOCGRAPH_SHARED_DATA": str(shared_data)},
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     row = r"^\| (\d+) \| " + r" \| ".join([NUMBER] * 4) + r" \| (\w+) \|$"
     rows = re.findall(row, done.stdout, re.M)

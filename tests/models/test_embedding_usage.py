@@ -64,8 +64,10 @@ def test_usage_table_and_eval_totals_leave_embeddings_out():
     from docgraph.eval.records import usage_dict
     from docgraph.types import Usage
 
-    usage = {"embed.chunks": Usage(calls=40, cache_hits=2, input_tokens=9000, seconds=3.0),
-             "kg4vd.extract": Usage(calls=3, input_tokens=1200, output_tokens=300, seconds=9.0)}
+    usage = {
+        "embed.chunks": Usage(calls=40, cache_hits=2, input_tokens=9000, seconds=3.0),
+        "kg4vd.extract": Usage(calls=3, input_tokens=1200, output_tokens=300, seconds=9.0),
+    }
     table = format_usage(usage)
     assert "embed.chunks" in table  # listed
     total = table.splitlines()[-1].split()

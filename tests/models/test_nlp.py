@@ -26,13 +26,17 @@ def test_people_places_and_organisations_of_a_real_paragraph(nlp, paragraph):
     assert {"Milwaukee", "Wisconsin"} <= _by_label(tatlock, "GPE")
     assert {"Mount Mary University", "Department of Justice", "Lutheran Journal of Ethics"} <= _by_label(tatlock, "ORG")
     assert "Brooke Nelson" in _by_label(brooke, "PERSON")
-    assert {"California State University", "Marymount California University", "Claremont Graduate University",
-            "University of Edinburgh"} <= _by_label(brooke, "ORG")
+    assert {
+        "California State University",
+        "Marymount California University",
+        "Claremont Graduate University",
+        "University of Edinburgh",
+    } <= _by_label(brooke, "ORG")
     assert "Irvine" in _by_label(brooke, "GPE")
     assert "Marco Learning" in {e.text for e in brooke.entities}
     for e in tatlock.entities + brooke.entities:  # offsets index the caller's text
         source = text if e in tatlock.entities else nelson
-        assert " ".join(source[e.start:e.end].split()) == e.text
+        assert " ".join(source[e.start : e.end].split()) == e.text
     assert "Department of Justice" in {e.text for e in tatlock.entities}  # leading "the" dropped
 
 
@@ -44,9 +48,13 @@ def test_svo_triples_from_the_dependency_parse(nlp, paragraph):
     assert triples[("include", "World History")] == "research interests"
     assert all(t.sentence for t in tatlock.triples)
 
-    made = nlp.analyze(["Gaul was conquered by Julius Caesar. Rome was founded on seven hills. "
-                        "Caesar crossed the Rubicon and marched on Rome. The Senate did not trust Pompey. "
-                        "OpenStax set up a new program."])[0]
+    made = nlp.analyze(
+        [
+            "Gaul was conquered by Julius Caesar. Rome was founded on seven hills. "
+            "Caesar crossed the Rubicon and marched on Rome. The Senate did not trust Pompey. "
+            "OpenStax set up a new program."
+        ]
+    )[0]
     got = {(t.subject, t.predicate, t.object) for t in made.triples}
     assert ("Julius Caesar", "conquer", "Gaul") in got  # passive with agent: active direction
     assert ("Rome", "be_founded_on", "seven hills") in got  # passive without agent
@@ -57,12 +65,11 @@ def test_svo_triples_from_the_dependency_parse(nlp, paragraph):
 
 
 def test_noun_phrases_sentences_and_cooccurrence(nlp):
-    text = ("The Mongol Empire traded with Venice. Its armies reached Hungary.\n"
-            "Kublai Khan ruled China from Khanbaliq.")
+    text = "The Mongol Empire traded with Venice. Its armies reached Hungary.\nKublai Khan ruled China from Khanbaliq."
     a = nlp.analyze([text])[0]
     assert "Mongol Empire" in a.noun_phrases and "Its armies" not in a.noun_phrases
     assert len(a.sentences) == 3 and len(a.sentence_spans) == 3
-    assert text[a.sentence_spans[2][0]:a.sentence_spans[2][1]].startswith("Kublai Khan")
+    assert text[a.sentence_spans[2][0] : a.sentence_spans[2][1]].startswith("Kublai Khan")
     pairs_text = {(x.text, y.text) for x, y in cooccurrences(a)}
     pairs_sentence = {(x.text, y.text) for x, y in cooccurrences(a, within="sentence")}
     assert ("Kublai Khan", "China") in pairs_sentence
@@ -77,22 +84,25 @@ def test_analysis_is_deterministic_and_batched(nlp, paragraph):
     assert len(one) == 3 and one[1].entities == [] and one == two
 
 
-@pytest.mark.parametrize("label, schema, expected", [
-    ("PERSON", ["person", "organization", "location"], "person"),
-    ("PERSON", ["character", "object", "location"], "character"),
-    ("GPE", ["person", "geographic_region", "concept"], "geographic_region"),
-    ("LOC", ["Person", "Location"], "Location"),
-    ("ORG", ["person", "organization"], "organization"),
-    ("NORP", ["person", "group", "location"], "group"),
-    ("DATE", ["date", "event"], "date"),
-    ("DATE", ["metric", "fiscal_period"], "fiscal_period"),
-    ("EVENT", ["person", "event"], "event"),
-    ("WORK_OF_ART", ["person", "work_of_art"], "work_of_art"),
-    ("LAW", ["person", "concept"], "concept"),
-    ("MONEY", ["person", "object"], "object"),
-    ("PRODUCT", ["person", "location"], "location"),
-    ("PERSON", [], "person"),
-])
+@pytest.mark.parametrize(
+    "label, schema, expected",
+    [
+        ("PERSON", ["person", "organization", "location"], "person"),
+        ("PERSON", ["character", "object", "location"], "character"),
+        ("GPE", ["person", "geographic_region", "concept"], "geographic_region"),
+        ("LOC", ["Person", "Location"], "Location"),
+        ("ORG", ["person", "organization"], "organization"),
+        ("NORP", ["person", "group", "location"], "group"),
+        ("DATE", ["date", "event"], "date"),
+        ("DATE", ["metric", "fiscal_period"], "fiscal_period"),
+        ("EVENT", ["person", "event"], "event"),
+        ("WORK_OF_ART", ["person", "work_of_art"], "work_of_art"),
+        ("LAW", ["person", "concept"], "concept"),
+        ("MONEY", ["person", "object"], "object"),
+        ("PRODUCT", ["person", "location"], "location"),
+        ("PERSON", [], "person"),
+    ],
+)
 def test_map_label(label, schema, expected):
     assert map_label(label, schema) == expected
     assert SpacyNLP().map_label(label, schema) == expected

@@ -18,12 +18,15 @@ class Verdict(BaseModel):
 
 
 def test_replay_serves_replies_in_order_per_stage_through_the_structured_path(tmp_path):
-    hub = replay_hub(tmp_path, [
-        ("judge", {"label": "same"}),
-        ("extract", "not json at all"),
-        ("judge", "```json\n{'label': 'related',}\n```"),  # repaired like a live reply
-        ("extract", '{"label": "unrelated"}'),            # served as the re-ask
-    ])
+    hub = replay_hub(
+        tmp_path,
+        [
+            ("judge", {"label": "same"}),
+            ("extract", "not json at all"),
+            ("judge", "```json\n{'label': 'related',}\n```"),  # repaired like a live reply
+            ("extract", '{"label": "unrelated"}'),  # served as the re-ask
+        ],
+    )
     chat = hub.chat("judge")
     assert chat is not None and hub.chat("build") is not None
     assert chat.complete([user("a vs b")], stage="judge", schema=Verdict).parsed.label == "same"

@@ -13,10 +13,12 @@ from docgraph.testing.fixtures import make_hub, stub_settings
 
 
 def test_bm25_prefers_rare_matching_terms_and_shorter_documents():
-    docs = ["the mongol empire expanded across the steppe",
-            "the empire of the ming dynasty",
-            "chinggis khan united the mongol tribes of the steppe " + "and many other words " * 20,
-            "a recipe for bread"]
+    docs = [
+        "the mongol empire expanded across the steppe",
+        "the empire of the ming dynasty",
+        "chinggis khan united the mongol tribes of the steppe " + "and many other words " * 20,
+        "a recipe for bread",
+    ]
     index = BM25(docs)
     scores = index.scores("mongol steppe")
     assert scores[3] == 0 and scores[1] == 0
@@ -35,8 +37,11 @@ def test_minmax_edge_cases():
 
 
 def test_fusion_reranker_on_real_paragraphs(paragraph, e5):
-    docs = [paragraph("rigorous review process"), paragraph("Julie C. Tatlock"),
-            paragraph("Creative Commons Attribution")]
+    docs = [
+        paragraph("rigorous review process"),
+        paragraph("Julie C. Tatlock"),
+        paragraph("Creative Commons Attribution"),
+    ]
     reranker = FusionReranker(e5, bm25_weight=0.3)
     scores = reranker.rerank("Who chairs the history department at Mount Mary University?", docs)
     assert len(scores) == 3 and int(np.argmax(scores)) == 1
@@ -46,8 +51,11 @@ def test_fusion_reranker_on_real_paragraphs(paragraph, e5):
 
 
 def test_fusion_reranker_takes_stored_vectors_and_embeds_only_the_rest(paragraph, e5):
-    docs = [paragraph("rigorous review process"), paragraph("Julie C. Tatlock"),
-            paragraph("Creative Commons Attribution")]
+    docs = [
+        paragraph("rigorous review process"),
+        paragraph("Julie C. Tatlock"),
+        paragraph("Creative Commons Attribution"),
+    ]
     question = "Who chairs the history department at Mount Mary University?"
     reranker = FusionReranker(e5, bm25_weight=0.3)
     stored = e5.embed_passages(docs)
@@ -101,7 +109,7 @@ def test_one_shot_bm25_gives_the_index_scores_exactly(shared_data):
 
     with pymupdf.open(shared_data / "documents" / "grammar_matters_textbook.pdf") as doc:
         words = " ".join(page.get_text() for page in doc).split()
-    texts = [" ".join(words[i:i + 80]) for i in range(0, len(words), 80)]
+    texts = [" ".join(words[i : i + 80]) for i in range(0, len(words), 80)]
     rng = random.Random(7)
     queries = ["What is a verb phrase?", "noun noun clause", "the", "", "subject-verb agreement in 3.5 cases"]
     for query in queries:

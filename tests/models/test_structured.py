@@ -24,21 +24,26 @@ class Extraction(BaseModel):
     done: bool = False
 
 
-@pytest.mark.parametrize("reply, expected", [
-    ('```json\n{"a": 1}\n```\nHope this helps!', {"a": 1}),
-    ('Sure, here it is: {"a": [1, 2]} — let me know.', {"a": [1, 2]}),
-    ('{"a": 1, "b": [1, 2,],}', {"a": 1, "b": [1, 2]}),
-    ("{'name': 'Rome', 'note': \"it's old\"}", {"name": "Rome", "note": "it's old"}),
-    ('{name: "Rome", count: 3}', {"name": "Rome", "count": 3}),
-    ('{"ok": True, "missing": None, "no": False}', {"ok": True, "missing": None, "no": False}),
-    ('{"a": 1 "b": 2}', {"a": 1, "b": 2}),
-    ('{"entities": [{"name": "Caesar", "type": "person"}, {"name": "Ga',
-     {"entities": [{"name": "Caesar", "type": "person"}, {"name": "Ga"}]}),
-    ('{"a": [1, 2', {"a": [1, 2]}),
-    ('{"a": "x", "b":', {"a": "x", "b": None}),
-    ('{"a": 1, // a comment\n "b": 2}', {"a": 1, "b": 2}),
-    ("[1, 2, 3] and some prose [4]", [1, 2, 3]),
-])
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        ('```json\n{"a": 1}\n```\nHope this helps!', {"a": 1}),
+        ('Sure, here it is: {"a": [1, 2]} — let me know.', {"a": [1, 2]}),
+        ('{"a": 1, "b": [1, 2,],}', {"a": 1, "b": [1, 2]}),
+        ("{'name': 'Rome', 'note': \"it's old\"}", {"name": "Rome", "note": "it's old"}),
+        ('{name: "Rome", count: 3}', {"name": "Rome", "count": 3}),
+        ('{"ok": True, "missing": None, "no": False}', {"ok": True, "missing": None, "no": False}),
+        ('{"a": 1 "b": 2}', {"a": 1, "b": 2}),
+        (
+            '{"entities": [{"name": "Caesar", "type": "person"}, {"name": "Ga',
+            {"entities": [{"name": "Caesar", "type": "person"}, {"name": "Ga"}]},
+        ),
+        ('{"a": [1, 2', {"a": [1, 2]}),
+        ('{"a": "x", "b":', {"a": "x", "b": None}),
+        ('{"a": 1, // a comment\n "b": 2}', {"a": 1, "b": 2}),
+        ("[1, 2, 3] and some prose [4]", [1, 2, 3]),
+    ],
+)
 def test_extract_and_repair(reply, expected):
     assert extract_json(reply) == expected
 
@@ -57,8 +62,9 @@ def test_parse_reply_validates_and_wraps_a_bare_list():
 
 
 def test_malformed_json_reply_is_repaired_without_a_second_call(openai_stub, stub_hub):
-    openai_stub.reply("Here you go:\n```json\n"
-                      "{'entities': [{'name': 'Rome', 'type': 'location',},], 'done': True}\n```")
+    openai_stub.reply(
+        "Here you go:\n```json\n{'entities': [{'name': 'Rome', 'type': 'location',},], 'done': True}\n```"
+    )
     result = stub_hub.chat("build").complete([user("extract")], stage="x", schema=Extraction)
     assert result.parsed == Extraction(entities=[Entity(name="Rome", type="location")], done=True)
     assert openai_stub.count() == 1

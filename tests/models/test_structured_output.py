@@ -132,8 +132,11 @@ def test_slots_from_props_clamp_concurrency_shared_by_roles(tmp_path, caplog):
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(6) as pool:
-            list(pool.map(lambda i: (build if i % 2 else judge).complete([user(f"q{i}")], stage="p", schema=Listing),
-                          range(6)))
+            list(
+                pool.map(
+                    lambda i: (build if i % 2 else judge).complete([user(f"q{i}")], stage="p", schema=Listing), range(6)
+                )
+            )
         assert stub.max_in_flight == 1
         hub.store.close()
         cached = make_hub(stub_settings(stub, max_concurrency=4), tmp_path / "ws")

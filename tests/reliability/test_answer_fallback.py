@@ -49,8 +49,7 @@ def built(_built: Path, tmp_path: Path) -> Path:
 
 def answer_settings(stub: OpenAIStub):
     """Only the answer role on the stub (the builds were offline): one retry, fast."""
-    return stub_settings(stub, roles=("answer",), timeout_s=1.0, max_retries=1, backoff_base_s=0.01,
-                         backoff_max_s=0.02)
+    return stub_settings(stub, roles=("answer",), timeout_s=1.0, max_retries=1, backoff_base_s=0.01, backoff_max_s=0.02)
 
 
 def fallback_stage(answer) -> str:
@@ -78,7 +77,7 @@ def test_an_answer_endpoint_that_stays_down_gives_the_offline_answer_marked(meth
     with Workspace(built) as ws:
         offline = ws.ask(QUESTION, method=method)
     with OpenAIStub(default_reply="unused") as stub, Workspace(built, settings=answer_settings(stub)) as ws:
-        stub.fault("500", times=10 ** 6)
+        stub.fault("500", times=10**6)
         answer = ws.ask(QUESTION, method=method)
         usage = ws.usage()
     stage = assert_fallback(answer, method, "HTTP 500")
@@ -93,8 +92,7 @@ def test_an_answer_endpoint_that_stays_down_gives_the_offline_answer_marked(meth
 
 @pytest.mark.parametrize("method", ["kg4vd", "hvm", "dense"])
 def test_replies_that_stay_unusable_give_the_offline_answer_and_keep_earlier_usage(method, built):
-    with OpenAIStub(default_reply="A good answer [1].") as stub, \
-            Workspace(built, settings=answer_settings(stub)) as ws:
+    with OpenAIStub(default_reply="A good answer [1].") as stub, Workspace(built, settings=answer_settings(stub)) as ws:
         failing = "kg4vd.answer_final" if method == "kg4vd" else f"{method}.answer"
         stub.reply("", stage=failing)  # empty, re-asked, empty again: unusable
         answer = ws.ask(QUESTION, method=method)
@@ -111,9 +109,11 @@ def closed_port() -> int:
 
 
 def test_the_cli_prints_the_fallback_warning_and_docgraph_usage_counts_it(built, capsys):
-    (built / CONFIG_FILE).write_text(f'[models.answer]\nbase_url = "http://127.0.0.1:{closed_port()}/v1"\n'
-                                     'model = "nowhere"\nmax_retries = 1\nbackoff_base_s = 0.01\n',
-                                     encoding="utf-8")
+    (built / CONFIG_FILE).write_text(
+        f'[models.answer]\nbase_url = "http://127.0.0.1:{closed_port()}/v1"\n'
+        'model = "nowhere"\nmax_retries = 1\nbackoff_base_s = 0.01\n',
+        encoding="utf-8",
+    )
     assert main(["--workspace", str(built), "ask", QUESTION, "--method", "dense"]) == 0
     out = capsys.readouterr().out
     assert FALLBACK_NOTICE in out and "model failed, offline fallback" in out
@@ -126,7 +126,7 @@ def test_the_cli_prints_the_fallback_warning_and_docgraph_usage_counts_it(built,
 
 def test_the_web_api_returns_the_fallback_answer_with_its_warning(built):
     with OpenAIStub(default_reply="unused") as stub, Workspace(built, settings=answer_settings(stub)) as ws:
-        stub.fault("500", times=10 ** 6)
+        stub.fault("500", times=10**6)
         with TestClient(create_app(ws)) as client:
             reply = client.post("/api/ask", json={"question": QUESTION, "method": "hvm"})
     assert reply.status_code == 200

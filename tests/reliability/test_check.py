@@ -135,7 +135,7 @@ def test_a_damaged_database_file_is_reported_not_raised(dense_ws, capsys):
     data = bytearray(db.read_bytes())
     page = 4096
     for start in range(2 * page, len(data) - page, 3 * page):  # every third b-tree page scrambled
-        data[start + 8:start + 200] = bytes((i * 37) % 256 for i in range(192))
+        data[start + 8 : start + 200] = bytes((i * 37) % 256 for i in range(192))
     db.write_bytes(bytes(data))
     report = check_workspace(dense_ws, repair=True)
     assert not report.ok and [f.kind for f in report.findings] == ["sqlite"] and report.repaired == []

@@ -14,20 +14,22 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest_paths import OPENSTAX
 
 from docgraph import Workspace
 from docgraph.errors import WorkspaceBusyError
 from docgraph.store.writelock import LOCK_FILE, holder, write_lock
 from docgraph.testing.concurrency import MAX_LATENCY_S, cli_writers_case, mixed_clients_case, web_app_case
 
-from conftest_paths import OPENSTAX
-
 
 def test_the_lock_is_reentrant_for_its_thread_and_refuses_another(tmp_path):
     with write_lock(tmp_path, "build --method dense"):
         with write_lock(tmp_path, "build --method dense --rebuild-vectors"):  # same thread: nested
-            assert holder(tmp_path) == {"pid": os.getpid(), "what": "build --method dense",
-                                        "since": holder(tmp_path)["since"]}
+            assert holder(tmp_path) == {
+                "pid": os.getpid(),
+                "what": "build --method dense",
+                "since": holder(tmp_path)["since"],
+            }
         refused: list[BaseException] = []
 
         def other() -> None:
@@ -48,8 +50,10 @@ def test_the_lock_is_reentrant_for_its_thread_and_refuses_another(tmp_path):
 
 
 def test_a_killed_writer_leaves_no_stale_lock(tmp_path):
-    code = ("import sys, time; from docgraph.store.writelock import write_lock\n"
-            "with write_lock(sys.argv[1], 'build --method kg4vd'):\n    print('held', flush=True); time.sleep(60)\n")
+    code = (
+        "import sys, time; from docgraph.store.writelock import write_lock\n"
+        "with write_lock(sys.argv[1], 'build --method kg4vd'):\n    print('held', flush=True); time.sleep(60)\n"
+    )
     proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "held"
@@ -67,22 +71,29 @@ def test_a_killed_writer_leaves_no_stale_lock(tmp_path):
 
 def assert_survived(result) -> None:
     assert result.problems == [] and result.read_errors == [], (result.problems, result.read_errors)
-    assert (result.refused, result.lost, result.duplicated, result.changed, result.check_problems) == \
-        (result.writers, 0, 0, 0, 0)
+    assert (result.refused, result.lost, result.duplicated, result.changed, result.check_problems) == (
+        result.writers,
+        0,
+        0,
+        0,
+        0,
+    )
     assert result.reads > 0 and result.survived
 
 
 @pytest.mark.slow
-def test_a_second_cli_writer_is_refused_readers_go_on_and_the_build_is_whole(_openstax_template, _dense_template,
-                                                                            tmp_path):
+def test_a_second_cli_writer_is_refused_readers_go_on_and_the_build_is_whole(
+    _openstax_template, _dense_template, tmp_path
+):
     result = cli_writers_case(_openstax_template, _dense_template, tmp_path, add=OPENSTAX)
     assert result.writers == 3 and result.reads == 2
     assert_survived(result)
 
 
 @pytest.mark.slow
-def test_the_web_app_serves_while_the_cli_builds_and_its_own_build_is_told_busy(_openstax_template, _dense_template,
-                                                                              tmp_path):
+def test_the_web_app_serves_while_the_cli_builds_and_its_own_build_is_told_busy(
+    _openstax_template, _dense_template, tmp_path
+):
     result = web_app_case(_openstax_template, _dense_template, tmp_path, doc_id="040fed959f81")
     assert result.reads >= 8 and result.slowest_read_s < MAX_LATENCY_S  # responsive on two busy cores
     assert_survived(result)

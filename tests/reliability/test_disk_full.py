@@ -5,13 +5,10 @@ the workspace an uninterrupted run leaves (``docgraph.testing.disk_full``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from conftest_paths import OPENSTAX
 
 from docgraph.testing.disk_full import disk_full_case, tmpfs_unavailable
-
-from conftest_paths import OPENSTAX
 
 pytestmark = pytest.mark.slow
 WHY_NOT = tmpfs_unavailable()
@@ -26,13 +23,15 @@ def assert_survived(result) -> None:
 
 @pytest.mark.skipif(WHY_NOT is not None, reason=str(WHY_NOT))
 def test_add_on_a_full_disk_stops_clearly_and_resumes(_openstax_template, tmp_path):
-    result = disk_full_case("add", tmp_path / "none", ["add", str(OPENSTAX)], _openstax_template, tmp_path,
-                            free_kb=[700])
+    result = disk_full_case(
+        "add", tmp_path / "none", ["add", str(OPENSTAX)], _openstax_template, tmp_path, free_kb=[700]
+    )
     assert_survived(result)
 
 
 @pytest.mark.skipif(WHY_NOT is not None, reason=str(WHY_NOT))
 def test_build_on_a_full_disk_stops_clearly_and_resumes(_openstax_template, _dense_template, tmp_path):
-    result = disk_full_case("dense", _openstax_template, ["build", "--method", "dense"], _dense_template, tmp_path,
-                            free_kb=[120])
+    result = disk_full_case(
+        "dense", _openstax_template, ["build", "--method", "dense"], _dense_template, tmp_path, free_kb=[120]
+    )
     assert_survived(result)

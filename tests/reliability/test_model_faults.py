@@ -25,8 +25,9 @@ from docgraph.store.integrity import check_workspace
 from docgraph.testing.faults import canonical_dump, compare_dumps
 from docgraph.testing.fixtures import make_hub, stub_settings
 from docgraph.testing.model_faults import fault_settings, model_fault_case
-from docgraph.testing.openai_stub import ENDPOINT_FAULTS, MODEL_FAULTS, OpenAIStub
+from docgraph.testing.openai_stub import OpenAIStub
 from docgraph.testing.scripted_model import scripted_reply
+from docgraph.testing.stub_rules import ENDPOINT_FAULTS, MODEL_FAULTS
 
 OPENSTAX_ID = "040fed959f81"
 DOWN = "Dr. Ryan J. Lynch is Associate Professor"  # chunk P6 of page 4 of the OpenStax excerpt
@@ -44,8 +45,9 @@ def city_stub():
 
 
 def quick_hub(stub: OpenAIStub, root: Path, retries: int = 2):
-    return make_hub(stub_settings(stub, timeout_s=0.3, max_retries=retries, backoff_base_s=0.01,
-                                  backoff_max_s=0.05), root)
+    return make_hub(
+        stub_settings(stub, timeout_s=0.3, max_retries=retries, backoff_base_s=0.01, backoff_max_s=0.05), root
+    )
 
 
 @pytest.mark.parametrize("kind", MODEL_FAULTS)
@@ -134,12 +136,11 @@ def test_hvm_isolates_a_chunk_whose_endpoint_is_down_and_the_next_build_resumes_
     stops before it (what came before is kept), the other document is built, the failure is
     named, and the next build resumes there to the fault-free result."""
     reference = Path(shutil.copytree(_two_docs_template, tmp_path / "reference"))
-    with OpenAIStub(default_reply=scripted_reply) as clean, Workspace(reference,
-                                                                      settings=fault_settings(clean)) as ws:
+    with OpenAIStub(default_reply=scripted_reply) as clean, Workspace(reference, settings=fault_settings(clean)) as ws:
         ws.build("hvm")
     root = Path(shutil.copytree(_two_docs_template, tmp_path / "ws"))
     with OpenAIStub(default_reply=scripted_reply) as stub, Workspace(root, settings=fault_settings(stub)) as ws:
-        stub.fault("500", times=10 ** 6, when=DOWN)
+        stub.fault("500", times=10**6, when=DOWN)
         first = ws.build("hvm")
         status = ws.status()["hvm"]
         assert first.stats["failed_documents"] == 1

@@ -35,8 +35,12 @@ def dense_root(_dense_template: Path, tmp_path: Path) -> Path:
 
 def test_every_path_parameter_refuses_traversal(dense_root):
     with Workspace(dense_root) as ws, TestClient(create_app(ws, token=TOKEN)) as client:
-        result = traversal_case(client, dense_root, {"doc_id": DOC, "number": "2", "component_id": "IM1",
-                                                     "job_id": "build-1"}, secret=b"TOP-SECRET")
+        result = traversal_case(
+            client,
+            dense_root,
+            {"doc_id": DOC, "number": "2", "component_id": "IM1", "job_id": "build-1"},
+            secret=b"TOP-SECRET",
+        )
         assert len(ws.documents()) == 1  # DELETE /api/documents/<traversal> removed nothing
     assert result.tried >= 150, result.tried  # every parameter × every payload × methods
     assert_survived(result)
@@ -45,6 +49,7 @@ def test_every_path_parameter_refuses_traversal(dense_root):
 def test_missing_forged_and_expired_tokens_are_refused_everywhere(dense_root):
     clients = []
     with Workspace(dense_root) as ws:
+
         def make(token: str) -> TestClient:
             client = TestClient(create_app(ws, token=token))
             client.__enter__()

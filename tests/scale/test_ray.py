@@ -8,7 +8,6 @@ process is SIGKILLed in the middle of the build (Ray reruns its task).
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,16 +27,22 @@ RAY = {"ray": {"enabled": True}}
 def cluster(tmp_path_factory):
     """A local 2-CPU cluster whose workers kill themselves once a fault file appears."""
     fault = tmp_path_factory.mktemp("ray") / "kill-one-worker"
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {**WORKER_ENV, FAULT_FILE_ENV: str(fault)}})
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {**WORKER_ENV, FAULT_FILE_ENV: str(fault)}},
+    )
     yield fault
     ray.shutdown()
 
 
 def page_rows(ws: Workspace) -> list:
     doc = ws.documents()[0]
-    return [(p.number, p.width, p.height, p.source,
-             [(c.id, c.kind, c.text, c.bbox.model_dump()) for c in p.components]) for p in doc.pages]
+    return [
+        (p.number, p.width, p.height, p.source, [(c.id, c.kind, c.text, c.bbox.model_dump()) for c in p.components])
+        for p in doc.pages
+    ]
 
 
 def vectors(ws: Workspace, namespace: str) -> tuple[list[str], np.ndarray]:
@@ -138,8 +143,9 @@ def test_embedding_tasks_are_embed_threads_wide_and_rows_do_not_depend_on_it(clu
     local = spec.build()
     with pymupdf.open(shared_data / "documents" / EXCERPT) as doc:
         texts = [line for page in list(doc)[:4] for line in page.get_text().split("\n") if len(line.split()) > 4][:40]
-    wide, narrow, too_wide = (RayTextEmbedder(local, spec, RaySettings(enabled=True, embed_threads=threads))
-                              for threads in (2, 1, 64))
+    wide, narrow, too_wide = (
+        RayTextEmbedder(local, spec, RaySettings(enabled=True, embed_threads=threads)) for threads in (2, 1, 64)
+    )
     assert (wide.threads, wide.parts) == (2, 1) and (narrow.threads, narrow.parts) == (1, 2)
     assert (too_wide.threads, too_wide.parts) == (2, 1)
     assert wide._task._default_options["num_cpus"] == 2 and narrow._task._default_options["num_cpus"] == 1

@@ -23,12 +23,18 @@ def test_the_ray_overhead_benchmark_times_both_runners_and_compares_their_worksp
     (data / "documents").mkdir(parents=True)
     (data / "documents" / ONE_PAGE).symlink_to(shared_data / "documents" / ONE_PAGE)
     env = {**os.environ, "DOCGRAPH_SHARED_DATA": str(data)}
-    done = subprocess.run([sys.executable, str(SCRIPT), "--docs", "0", "--methods", "dense",
-                           "--work", str(tmp_path / "work")], env=env, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--docs", "0", "--methods", "dense", "--work", str(tmp_path / "work")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    rows = {m.group(1): (float(m.group(2)), float(m.group(3)), float(m.group(4)))
-            for m in re.finditer(r"^\| (add|build dense|total) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$",
-                                 done.stdout, re.M)}
+    rows = {
+        m.group(1): (float(m.group(2)), float(m.group(3)), float(m.group(4)))
+        for m in re.finditer(r"^\| (add|build dense|total) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", done.stdout, re.M)
+    }
     assert set(rows) == {"add", "build dense", "total"}, done.stdout
     for pool, ray, ratio in rows.values():
         assert pool > 0 and ray > 0 and ratio > 0

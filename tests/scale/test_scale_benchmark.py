@@ -10,8 +10,8 @@ import json
 import os
 import re
 import subprocess
-import time
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -36,8 +36,13 @@ def tiny_data(tmp_path, shared_data) -> Path:
 
 def scale(data: Path, work: Path, *args: str) -> str:
     env = {**os.environ, "DOCGRAPH_SHARED_DATA": str(data)}
-    done = subprocess.run([sys.executable, str(SCRIPT), "--work", str(work), "--pages", "3", "--questions", "5",
-                           *args], env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--work", str(work), "--pages", "3", "--questions", "5", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     return done.stdout
 
@@ -74,14 +79,21 @@ def test_sqlite_run_table_state_and_rerun(tiny_data, tmp_path):
     table = rows(out)
     assert set(table) == {("sqlite", "ingest"), ("sqlite", "bm25")}
     check_measured(table["sqlite", "ingest"], queried=False)
-    slow = re.search(r"^calls over 200 ms: sqlite ingest ls (\d+)/(\d+), status (\d+)/(\d+); "
-                     r"sqlite bm25 ls \d+/\d+, status \d+/\d+$", out, re.M)
+    slow = re.search(
+        r"^calls over 200 ms: sqlite ingest ls (\d+)/(\d+), status (\d+)/(\d+); "
+        r"sqlite bm25 ls \d+/\d+, status \d+/\d+$",
+        out,
+        re.M,
+    )
     assert slow and int(slow[2]) >= 1 and int(slow[1]) <= int(slow[2]), out
     check_measured(table["sqlite", "bm25"], queried=True)
 
     state = json.loads((work / "state.json").read_text())
-    assert state["corpus"]["files"] == ["documents__" + ONE_PAGE, f"documents__{Path(ONE_PAGE).stem}-copy2.pdf",
-                                        f"documents__{Path(ONE_PAGE).stem}-copy3.pdf"]
+    assert state["corpus"]["files"] == [
+        "documents__" + ONE_PAGE,
+        f"documents__{Path(ONE_PAGE).stem}-copy2.pdf",
+        f"documents__{Path(ONE_PAGE).stem}-copy3.pdf",
+    ]
     runs = state["runs"]["sqlite"]
     assert set(runs) == {"ingest", "build bm25", "query bm25"}
     assert runs["ingest"]["pss_top"] and all(entry.rsplit(" ", 1)[1].isdigit() for entry in runs["ingest"]["pss_top"])

@@ -3,8 +3,8 @@ TestClients over it, with and without a token."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 from fastapi.testclient import TestClient
@@ -45,4 +45,3 @@ def client(make_client) -> TestClient:
 @pytest.fixture
 def token_client(make_client) -> TestClient:
     return make_client(token=TOKEN)
-

@@ -17,13 +17,25 @@ PAGE_W, PAGE_H = 612.0, 792.0
 TOKEN = "s3cret-token"
 
 PAGE_TEXT = {
-    1: [("TI1", ComponentKind.TITLE, (72, 60, 540, 100), "Annual report of the Harbour Trust"),
-        ("P1", ComponentKind.PARAGRAPH, (72, 120, 540, 220),
-         "The Harbour Trust is part of Rice University and publishes open textbooks."),
-        ("T1", ComponentKind.TABLE, (72, 250, 540, 400), "Year | Ships\n2019 | 120\n2020 | 95")],
-    2: [("P1", ComponentKind.PARAGRAPH, (72, 80, 540, 200),
-         "In 2020 the Harbour Trust opened a new lighthouse museum on the northern pier."),
-        ("IM1", ComponentKind.IMAGE, (100, 260, 400, 500), "")],
+    1: [
+        ("TI1", ComponentKind.TITLE, (72, 60, 540, 100), "Annual report of the Harbour Trust"),
+        (
+            "P1",
+            ComponentKind.PARAGRAPH,
+            (72, 120, 540, 220),
+            "The Harbour Trust is part of Rice University and publishes open textbooks.",
+        ),
+        ("T1", ComponentKind.TABLE, (72, 250, 540, 400), "Year | Ships\n2019 | 120\n2020 | 95"),
+    ],
+    2: [
+        (
+            "P1",
+            ComponentKind.PARAGRAPH,
+            (72, 80, 540, 200),
+            "In 2020 the Harbour Trust opened a new lighthouse museum on the northern pier.",
+        ),
+        ("IM1", ComponentKind.IMAGE, (100, 260, 400, 500), ""),
+    ],
 }
 
 
@@ -42,8 +54,17 @@ def _render(path: Path, components: list[tuple]) -> None:
 def write_workspace(root: Path) -> Workspace:
     """A workspace with one two-page document and a small KG4VD entity graph."""
     ws = Workspace(root)
-    ws.store.put_document(Document(id=DOC_ID, title="Harbour Trust report", path=str(root / "harbour.pdf"),
-                                   sha256="ab" * 32, kind="pdf", page_count=2, status="ready"))
+    ws.store.put_document(
+        Document(
+            id=DOC_ID,
+            title="Harbour Trust report",
+            path=str(root / "harbour.pdf"),
+            sha256="ab" * 32,
+            kind="pdf",
+            page_count=2,
+            status="ready",
+        )
+    )
     for number, comps in PAGE_TEXT.items():
         image_rel = f"pages/{DOC_ID}/{number:04d}.png"
         _render(root / image_rel, comps)
@@ -54,20 +75,59 @@ def write_workspace(root: Path) -> Workspace:
                 crop = f"crops/{DOC_ID}/{number:04d}-{cid}.png"
                 (root / crop).parent.mkdir(parents=True, exist_ok=True)
                 Image.new("RGB", (40, 30), (200, 220, 240)).save(root / crop)
-            components.append(Component(id=cid, kind=kind, bbox=BBox(x0=x0, y0=y0, x1=x1, y1=y1), order=order,
-                                        text=text, crop_path=crop, section_path=["Harbour Trust report"]))
-        ws.store.put_page(Page(doc_id=DOC_ID, number=number, width=PAGE_W, height=PAGE_H, image_path=image_rel,
-                               dpi=DPI, components=components))
+            components.append(
+                Component(
+                    id=cid,
+                    kind=kind,
+                    bbox=BBox(x0=x0, y0=y0, x1=x1, y1=y1),
+                    order=order,
+                    text=text,
+                    crop_path=crop,
+                    section_path=["Harbour Trust report"],
+                )
+            )
+        ws.store.put_page(
+            Page(
+                doc_id=DOC_ID,
+                number=number,
+                width=PAGE_W,
+                height=PAGE_H,
+                image_path=image_rel,
+                dpi=DPI,
+                components=components,
+            )
+        )
     entities = [
-        Entity(id="e:trust", name="Harbour Trust", type="organization", description="a trust",
-               mentions=[Mention(doc_id=DOC_ID, page=1, component_ids=["TI1", "P1"]),
-                         Mention(doc_id=DOC_ID, page=2, component_ids=["P1"])]),
-        Entity(id="e:rice", name="Rice University", type="organization", aliases=["Rice"],
-               mentions=[Mention(doc_id=DOC_ID, page=1, component_ids=["P1"])]),
-        Entity(id="e:museum", name="lighthouse museum", type="place",
-               mentions=[Mention(doc_id=DOC_ID, page=2, component_ids=["P1"])]),
-        Entity(id="e:photo", name="pier photo", type="figure", modality="visual",
-               mentions=[Mention(doc_id=DOC_ID, page=2, component_ids=["IM1"])]),
+        Entity(
+            id="e:trust",
+            name="Harbour Trust",
+            type="organization",
+            description="a trust",
+            mentions=[
+                Mention(doc_id=DOC_ID, page=1, component_ids=["TI1", "P1"]),
+                Mention(doc_id=DOC_ID, page=2, component_ids=["P1"]),
+            ],
+        ),
+        Entity(
+            id="e:rice",
+            name="Rice University",
+            type="organization",
+            aliases=["Rice"],
+            mentions=[Mention(doc_id=DOC_ID, page=1, component_ids=["P1"])],
+        ),
+        Entity(
+            id="e:museum",
+            name="lighthouse museum",
+            type="place",
+            mentions=[Mention(doc_id=DOC_ID, page=2, component_ids=["P1"])],
+        ),
+        Entity(
+            id="e:photo",
+            name="pier photo",
+            type="figure",
+            modality="visual",
+            mentions=[Mention(doc_id=DOC_ID, page=2, component_ids=["IM1"])],
+        ),
         Entity(id="e:houston", name="Houston", type="place", mentions=[]),
     ]
     relations = [

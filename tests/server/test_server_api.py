@@ -60,8 +60,10 @@ def test_document_detail_and_unknown_document(client):
 def test_a_documents_label_is_listed_and_corrected(client):
     [doc] = client.get("/api/documents").json()["documents"]
     assert doc["metadata"]["title"] == "Harbour Trust report" and doc["metadata"]["sources"]["title"] == "ingest"
-    changed = client.patch(f"/api/documents/{DOC_ID}/metadata",
-                           json={"organisation": "Harbour Trust", "period": "2021", "title": "Harbour report 2021"})
+    changed = client.patch(
+        f"/api/documents/{DOC_ID}/metadata",
+        json={"organisation": "Harbour Trust", "period": "2021", "title": "Harbour report 2021"},
+    )
     assert changed.status_code == 200, changed.text
     assert changed.json()["title"] == "Harbour report 2021"
     [doc] = client.get("/api/documents").json()["documents"]
@@ -69,8 +71,10 @@ def test_a_documents_label_is_listed_and_corrected(client):
     assert (label["organisation"], label["period"], doc["title"]) == ("Harbour Trust", "2021", "Harbour report 2021")
     assert label["sources"]["organisation"] == "user"
     assert client.patch("/api/documents/nope/metadata", json={"title": "x"}).status_code == 404
-    assert client.patch(f"/api/documents/{DOC_ID}/metadata", json={"colour": "red"}).json()["title"] == \
-        "Harbour report 2021"  # unknown fields are ignored, nothing changes
+    assert (
+        client.patch(f"/api/documents/{DOC_ID}/metadata", json={"colour": "red"}).json()["title"]
+        == "Harbour report 2021"
+    )  # unknown fields are ignored, nothing changes
 
 
 def test_delete_document(client, workspace):
@@ -163,8 +167,9 @@ def test_graph_neighbourhood_respects_hops(client):
 def test_graph_limit_several_seeds_and_missing(client):
     capped = client.get("/api/graph", params={"entity": "e:rice", "hops": 3, "limit": 2}).json()
     assert len(capped["nodes"]) == 2 and capped["truncated"] is True
-    several = client.get("/api/graph", params=[("entity", "e:photo"), ("entity", "e:houston"),
-                                                ("entity", "e:nope"), ("hops", "0")]).json()
+    several = client.get(
+        "/api/graph", params=[("entity", "e:photo"), ("entity", "e:houston"), ("entity", "e:nope"), ("hops", "0")]
+    ).json()
     assert {n["id"] for n in several["nodes"]} == {"e:photo", "e:houston"} and several["edges"] == []
     assert several["missing"] == ["e:nope"]
     assert client.get("/api/graph", params={"entity": "e:nope"}).status_code == 404
@@ -220,8 +225,9 @@ def test_build_unknown_method_is_400(client):
 
 def test_ask_answers_with_citations_to_page_regions(client):
     wait_job(client, client.post("/api/build", json={"method": "bm25"}).json()["id"])
-    answer = client.post("/api/ask", json={"question": "Which university is the Harbour Trust part of?",
-                                           "method": "bm25"}).json()
+    answer = client.post(
+        "/api/ask", json={"question": "Which university is the Harbour Trust part of?", "method": "bm25"}
+    ).json()
     assert answer["method"] == "bm25" and "Rice University" in answer["text"]
     first = answer["citations"][0]
     assert first["number"] == 1 and first["doc_id"] == DOC_ID and first["page"] == 1
@@ -241,8 +247,7 @@ def test_ask_validation(client):
 def test_ask_kg4vd_before_its_build_is_409(client):
     if "kg4vd" not in {m["name"] for m in client.get("/api/methods").json()}:
         pytest.skip("the kg4vd method is not registered in this build")
-    response = client.post("/api/ask", json={"question": "Who runs the museum?", "method": "kg4vd",
-                                             "mode": "local"})
+    response = client.post("/api/ask", json={"question": "Who runs the museum?", "method": "kg4vd", "mode": "local"})
     assert response.status_code == 409 and "build" in response.json()["detail"]
     bad_mode = client.post("/api/ask", json={"question": "x", "method": "kg4vd", "mode": "global"})
     assert bad_mode.status_code == 400
@@ -251,16 +256,24 @@ def test_ask_kg4vd_before_its_build_is_409(client):
 def test_openapi_documents_every_route(client):
     paths = client.get("/openapi.json").json()["paths"]
     expected = {
-        "/api/documents": {"get"}, "/api/documents/{doc_id}": {"get", "delete"}, "/api/upload": {"post"},
+        "/api/documents": {"get"},
+        "/api/documents/{doc_id}": {"get", "delete"},
+        "/api/upload": {"post"},
         "/api/documents/{doc_id}/metadata": {"patch"},
-        "/api/methods": {"get"}, "/api/build": {"get", "post"}, "/api/jobs": {"get"}, "/api/jobs/{job_id}": {"get"},
-        "/api/ask": {"post"}, "/api/documents/{doc_id}/pages/{number}": {"get"},
+        "/api/methods": {"get"},
+        "/api/build": {"get", "post"},
+        "/api/jobs": {"get"},
+        "/api/jobs/{job_id}": {"get"},
+        "/api/ask": {"post"},
+        "/api/documents/{doc_id}/pages/{number}": {"get"},
         "/api/documents/{doc_id}/pages/{number}/image": {"get"},
         "/api/documents/{doc_id}/pages/{number}/marks": {"get"},
         "/api/documents/{doc_id}/pages/{number}/highlight": {"get"},
         "/api/documents/{doc_id}/pages/{number}/components/{component_id}/crop": {"get"},
         "/api/documents/{doc_id}/pages/{number}/entities": {"get"},
-        "/api/graph": {"get"}, "/api/entities": {"get"}, "/login": {"get", "post"},
+        "/api/graph": {"get"},
+        "/api/entities": {"get"},
+        "/login": {"get", "post"},
     }
     for path, methods in expected.items():
         assert path in paths, path
@@ -300,18 +313,37 @@ def test_live_progress_of_a_running_job_and_delete_waits_for_it(client):
 
 
 def test_upload_of_a_broken_file_fails_the_job_with_the_reason(client):
-    response = client.post("/api/upload", params={"wait": "true"},
-                           files=[("files", ("broken.pdf", b"%PDF-1.7\nthis is not a pdf", "application/pdf"))])
+    response = client.post(
+        "/api/upload",
+        params={"wait": "true"},
+        files=[("files", ("broken.pdf", b"%PDF-1.7\nthis is not a pdf", "application/pdf"))],
+    )
     job = response.json()
     assert job["state"] == "failed" and "broken.pdf" in job["error"]
     assert [d["id"] for d in client.get("/api/documents").json()["documents"]] == [DOC_ID]
 
 
 def test_docgraph_errors_map_to_http_statuses():
-    from docgraph.errors import (ConfigError, DocgraphError, InputError, ModelError, ModelOutputError,
-                                 NotBuiltError, StoreError)
+    from docgraph.errors import (
+        ConfigError,
+        DocgraphError,
+        InputError,
+        ModelError,
+        ModelOutputError,
+        NotBuiltError,
+        StoreError,
+    )
     from docgraph.server.app import error_status
 
-    assert [error_status(e) for e in (NotBuiltError("x"), InputError("x"), ConfigError("x"), ModelError("x"),
-                                      ModelOutputError("x"), StoreError("x"), DocgraphError("x"))] == \
-        [409, 400, 400, 502, 502, 500, 400]
+    assert [
+        error_status(e)
+        for e in (
+            NotBuiltError("x"),
+            InputError("x"),
+            ConfigError("x"),
+            ModelError("x"),
+            ModelOutputError("x"),
+            StoreError("x"),
+            DocgraphError("x"),
+        )
+    ] == [409, 400, 400, 502, 502, 500, 400]

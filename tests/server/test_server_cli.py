@@ -26,16 +26,38 @@ def test_serve_options(monkeypatch):
     monkeypatch.delenv("DOCGRAPH_TOKEN", raising=False)
     args = build_parser().parse_args(["serve"])
     assert (args.host, args.port, args.token, args.cors_origin) == ("127.0.0.1", 8000, None, [])
-    args = build_parser().parse_args(["serve", "--port", "9001", "--token", "t", "--cors-origin", "http://a:1",
-                                      "--cors-origin", "http://b:2", "--max-upload-mb", "5"])
+    args = build_parser().parse_args(
+        [
+            "serve",
+            "--port",
+            "9001",
+            "--token",
+            "t",
+            "--cors-origin",
+            "http://a:1",
+            "--cors-origin",
+            "http://b:2",
+            "--max-upload-mb",
+            "5",
+        ]
+    )
     assert (args.port, args.token, args.cors_origin, args.max_upload_mb) == (9001, "t", ["http://a:1", "http://b:2"], 5)
     monkeypatch.setenv("DOCGRAPH_TOKEN", "from-env")
     assert build_parser().parse_args(["serve"]).token == "from-env"
 
 
-@pytest.mark.parametrize("host, loopback", [("127.0.0.1", True), ("localhost", True), ("::1", True),
-                                            ("127.0.0.2", True), ("0.0.0.0", False), ("192.168.1.5", False),
-                                            ("example.org", False)])
+@pytest.mark.parametrize(
+    "host, loopback",
+    [
+        ("127.0.0.1", True),
+        ("localhost", True),
+        ("::1", True),
+        ("127.0.0.2", True),
+        ("0.0.0.0", False),
+        ("192.168.1.5", False),
+        ("example.org", False),
+    ],
+)
 def test_is_loopback(host, loopback):
     assert is_loopback(host) is loopback
 
@@ -55,7 +77,7 @@ def test_serve_runs_a_server_that_needs_the_token(tmp_path):
                 break
             except httpx.TransportError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"server did not start: {proc.stdout.read() if proc.stdout else ''}")
+                    raise AssertionError(f"server did not start: {proc.stdout.read() if proc.stdout else ''}") from None
                 time.sleep(0.2)
         assert first.status_code == 401
         auth = {"Authorization": "Bearer tok-123"}

@@ -80,6 +80,7 @@ def test_jobs_run_one_at_a_time_in_order_and_report_usage():
             order.append(name)
             running.remove(name)
             return {"name": name}
+
         return run
 
     first, created = manager.submit("build", "build:a", "build A", job("a", wait=True), method="a")

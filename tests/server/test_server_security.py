@@ -17,8 +17,13 @@ EXTRA_PARAMS = {"/api/graph": "?entity=e:rice", "/api/documents/{doc_id}/pages/{
 def every_route(client) -> list[tuple[str, str]]:
     """(method, url) for every documented route, with real path values, plus the page,
     static files, images and the schema itself."""
-    routes = [("GET", "/"), ("GET", "/static/app.css"), ("GET", "/static/vendor/cytoscape.min.js"),
-              ("GET", "/openapi.json"), ("GET", "/static/js/main.js")]
+    routes = [
+        ("GET", "/"),
+        ("GET", "/static/app.css"),
+        ("GET", "/static/vendor/cytoscape.min.js"),
+        ("GET", "/openapi.json"),
+        ("GET", "/static/js/main.js"),
+    ]
     schema = client.get("/openapi.json", headers={"Authorization": f"Bearer {TOKEN}"}).json()
     for path, methods in schema["paths"].items():
         if path == "/login":
@@ -75,8 +80,9 @@ def test_login_form(token_client):
     right = token_client.post("/login", data={"token": TOKEN}, follow_redirects=False)
     assert right.status_code == 303 and COOKIE_NAME in right.headers["set-cookie"]
     assert token_client.get("/api/documents").status_code == 200
-    huge = token_client.post("/login", content=b"token=" + b"x" * 10_000,
-                             headers={"Content-Type": "application/x-www-form-urlencoded"})
+    huge = token_client.post(
+        "/login", content=b"token=" + b"x" * 10_000, headers={"Content-Type": "application/x-www-form-urlencoded"}
+    )
     assert huge.status_code == 413
 
 
@@ -89,8 +95,9 @@ def test_without_a_token_everything_is_open_and_login_redirects(client):
 def test_no_cors_by_default(client):
     response = client.get("/api/documents", headers={"Origin": "http://evil.example"})
     assert response.status_code == 200 and "access-control-allow-origin" not in response.headers
-    preflight = client.options("/api/ask", headers={"Origin": "http://evil.example",
-                                                    "Access-Control-Request-Method": "POST"})
+    preflight = client.options(
+        "/api/ask", headers={"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"}
+    )
     assert "access-control-allow-origin" not in preflight.headers
 
 
@@ -100,8 +107,10 @@ def test_cors_only_for_the_given_origin(make_client):
     assert ok.headers["access-control-allow-origin"] == "http://localhost:3000"
     other = client.get("/api/documents", headers={"Origin": "http://evil.example"})
     assert "access-control-allow-origin" not in other.headers
-    assert client.post("/api/build", json={"method": "bm25"},
-                       headers={"Origin": "http://localhost:3000"}).status_code == 202
+    assert (
+        client.post("/api/build", json={"method": "bm25"}, headers={"Origin": "http://localhost:3000"}).status_code
+        == 202
+    )
 
 
 def test_writes_from_another_origin_are_refused(client):
@@ -132,10 +141,19 @@ def tamper_page(workspace, **changes) -> None:
     workspace.store.put_page(page.model_copy(update=changes))
 
 
-@pytest.mark.parametrize("bad_path", [
-    "../secret.png", "pages/../../secret.png", "{abs}", "/etc/passwd", "../../../../../../etc/passwd",
-    "C:\\Windows\\win.ini", "pages/\x00.png", "",
-])
+@pytest.mark.parametrize(
+    "bad_path",
+    [
+        "../secret.png",
+        "pages/../../secret.png",
+        "{abs}",
+        "/etc/passwd",
+        "../../../../../../etc/passwd",
+        "C:\\Windows\\win.ini",
+        "pages/\x00.png",
+        "",
+    ],
+)
 def test_tampered_image_paths_never_leave_the_workspace(client, workspace, outside_file, bad_path):
     tamper_page(workspace, image_path=bad_path.replace("{abs}", str(outside_file)))
     for url in (page_url(1, "/image"), page_url(1, "/highlight") + "?components=P1"):
@@ -157,13 +175,22 @@ def test_tampered_crop_path_and_symlink_out_are_refused(client, workspace, outsi
     assert response.status_code == 404 and b"TOP-SECRET" not in response.content
 
 
-@pytest.mark.parametrize("url", [
-    "/static/../pyproject.toml", "/static/%2e%2e/%2e%2e/api.py", "/static/..%2f..%2fapi.py",
-    "/static/%2e%2e%2f%2e%2e%2f%2e%2e%2fpyproject.toml", "/static//etc/passwd", "/static/%2fetc%2fpasswd",
-    "/api/documents/..%2F..%2Fetc%2Fpasswd/pages/1/image", "/api/documents/%2Fetc%2Fpasswd/pages/1/image",
-    f"/api/documents/{DOC_ID}/pages/1/components/..%2F..%2F..%2Fsecret/crop",
-    "/api/documents/../../etc/passwd", "/../../etc/passwd",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/static/../pyproject.toml",
+        "/static/%2e%2e/%2e%2e/api.py",
+        "/static/..%2f..%2fapi.py",
+        "/static/%2e%2e%2f%2e%2e%2f%2e%2e%2fpyproject.toml",
+        "/static//etc/passwd",
+        "/static/%2fetc%2fpasswd",
+        "/api/documents/..%2F..%2Fetc%2Fpasswd/pages/1/image",
+        "/api/documents/%2Fetc%2Fpasswd/pages/1/image",
+        f"/api/documents/{DOC_ID}/pages/1/components/..%2F..%2F..%2Fsecret/crop",
+        "/api/documents/../../etc/passwd",
+        "/../../etc/passwd",
+    ],
+)
 def test_traversal_urls_find_nothing(client, url):
     response = client.get(url)
     assert response.status_code in (400, 404, 405), (url, response.status_code)
@@ -181,8 +208,16 @@ def test_workspace_file_unit(tmp_path):
     (root / "pages" / "a.png").write_bytes(b"x")
     assert workspace_file(root, "pages/a.png") == (root / "pages" / "a.png").resolve()
     assert workspace_file(root, "pages/../pages/a.png").name == "a.png"  # stays inside: fine
-    for bad in ("pages", "../ws/pages/a.png/..", "..", "/pages/a.png", "\\\\server\\share\\a.png", "D:a.png",
-                None, "pages/missing.png"):
+    for bad in (
+        "pages",
+        "../ws/pages/a.png/..",
+        "..",
+        "/pages/a.png",
+        "\\\\server\\share\\a.png",
+        "D:a.png",
+        None,
+        "pages/missing.png",
+    ):
         with pytest.raises(HTTPException) as info:
             workspace_file(root, bad)
         assert info.value.status_code == 404, bad

@@ -28,8 +28,9 @@ def uploads(workspace) -> list:
 
 def test_upload_saves_into_uploads_and_ingests(client, workspace):
     data = small_pdf()
-    response = client.post("/api/upload", params={"wait": "true"},
-                           files=[("files", ("../../Museum report!.PDF", data, "application/pdf"))])
+    response = client.post(
+        "/api/upload", params={"wait": "true"}, files=[("files", ("../../Museum report!.PDF", data, "application/pdf"))]
+    )
     assert response.status_code == 200, response.text
     job = response.json()
     assert job["kind"] == "ingest" and job["state"] == "done", job
@@ -40,8 +41,9 @@ def test_upload_saves_into_uploads_and_ingests(client, workspace):
     [doc_id] = job["result"]["added"]
     docs = {d["id"]: d for d in client.get("/api/documents").json()["documents"]}
     assert docs[doc_id]["page_count"] == 1 and docs[doc_id]["file"] == "Museum report.pdf"
-    again = client.post("/api/upload", params={"wait": "true"},
-                        files=[("files", ("copy.pdf", data, "application/pdf"))])
+    again = client.post(
+        "/api/upload", params={"wait": "true"}, files=[("files", ("copy.pdf", data, "application/pdf"))]
+    )
     assert again.json()["result"]["skipped"] == [doc_id]  # same content: a no-op
 
 
@@ -54,15 +56,22 @@ def test_upload_in_background_returns_the_job(client):
 
 
 def test_wrong_type_is_415_and_nothing_is_kept(client, workspace):
-    for name, content in [("notes.txt", b"hello"), ("tool.exe", b"MZ\x90\x00"), ("noext", b"%PDF-1.7"),
-                          ("fake.pdf", b"\x89PNG\r\n\x1a\n0000"), ("fake.png", b"%PDF-1.7 ..."),
-                          ("fake.docx", b"%PDF-1.7 ...")]:
+    for name, content in [
+        ("notes.txt", b"hello"),
+        ("tool.exe", b"MZ\x90\x00"),
+        ("noext", b"%PDF-1.7"),
+        ("fake.pdf", b"\x89PNG\r\n\x1a\n0000"),
+        ("fake.png", b"%PDF-1.7 ..."),
+        ("fake.docx", b"%PDF-1.7 ..."),
+    ]:
         response = client.post("/api/upload", files=[("files", (name, content, "application/octet-stream"))])
         assert response.status_code == 415, name
         assert "pdf" in response.json()["detail"].lower() or "not a" in response.json()["detail"]
     # one bad file refuses the whole request, and the good one saved before it is removed again
-    mixed = client.post("/api/upload", files=[("files", ("good.pdf", small_pdf(), "application/pdf")),
-                                              ("files", ("bad.txt", b"x", "text/plain"))])
+    mixed = client.post(
+        "/api/upload",
+        files=[("files", ("good.pdf", small_pdf(), "application/pdf")), ("files", ("bad.txt", b"x", "text/plain"))],
+    )
     assert mixed.status_code == 415
     assert uploads(workspace) == []
     assert client.post("/api/upload", files=[("files", ("empty.pdf", b"", "application/pdf"))]).status_code == 400
@@ -77,8 +86,10 @@ def test_too_big_is_413(make_client, workspace):
     assert client.post("/api/upload", files=[("files", ("huge.pdf", huge, "application/pdf"))]).status_code == 413
     # two files each under the limit but together over it
     half = b"%PDF-1.7\n" + b"1" * 30_000
-    pair = client.post("/api/upload", files=[("files", ("a.pdf", half, "application/pdf")),
-                                             ("files", ("b.pdf", half + b"2", "application/pdf"))])
+    pair = client.post(
+        "/api/upload",
+        files=[("files", ("a.pdf", half, "application/pdf")), ("files", ("b.pdf", half + b"2", "application/pdf"))],
+    )
     assert pair.status_code == 413
     assert uploads(workspace) == []
 
@@ -94,9 +105,20 @@ def run_asgi(app, path: str, chunks: list[bytes], headers: list[tuple[bytes, byt
     async def send(message):
         sent.append(message)
 
-    scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode(), "query_string": b"",
-             "headers": headers, "scheme": "http", "server": ("testserver", 80), "client": ("127.0.0.1", 1),
-             "http_version": "1.1", "root_path": "", "asgi": {"version": "3.0"}}
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "headers": headers,
+        "scheme": "http",
+        "server": ("testserver", 80),
+        "client": ("127.0.0.1", 1),
+        "http_version": "1.1",
+        "root_path": "",
+        "asgi": {"version": "3.0"},
+    }
     asyncio.run(app(scope, receive, send))
     start = next(m for m in sent if m["type"] == "http.response.start")
     body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
@@ -106,11 +128,17 @@ def run_asgi(app, path: str, chunks: list[bytes], headers: list[tuple[bytes, byt
 def test_streamed_body_without_length_is_cut_at_the_limit(workspace):
     app = create_app(workspace, max_upload_mb=0.01)
     boundary = b"xyz"
-    head = (b"--xyz\r\nContent-Disposition: form-data; name=\"files\"; filename=\"s.pdf\"\r\n"
-            b"Content-Type: application/pdf\r\n\r\n%PDF-1.7\n")
+    head = (
+        b'--xyz\r\nContent-Disposition: form-data; name="files"; filename="s.pdf"\r\n'
+        b"Content-Type: application/pdf\r\n\r\n%PDF-1.7\n"
+    )
     chunks = [head] + [b"0" * 65536] * 40  # 2.5 MB streamed, limit 10 KB + 1 MB slack
-    status, body = run_asgi(app, "/api/upload", chunks,
-                            [(b"content-type", b"multipart/form-data; boundary=" + boundary), (b"host", b"testserver")])
+    status, body = run_asgi(
+        app,
+        "/api/upload",
+        chunks,
+        [(b"content-type", b"multipart/form-data; boundary=" + boundary), (b"host", b"testserver")],
+    )
     assert status == 413 and "limit" in json.loads(body)["detail"]
 
 
@@ -130,10 +158,19 @@ def test_body_limit_leaves_other_paths_alone():
     assert status == 413
 
 
-@pytest.mark.parametrize("raw, expected", [
-    ("report.pdf", "report.pdf"), ("../../etc/passwd.pdf", "passwd.pdf"), ("C:\\Users\\x\\Deck.PPTX", "Deck.pptx"),
-    ("", "upload"), ("..", "upload"), ("a<b>|c.png", "a_b_c.png"), ("x" * 300 + ".pdf", "x" * 116 + ".pdf"),
-    (".hidden.jpg", "hidden.jpg"), ("räksmörgås.odt", "räksmörgås.odt"),
-])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("report.pdf", "report.pdf"),
+        ("../../etc/passwd.pdf", "passwd.pdf"),
+        ("C:\\Users\\x\\Deck.PPTX", "Deck.pptx"),
+        ("", "upload"),
+        ("..", "upload"),
+        ("a<b>|c.png", "a_b_c.png"),
+        ("x" * 300 + ".pdf", "x" * 116 + ".pdf"),
+        (".hidden.jpg", "hidden.jpg"),
+        ("räksmörgås.odt", "räksmörgås.odt"),
+    ],
+)
 def test_safe_upload_name(raw, expected):
     assert safe_upload_name(raw) == expected

@@ -23,8 +23,15 @@ import pytest
 pytestmark = pytest.mark.browser
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "browser"
 TOKEN = "browser-token"
@@ -120,20 +127,25 @@ def test_upload_build_ask_and_see_the_cited_region(server, browser, shared_data,
     row = page.locator("[data-test=document-row]")
     row.wait_for(timeout=180_000)
     assert row.locator("[data-test=document-pages]").inner_text() == "5"
-    page.wait_for_function("() => document.querySelector('[data-test=document-status]').innerText === 'ready'",
-                           timeout=180_000)
+    page.wait_for_function(
+        "() => document.querySelector('[data-test=document-status]').innerText === 'ready'", timeout=180_000
+    )
     doc_id = row.get_attribute("data-doc-id")
     shot(page, "02-uploaded")
 
     # the document's label, corrected through the API, shows under its title (once the upload
     # job has let go of the workspace: the row reads "ready" a moment before it does)
     deadline = time.monotonic() + 60
-    while any(j["kind"] == "ingest" and j["state"] not in ("done", "failed")
-              for j in page.request.get("/api/jobs").json()):
+    while any(
+        j["kind"] == "ingest" and j["state"] not in ("done", "failed") for j in page.request.get("/api/jobs").json()
+    ):
         assert time.monotonic() < deadline, "the upload job did not finish"
         time.sleep(0.1)
-    changed = page.request.patch(f"/api/documents/{doc_id}/metadata",
-                                 data={"organisation": "OpenStax", "period": "2022"}, headers={"Origin": server})
+    changed = page.request.patch(
+        f"/api/documents/{doc_id}/metadata",
+        data={"organisation": "OpenStax", "period": "2022"},
+        headers={"Origin": server},
+    )
     assert changed.ok, changed.text()
     page.reload()
     page.wait_for_selector("body[data-ready='1']")
@@ -151,8 +163,9 @@ def test_upload_build_ask_and_see_the_cited_region(server, browser, shared_data,
     assert job.get_attribute("data-state") in ("queued", "running", "done")
     if job.get_attribute("data-state") != "done":
         shot(page, "03-building")
-    page.wait_for_selector(f"[data-test=method-row][data-method={method}] [data-test=job][data-state=done]",
-                           timeout=BUILD_TIMEOUT_S * 1000)
+    page.wait_for_selector(
+        f"[data-test=method-row][data-method={method}] [data-test=job][data-state=done]", timeout=BUILD_TIMEOUT_S * 1000
+    )
     assert method_row.locator("[data-test=method-built]").inner_text() == "5/5 pages built"
     shot(page, "04-built")
 
@@ -174,8 +187,9 @@ def test_upload_build_ask_and_see_the_cited_region(server, browser, shared_data,
     citation = next(c for c in answer["citations"] if "Rice University" in c["quote"])
     page.locator(f"[data-test=citation][data-number='{citation['number']}']").click()
     image = page.locator("#page-image")
-    page.wait_for_function("() => { const i = document.getElementById('page-image');"
-                           " return i.complete && i.naturalWidth > 0; }")
+    page.wait_for_function(
+        "() => { const i = document.getElementById('page-image'); return i.complete && i.naturalWidth > 0; }"
+    )
     box = page.locator(f"[data-test=highlight-box][data-citation='{citation['number']}']").first
     box.wait_for()
     stage = page.locator("#page-stage")
@@ -195,8 +209,10 @@ def test_upload_build_ask_and_see_the_cited_region(server, browser, shared_data,
 
     # the Set-of-Marks overlay and the page's components
     page.check("#marks-toggle")
-    page.wait_for_function("() => { const i = document.getElementById('page-image');"
-                           " return i.src.includes('/marks') && i.complete && i.naturalWidth > 0; }")
+    page.wait_for_function(
+        "() => { const i = document.getElementById('page-image');"
+        " return i.src.includes('/marks') && i.complete && i.naturalWidth > 0; }"
+    )
     assert page.locator("[data-test=component]").count() == len(page_json["components"])
     page.locator("#viewer").screenshot(path=str(ARTIFACTS / "07-set-of-marks.png"))
     page.uncheck("#marks-toggle")
@@ -213,8 +229,9 @@ def check_graph_click_through(page) -> None:
     assert entity_count > 0
     page.click("#evidence-graph")
     page.wait_for_function("() => Number(document.getElementById('graph-canvas').dataset.nodes || 0) > 0")
-    node_id = page.evaluate("() => { const cy = window.docgraph.graph(); const n = cy.nodes('[?seed]')[0];"
-                            " n.emit('tap'); return n.id(); }")
+    node_id = page.evaluate(
+        "() => { const cy = window.docgraph.graph(); const n = cy.nodes('[?seed]')[0]; n.emit('tap'); return n.id(); }"
+    )
     panel = page.locator("#graph-node")
     panel.wait_for()
     assert panel.get_attribute("data-entity") == node_id

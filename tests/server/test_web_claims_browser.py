@@ -11,12 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
+from test_web_browser import CHROMIUM, CHROMIUM_ARGS, _missing, free_port
 
 from docgraph import Workspace
 from docgraph.testing.fixtures import stub_settings
 from docgraph.testing.openai_stub import OpenAIStub
-
-from test_web_browser import CHROMIUM, CHROMIUM_ARGS, _missing, free_port
 
 pytestmark = pytest.mark.browser
 
@@ -25,8 +24,10 @@ if _missing():
 
 TOKEN = "claims-token"
 TITLE = '<b onmouseover="window.__pwned = 1">Acme</b> annual report'
-PAGE_TEXT = ['Net sales were $1,076 million in 2022. The operating margin was 12.5%.',
-             'Markup in the text: <img src=x onerror="window.__pwned = 2"> and <script>window.__pwned = 3</script>.']
+PAGE_TEXT = [
+    "Net sales were $1,076 million in 2022. The operating margin was 12.5%.",
+    'Markup in the text: <img src=x onerror="window.__pwned = 2"> and <script>window.__pwned = 3</script>.',
+]
 QUESTION = "What were the net sales in 2022?"
 
 
@@ -45,8 +46,10 @@ def hostile_pdf(path: Path) -> Path:
 
 def scripted_answer(request) -> str:
     number = re.search(r"^\[(\d+)\] \(", request.prompt, re.M).group(1)
-    return (f"Net sales were $1,076 million in 2022 [{number}]. The operating margin was 21.5% [{number}]. "
-            f"The page also shows <img src=x onerror=\"window.__pwned = 2\"> [{number}].")
+    return (
+        f"Net sales were $1,076 million in 2022 [{number}]. The operating margin was 21.5% [{number}]. "
+        f'The page also shows <img src=x onerror="window.__pwned = 2"> [{number}].'
+    )
 
 
 @pytest.fixture(scope="module")
@@ -115,8 +118,13 @@ def test_an_unsupported_sentence_is_marked_and_markup_stays_text(served):
             assert "<b onmouseover=" in citations
             assert "<script>window.__pwned = 3</script>" in page.locator("#evidence-chunks").text_content()
             page.hover("[data-test=citation]")
-            assert page.evaluate("document.querySelectorAll('#answer img, #answer b, #answer script, "
-                                 "#evidence img[onerror], #evidence script').length") == 0
+            assert (
+                page.evaluate(
+                    "document.querySelectorAll('#answer img, #answer b, #answer script, "
+                    "#evidence img[onerror], #evidence script').length"
+                )
+                == 0
+            )
             assert page.evaluate("window.__pwned") is None
             assert errors == []
         finally:

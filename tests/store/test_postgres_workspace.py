@@ -18,10 +18,12 @@ from docgraph.store import open_store
 from docgraph.testing.postgres import new_pg_schema, postgres_settings
 
 METHODS = ("kg4vd", "hvm", "dense")
-QUERIES = ("What is the mission of OpenStax at Rice University?",
-           "Chinggis Khan and the Mongol Empire",
-           "Who wrote Arab Conquests and Early Islamic Historiography?",
-           "section summaries and key terms for students")
+QUERIES = (
+    "What is the mission of OpenStax at Rice University?",
+    "Chinggis Khan and the Mongol Empire",
+    "Who wrote Arab Conquests and Early Islamic Historiography?",
+    "section summaries and key terms for students",
+)
 OPENSTAX = "openstax_world_history_v1_excerpt.pdf"
 
 
@@ -120,9 +122,13 @@ def test_hnsw_search_in_the_server(pair):
     dim = matrix.shape[1]
     with pg.store.transaction():  # EXPLAIN with sequential scans off: the namespace's HNSW index serves the query
         pg.store._conn.execute("SET LOCAL enable_seqscan = off")
-        plan = "\n".join(r[0] for r in pg.store._query(
-            f"EXPLAIN SELECT key FROM vectors WHERE namespace = '{namespace}' AND dim = {dim} "
-            f"ORDER BY (vec::vector({dim})) <#> '[{','.join(['0'] * dim)}]' LIMIT 5"))
+        plan = "\n".join(
+            r[0]
+            for r in pg.store._query(
+                f"EXPLAIN SELECT key FROM vectors WHERE namespace = '{namespace}' AND dim = {dim} "
+                f"ORDER BY (vec::vector({dim})) <#> '[{','.join(['0'] * dim)}]' LIMIT 5"
+            )
+        )
     assert "vectors_hnsw_" in plan
 
 
@@ -138,10 +144,14 @@ def test_removing_the_document_leaves_no_row(pair):
 
 
 def test_schemas_are_separate_workspaces(postgres_url, tmp_path):
-    one = open_store(tmp_path / "a", load_settings(None, environ={}, overrides=postgres_settings(
-        postgres_url, new_pg_schema())).store)
-    two = open_store(tmp_path / "b", load_settings(None, environ={}, overrides=postgres_settings(
-        postgres_url, new_pg_schema())).store)
+    one = open_store(
+        tmp_path / "a",
+        load_settings(None, environ={}, overrides=postgres_settings(postgres_url, new_pg_schema())).store,
+    )
+    two = open_store(
+        tmp_path / "b",
+        load_settings(None, environ={}, overrides=postgres_settings(postgres_url, new_pg_schema())).store,
+    )
     one.put_record("ns", "k", 1)
     assert two.get_record("ns", "k") is None and one.get_record("ns", "k") == 1
     one.close()
@@ -158,20 +168,21 @@ def test_settings_and_connection_errors(postgres_url, tmp_path):
         open_store(tmp_path, load_settings(None, environ={}, overrides=postgres_settings(bad, "x")).store)
     assert "secret" not in str(caught.value)
     schema = new_pg_schema()
-    store = open_store(tmp_path, load_settings(None, environ={}, overrides=postgres_settings(
-        postgres_url, schema)).store)
+    store = open_store(
+        tmp_path, load_settings(None, environ={}, overrides=postgres_settings(postgres_url, schema)).store
+    )
     store.set_meta("schema_version", "999")
     store.close()
     with pytest.raises(StoreError, match="schema 999"):
-        open_store(tmp_path, load_settings(None, environ={}, overrides=postgres_settings(
-            postgres_url, schema)).store)
+        open_store(tmp_path, load_settings(None, environ={}, overrides=postgres_settings(postgres_url, schema)).store)
 
 
 def test_a_dropped_connection_is_replaced(postgres_url, tmp_path):
     import psycopg
 
-    store = open_store(tmp_path, load_settings(None, environ={}, overrides=postgres_settings(
-        postgres_url, new_pg_schema())).store)
+    store = open_store(
+        tmp_path, load_settings(None, environ={}, overrides=postgres_settings(postgres_url, new_pg_schema())).store
+    )
     store.put_record("ns", "k", 1)
     pid = store._conn.info.backend_pid
     with psycopg.connect(postgres_url, autocommit=True) as admin:  # a server restart, an idle timeout

@@ -29,8 +29,15 @@ def test_a_read_from_another_thread_does_not_wait_for_an_open_transaction(tmp_pa
     try:
         assert inside.wait(30)
         answered: list = []
-        reader = threading.Thread(target=lambda: answered.append(
-            (store.get_record("ns", "committed"), store.get_record("ns", "pending"), store.get_meta("schema_version"))))
+        reader = threading.Thread(
+            target=lambda: answered.append(
+                (
+                    store.get_record("ns", "committed"),
+                    store.get_record("ns", "pending"),
+                    store.get_meta("schema_version"),
+                )
+            )
+        )
         reader.start()
         reader.join(10)
         # the transaction is still open: the reader answered from the last committed state

@@ -13,7 +13,7 @@ import importlib
 import logging
 import os
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..errors import DocgraphError
 from .options import settings_overrides
@@ -25,9 +25,14 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="docgraph",
-        description="Answer questions over long, visually rich documents with page-grounded knowledge graphs.")
-    parser.add_argument("--workspace", "-w", default=os.environ.get("DOCGRAPH_WORKSPACE", ".docgraph"),
-                        help="workspace folder (default: .docgraph in the current directory)")
+        description="Answer questions over long, visually rich documents with page-grounded knowledge graphs.",
+    )
+    parser.add_argument(
+        "--workspace",
+        "-w",
+        default=os.environ.get("DOCGRAPH_WORKSPACE", ".docgraph"),
+        help="workspace folder (default: .docgraph in the current directory)",
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="log details to stderr")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
@@ -47,8 +52,12 @@ def _accept_workspace_anywhere(subparsers: argparse._SubParsersAction) -> None:
     the README writes it; given there it wins over one before the command."""
     for sub in set(subparsers.choices.values()):
         if not any("--workspace" in action.option_strings for action in sub._actions):
-            sub.add_argument("--workspace", "-w", default=argparse.SUPPRESS,
-                             help="workspace folder (also accepted before the command)")
+            sub.add_argument(
+                "--workspace",
+                "-w",
+                default=argparse.SUPPRESS,
+                help="workspace folder (also accepted before the command)",
+            )
         for action in sub._actions:
             if isinstance(action, argparse._SubParsersAction):
                 _accept_workspace_anywhere(action)
@@ -60,8 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return EXIT_USAGE
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     from ..api import Workspace
 
     ws = None

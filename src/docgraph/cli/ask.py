@@ -25,22 +25,37 @@ MODES = ("auto", "local", "multi_hop", "document")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     ask = subparsers.add_parser(
-        "ask", help="answer a question (or a file of questions) over the workspace's documents, with citations",
+        "ask",
+        help="answer a question (or a file of questions) over the workspace's documents, with citations",
         description="Answer one question, or with --questions FILE --out OUT many in one process (models "
-                    "and indexes loaded once; one JSON line per answer, written as it is ready; rerun the "
-                    "same command after an interruption and finished questions are skipped).")
+        "and indexes loaded once; one JSON line per answer, written as it is ready; rerun the "
+        "same command after an interruption and finished questions are skipped).",
+    )
     ask.add_argument("question", nargs="?", help="the question (quote it)")
     ask.add_argument("--method", "-m", default="kg4vd", help="method to answer with (default: kg4vd)")
-    ask.add_argument("--mode", choices=MODES, default="auto",
-                     help="kg4vd retrieval mode (default: auto = the query analyzer decides)")
+    ask.add_argument(
+        "--mode",
+        choices=MODES,
+        default="auto",
+        help="kg4vd retrieval mode (default: auto = the query analyzer decides)",
+    )
     ask.add_argument("--top-pages", type=int, metavar="N", help="page budget (default: the method's)")
-    ask.add_argument("--json", action="store_true",
-                     help="print one JSON object: answer, citations, evidence pages, timings (docs/integrations.md)")
-    ask.add_argument("--full-json", action="store_true",
-                     help="print the whole Answer as JSON (entities, relations, chunks, usage too)")
+    ask.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object: answer, citations, evidence pages, timings (docs/integrations.md)",
+    )
+    ask.add_argument(
+        "--full-json",
+        action="store_true",
+        help="print the whole Answer as JSON (entities, relations, chunks, usage too)",
+    )
     ask.add_argument("--highlight", metavar="DIR", help="write the cited pages with their regions outlined here")
-    ask.add_argument("--questions", metavar="FILE", help="ask every question of FILE (.txt: one per line; "
-                     '.jsonl: {"id", "question", "method"?, "mode"?} per line)')
+    ask.add_argument(
+        "--questions",
+        metavar="FILE",
+        help='ask every question of FILE (.txt: one per line; .jsonl: {"id", "question", "method"?, "mode"?} per line)',
+    )
     ask.add_argument("--out", metavar="OUT.jsonl", help="with --questions: where the answers go (resumable)")
     ask.set_defaults(handler=cmd_ask)
 
@@ -78,7 +93,7 @@ def marked_text(answer: Answer) -> str:
     for claim in sorted(answer.claims, key=lambda c: c.start):
         if claim.start < last or claim.end > len(text):
             continue  # offsets of another text: leave the text unmarked there
-        out += [text[last:claim.end], f" {CLAIM_MARKS[claim.status]}"]
+        out += [text[last : claim.end], f" {CLAIM_MARKS[claim.status]}"]
         last = claim.end
     out.append(text[last:])
     return "".join(out)
@@ -116,8 +131,9 @@ def format_answer(answer: Answer) -> str:
     meta = f"method {answer.method}"
     if answer.mode:
         meta += f" · mode {answer.mode}"
-    meta += " · model " + ("used" if answer.model_used else "failed, offline fallback" if answer.warnings
-                           else "none (offline)")
+    meta += " · model " + (
+        "used" if answer.model_used else "failed, offline fallback" if answer.warnings else "none (offline)"
+    )
     lines.append(meta)
     lines.extend(f"warning: {w}" for w in answer.warnings)
     if answer.usage:
@@ -179,6 +195,9 @@ def cmd_ask_many(args: argparse.Namespace, ws) -> int:
             failed += line.result is None
     finally:
         progress.close()
-    print(f"{answered} answered, {failed} failed this run; {args.out} holds "
-          f"{len(answered_lines(Path(args.out))[0])} of {len(questions)} answers", file=sys.stderr)
+    print(
+        f"{answered} answered, {failed} failed this run; {args.out} holds "
+        f"{len(answered_lines(Path(args.out))[0])} of {len(questions)} answers",
+        file=sys.stderr,
+    )
     return 1 if failed else 0

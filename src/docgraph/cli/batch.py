@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ..errors import DocgraphError, InputError, NotBuiltError
 from ..progress import Progress
@@ -46,8 +47,10 @@ def read_questions(path: Path) -> list[BatchQuestion]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{path}, line {number}: not JSON ({exc.msg}); each line must be an object "
-                             'like {"id": "q1", "question": "…"}') from None
+            raise InputError(
+                f"{path}, line {number}: not JSON ({exc.msg}); each line must be an object "
+                'like {"id": "q1", "question": "…"}'
+            ) from None
         if not isinstance(row, dict) or not isinstance(row.get("question"), str) or not row["question"].strip():
             raise InputError(f'{path}, line {number}: needs a "question" string')
         options = {key: row[key] for key in ("method", "mode") if row.get(key)}
@@ -92,8 +95,9 @@ def finished_ids(out: Path) -> set[str]:
     return {line.id for line in answered}
 
 
-def answer_all(questions: list[BatchQuestion], out: Path, ask: Callable[[BatchQuestion], Any],
-               progress: Progress) -> Iterator[BatchLine]:
+def answer_all(
+    questions: list[BatchQuestion], out: Path, ask: Callable[[BatchQuestion], Any], progress: Progress
+) -> Iterator[BatchLine]:
     """Ask every question not yet in ``out`` and append its line; yields each line written."""
     done = finished_ids(out)
     todo = [q for q in questions if q.id not in done]

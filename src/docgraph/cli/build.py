@@ -7,19 +7,25 @@ import json
 
 from ..errors import InputError
 from ..methods.base import available_methods
-from .options import add_ray_option
 from ..models.usage import is_embedding_stage
 from ..progress import TerminalProgress
 from ..types import Usage
+from .options import add_ray_option
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     build = subparsers.add_parser("build", help="build a method's index (resumable, incremental)")
-    build.add_argument("--method", "-m", default="kg4vd",
-                       help=f"one of: {', '.join(available_methods())}; all (with --rebuild-vectors): every method "
-                            "that holds vectors")
-    build.add_argument("--rebuild-vectors", action="store_true",
-                       help="drop and re-embed this method's vectors (after changing the embedding model or engine)")
+    build.add_argument(
+        "--method",
+        "-m",
+        default="kg4vd",
+        help=f"one of: {', '.join(available_methods())}; all (with --rebuild-vectors): every method that holds vectors",
+    )
+    build.add_argument(
+        "--rebuild-vectors",
+        action="store_true",
+        help="drop and re-embed this method's vectors (after changing the embedding model or engine)",
+    )
     add_ray_option(build, "the embedding batches")
     build.set_defaults(handler=cmd_build, workspace_use="create")
 
@@ -34,8 +40,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_build(args: argparse.Namespace, ws) -> int:
     if args.method == "all" and not args.rebuild_vectors:
-        raise InputError("--method all goes with --rebuild-vectors (re-embed every method's vectors); "
-                         "build methods one at a time with --method NAME")
+        raise InputError(
+            "--method all goes with --rebuild-vectors (re-embed every method's vectors); "
+            "build methods one at a time with --method NAME"
+        )
     progress = TerminalProgress()
     try:
         if args.method == "all":
@@ -51,12 +59,16 @@ def cmd_build(args: argparse.Namespace, ws) -> int:
 
 def _print_report(report) -> int:
     stats = ", ".join(f"{k}={v}" for k, v in report.stats.items() if not isinstance(v, (dict, list)))
-    print(f"{report.method}: built {report.pages_built} page(s), {report.pages_skipped} already done, "
-          f"{report.seconds:.1f}s" + (f" ({stats})" if stats else ""))
+    print(
+        f"{report.method}: built {report.pages_built} page(s), {report.pages_skipped} already done, "
+        f"{report.seconds:.1f}s" + (f" ({stats})" if stats else "")
+    )
     failures = report.stats.get("failures") or []
     if failures:
-        print(f"{report.method}: {len(failures)} part(s) left unbuilt because model calls kept failing "
-              f"(each named above; `docgraph usage` counts them); run the same command again to retry them")
+        print(
+            f"{report.method}: {len(failures)} part(s) left unbuilt because model calls kept failing "
+            f"(each named above; `docgraph usage` counts them); run the same command again to retry them"
+        )
     return 0
 
 
@@ -77,12 +89,16 @@ def format_usage(usage: dict[str, Usage]) -> str:
     ``fail``: calls that gave up; ``retry``: requests resent after an endpoint fault;
     ``repair``: re-asks after an unusable reply; ``fallbk``: answers given offline because
     the stage's model call failed (``methods.answer_fallback``)."""
-    header = (f"{'stage':<28} {'calls':>6} {'cached':>6} {'in tok':>9} {'out tok':>8} {'images':>6} {'secs':>8} "
-              f"{'fail':>5} {'retry':>5} {'repair':>6} {'fallbk':>6}")
+    header = (
+        f"{'stage':<28} {'calls':>6} {'cached':>6} {'in tok':>9} {'out tok':>8} {'images':>6} {'secs':>8} "
+        f"{'fail':>5} {'retry':>5} {'repair':>6} {'fallbk':>6}"
+    )
 
     def row(name: str, u: Usage) -> str:
-        return (f"{name:<28} {u.calls:>6} {u.cache_hits:>6} {u.input_tokens:>9} {u.output_tokens:>8} "
-                f"{u.images:>6} {u.seconds:>8.1f} {u.failures:>5} {u.retries:>5} {u.repairs:>6} {u.fallbacks:>6}")
+        return (
+            f"{name:<28} {u.calls:>6} {u.cache_hits:>6} {u.input_tokens:>9} {u.output_tokens:>8} "
+            f"{u.images:>6} {u.seconds:>8.1f} {u.failures:>5} {u.retries:>5} {u.repairs:>6} {u.fallbacks:>6}"
+        )
 
     lines = [header]
     total = Usage()

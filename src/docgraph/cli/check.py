@@ -11,9 +11,13 @@ from ..store.integrity import check_workspace
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     check = subparsers.add_parser(
-        "check", help="check a workspace: SQLite integrity, orphan rows, vector dimensions, files vs rows")
-    check.add_argument("--repair", action="store_true",
-                       help="remove what can safely be removed (orphan rows, dangling files) and say what was done")
+        "check", help="check a workspace: SQLite integrity, orphan rows, vector dimensions, files vs rows"
+    )
+    check.add_argument(
+        "--repair",
+        action="store_true",
+        help="remove what can safely be removed (orphan rows, dangling files) and say what was done",
+    )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     # the database is read directly, so a workspace too damaged to open is still checked
     check.set_defaults(handler=cmd_check, workspace_use="none")
@@ -35,6 +39,8 @@ def cmd_check(args: argparse.Namespace, ws) -> int:
         print(f"ok: {root}" + (f" ({counts})" if counts else ""))
     else:
         repairable = any(f.repairable for f in report.errors)
-        print(f"{len(report.errors)} problem(s) in {root}"
-              + ("; * = `docgraph check --repair` removes it" if repairable and not args.repair else ""))
+        print(
+            f"{len(report.errors)} problem(s) in {root}"
+            + ("; * = `docgraph check --repair` removes it" if repairable and not args.repair else "")
+        )
     return 0 if report.ok else 1

@@ -9,8 +9,8 @@ from collections import Counter
 
 from ..documents.metadata import FIELDS, shown_title
 from ..progress import TerminalProgress
-from .options import add_ray_option
 from ..types import Document
+from .options import add_ray_option
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,12 +24,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ls.add_argument("--json", action="store_true", help="print documents as JSON")
     ls.set_defaults(handler=cmd_ls)
 
-    meta = subparsers.add_parser("meta", help="show or correct a document's title, organisation, period, kind",
-                                 description="Each document carries what a person picks it by, guessed at ingest "
-                                             "(cover page, PDF metadata, file name); questions over a library "
-                                             "are routed by it. Without options, print it; with options, set "
-                                             "those fields (\"\" clears one) — a field you set is never guessed "
-                                             "over again.")
+    meta = subparsers.add_parser(
+        "meta",
+        help="show or correct a document's title, organisation, period, kind",
+        description="Each document carries what a person picks it by, guessed at ingest "
+        "(cover page, PDF metadata, file name); questions over a library "
+        "are routed by it. Without options, print it; with options, set "
+        'those fields ("" clears one) — a field you set is never guessed '
+        "over again.",
+    )
     meta.add_argument("doc", help="document id (or prefix, file name, title)")
     meta.add_argument("--title")
     meta.add_argument("--org", dest="organisation", help="organisation: company, publisher, author's body")
@@ -89,8 +92,10 @@ def cmd_ls(args: argparse.Namespace, ws) -> int:
         label = labels.get(doc.id)
         status = doc.status if len(doc.pages) == doc.page_count else f"{len(doc.pages)}/{doc.page_count}"
         kind, period, org = (label.kind, label.period, label.organisation) if label else ("", "", "")
-        print(f"{doc.id:<12}  {doc.page_count:>5}  {status:<9}  {kind[:14]:<14} {period[:9]:<9} {org[:28]:<28} "
-              f"{shown_title(doc, label)}")
+        print(
+            f"{doc.id:<12}  {doc.page_count:>5}  {status:<9}  {kind[:14]:<14} {period[:9]:<9} {org[:28]:<28} "
+            f"{shown_title(doc, label)}"
+        )
     return 0
 
 
@@ -108,9 +113,18 @@ def cmd_meta(args: argparse.Namespace, ws) -> int:
 
 
 def _doc_summary(doc: Document, label=None) -> dict:
-    out = {"id": doc.id, "title": doc.title, "path": doc.path, "sha256": doc.sha256, "kind": doc.kind,
-           "page_count": doc.page_count, "pages_stored": len(doc.pages), "status": doc.status,
-           "added_at": doc.added_at, "components": dict(sorted(_kind_counts(doc).items()))}
+    out = {
+        "id": doc.id,
+        "title": doc.title,
+        "path": doc.path,
+        "sha256": doc.sha256,
+        "kind": doc.kind,
+        "page_count": doc.page_count,
+        "pages_stored": len(doc.pages),
+        "status": doc.status,
+        "added_at": doc.added_at,
+        "components": dict(sorted(_kind_counts(doc).items())),
+    }
     if label is not None:
         out["metadata"] = label.model_dump(exclude={"file_name"})
     return out
@@ -121,14 +135,18 @@ def cmd_show(args: argparse.Namespace, ws) -> int:
     if args.json:
         print(page.model_dump_json(indent=2))
     else:
-        print(f"{page.doc_id} page {page.number}: {page.width:.0f}×{page.height:.0f} pt, "
-              f"{len(page.components)} components, {page.source} text, image {page.image_path}")
+        print(
+            f"{page.doc_id} page {page.number}: {page.width:.0f}×{page.height:.0f} pt, "
+            f"{len(page.components)} components, {page.source} text, image {page.image_path}"
+        )
         for comp in sorted(page.components, key=lambda c: c.order):
             b = comp.bbox
             flag = " (furniture)" if comp.furniture else ""
             snippet = " ".join(comp.content.split())[:70]
-            print(f"  {comp.id:<5} {comp.kind.name.lower():<9} [{b.x0:6.1f} {b.y0:6.1f} {b.x1:6.1f} {b.y1:6.1f}]"
-                  f"{flag}  {snippet}")
+            print(
+                f"  {comp.id:<5} {comp.kind.name.lower():<9} [{b.x0:6.1f} {b.y0:6.1f} {b.x1:6.1f} {b.y1:6.1f}]"
+                f"{flag}  {snippet}"
+            )
             if comp.section_path:
                 print(f"        section: {' > '.join(comp.section_path)}")
     if args.marks:

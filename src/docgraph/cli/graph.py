@@ -17,8 +17,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     graph = subparsers.add_parser("graph", help="inspect, export or reset the KG4VD knowledge graph")
     sub = graph.add_subparsers(dest="graph_command", metavar="SUBCOMMAND")
 
-    stats = sub.add_parser("stats", help="entities by type and modality, relations, merges, rounds, "
-                                         "strategies, usage (--method hvm: chunks by strategy, facts, conflicts)")
+    stats = sub.add_parser(
+        "stats",
+        help="entities by type and modality, relations, merges, rounds, "
+        "strategies, usage (--method hvm: chunks by strategy, facts, conflicts)",
+    )
     stats.add_argument("--json", action="store_true", help="print the numbers as JSON")
     stats.add_argument("--method", "-m", choices=STATS_METHODS, default="kg4vd", help="whose index (default kg4vd)")
     stats.set_defaults(handler=cmd_stats)
@@ -28,8 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export.add_argument("--out", "-o", required=True, help="output file")
     export.set_defaults(handler=cmd_export)
 
-    reset = sub.add_parser("reset", help="delete the KG4VD graph and vectors so the next build starts over "
-                                         "(cached model replies are kept)")
+    reset = sub.add_parser(
+        "reset", help="delete the KG4VD graph and vectors so the next build starts over (cached model replies are kept)"
+    )
     reset.set_defaults(handler=cmd_reset)
 
     graph.set_defaults(handler=lambda args, ws: graph.print_help() or 2)
@@ -58,7 +62,7 @@ def cmd_export(args: argparse.Namespace, ws) -> int:
 
 
 def cmd_reset(args: argparse.Namespace, ws) -> int:
-    from ..methods.kg4vd.build import reset_graph
+    from ..methods.kg4vd.lifecycle import reset_graph
 
     removed = reset_graph(ws.context())
     print(f"removed the KG4VD graph ({removed} page graphs); `docgraph build --method kg4vd` rebuilds it")

@@ -10,9 +10,15 @@ LOCAL_CLUSTER = "local"
 
 def add_ray_option(parser: argparse.ArgumentParser, work: str) -> None:
     """``--ray [ADDRESS]``: run ``work`` as Ray tasks (``ray.*`` settings)."""
-    parser.add_argument("--ray", nargs="?", const=LOCAL_CLUSTER, default=None, metavar="ADDRESS",
-                        help=f"run {work} as Ray tasks on the cluster at ADDRESS ('auto', 'ray://host:10001') "
-                             "or, without one, on a local cluster; needs pip install 'docgraph[ray]'")
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const=LOCAL_CLUSTER,
+        default=None,
+        metavar="ADDRESS",
+        help=f"run {work} as Ray tasks on the cluster at ADDRESS ('auto', 'ray://host:10001') "
+        "or, without one, on a local cluster; needs pip install 'docgraph[ray]'",
+    )
 
 
 def settings_overrides(args: argparse.Namespace) -> dict[str, Any]:

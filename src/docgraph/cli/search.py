@@ -17,8 +17,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("query", help="what to look for (quote it)")
     search.add_argument("--method", "-m", default="kg4vd", help="method to retrieve with (default: kg4vd)")
     search.add_argument("--top-pages", type=int, default=5, metavar="N", help="pages to return (default: 5)")
-    search.add_argument("--doc", action="append", default=[], metavar="DOC", dest="documents",
-                        help="only pages of this document (id, prefix, file name or title); repeatable")
+    search.add_argument(
+        "--doc",
+        action="append",
+        default=[],
+        metavar="DOC",
+        dest="documents",
+        help="only pages of this document (id, prefix, file name or title); repeatable",
+    )
     search.add_argument("--regions", type=int, default=3, metavar="N", help="regions per page (default: 3)")
     search.add_argument("--json", action="store_true", help="print the result as JSON (docs/integrations.md)")
     search.set_defaults(handler=cmd_search)
@@ -39,7 +45,8 @@ def format_search(result: SearchResult) -> str:
 
 
 def cmd_search(args: argparse.Namespace, ws) -> int:
-    result = ws.search(args.query, method=args.method, top_pages=args.top_pages, documents=args.documents or None,
-                       regions=args.regions)
+    result = ws.search(
+        args.query, method=args.method, top_pages=args.top_pages, documents=args.documents or None, regions=args.regions
+    )
     print(result.model_dump_json(indent=2) if args.json else format_search(result))
     return 0

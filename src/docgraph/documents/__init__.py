@@ -10,5 +10,15 @@ from .marks import crop_components, draw_marks, marks_image
 from .parser import Parser, available_parsers, get_parser, register_parser
 from .render import remove_document_files
 
-__all__ = ["IngestReport", "ingest", "crop_components", "draw_marks", "marks_image", "Parser",
-           "available_parsers", "get_parser", "register_parser", "remove_document_files"]
+__all__ = [
+    "IngestReport",
+    "ingest",
+    "crop_components",
+    "draw_marks",
+    "marks_image",
+    "Parser",
+    "available_parsers",
+    "get_parser",
+    "register_parser",
+    "remove_document_files",
+]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import pymupdf
 
 UNREADABLE_MIN_SHARE = 0.2  # a page whose text is at least this share unreadable is reported
-UNREADABLE_MIN_CHARS = 20   # ... and has at least this many unreadable characters
+UNREADABLE_MIN_CHARS = 20  # ... and has at least this many unreadable characters
 _DAMAGED = re.compile(r"FT_New_Memory_Face\(([^)]*)\)")
 _BAD_CATEGORIES = ("Cc", "Co", "Cs")  # control, private use, surrogates
 
@@ -94,13 +94,17 @@ def font_notes(name: str, problems: dict[int, list[FontProblem]]) -> list[str]:
     damaged = {n: p for n, ps in problems.items() for p in ps if p.kind == "damaged-font"}
     if damaged:
         fonts = ", ".join(dict.fromkeys(f for p in damaged.values() for f in p.detail.split(", ")))
-        lines.append(f"{name} ({page_ranges(list(damaged))}): embedded font(s) {fonts} are damaged; the page "
-                     "images use a substitute font (the text is read as usual) - re-export the PDF if they "
-                     "look wrong")
+        lines.append(
+            f"{name} ({page_ranges(list(damaged))}): embedded font(s) {fonts} are damaged; the page "
+            "images use a substitute font (the text is read as usual) - re-export the PDF if they "
+            "look wrong"
+        )
     unreadable = {n: p for n, ps in problems.items() for p in ps if p.kind == "unreadable-text"}
     if unreadable:
         worst = max(p.share for p in unreadable.values())
-        lines.append(f"{name} ({page_ranges(list(unreadable))}): the text cannot be read (up to {worst:.0%} of "
-                     "the characters map to no letter: the PDF's fonts are missing or broken), so search and "
-                     "answers over these pages will be poor - re-export the PDF with its fonts embedded")
+        lines.append(
+            f"{name} ({page_ranges(list(unreadable))}): the text cannot be read (up to {worst:.0%} of "
+            "the characters map to no letter: the PDF's fonts are missing or broken), so search and "
+            "answers over these pages will be poor - re-export the PDF with its fonts embedded"
+        )
     return lines

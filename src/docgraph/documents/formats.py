@@ -8,9 +8,10 @@ Kinds: ``pdf`` (by content, whatever the name), ``image`` (PNG/JPEG, one page ea
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Literal
 
 from ..config import IngestSettings
 from ..errors import InputError
@@ -55,8 +56,10 @@ def classify(path: Path, max_file_mb: int) -> Kind:
     if size == 0:
         raise InputError("is empty (0 bytes); the copy or download probably failed", path=str(path))
     if size > max_file_mb * 1024 * 1024:
-        raise InputError(f"is {size / 2**20:.0f} MB, over ingest.max_file_mb={max_file_mb}; split it or raise "
-                         "the limit", path=str(path))
+        raise InputError(
+            f"is {size / 2**20:.0f} MB, over ingest.max_file_mb={max_file_mb}; split it or raise the limit",
+            path=str(path),
+        )
     with path.open("rb") as fh:
         head = fh.read(1024)
         fh.seek(max(0, size - 2048))
@@ -64,13 +67,17 @@ def classify(path: Path, max_file_mb: int) -> Kind:
     suffix = path.suffix.lower()
     if b"%PDF-" in head:
         if b"%%EOF" not in tail:
-            raise InputError("looks truncated (its end-of-file marker is missing); the download or copy was "
-                             "probably cut short - get the complete file again", path=str(path))
+            raise InputError(
+                "looks truncated (its end-of-file marker is missing); the download or copy was "
+                "probably cut short - get the complete file again",
+                path=str(path),
+            )
         return "pdf"
     sniffed = next((kind for magic, kind in _MAGIC.items() if head.startswith(magic)), None)
     if suffix == ".pdf":
-        raise InputError("is not really a PDF (no %PDF header); check what the file is and re-export it "
-                         "as PDF", path=str(path))
+        raise InputError(
+            "is not really a PDF (no %PDF header); check what the file is and re-export it as PDF", path=str(path)
+        )
     if suffix in IMAGE_SUFFIXES:
         if sniffed != "image":
             raise InputError(f"is named {suffix} but is not a PNG/JPEG image; re-export it", path=str(path))
@@ -95,8 +102,7 @@ def to_pdf(path: Path, kind: Kind, workdir: Path, settings: IngestSettings) -> P
     if kind == "pdf":
         return path
     if kind == "image":
-        return image_to_pdf(path, workdir / "image.pdf", dpi=settings.dpi,
-                            max_render_pixels=settings.max_render_pixels)
+        return image_to_pdf(path, workdir / "image.pdf", dpi=settings.dpi, max_render_pixels=settings.max_render_pixels)
     return convert_to_pdf(path, workdir, settings.office_timeout_s)
 
 
@@ -113,16 +119,19 @@ def check_pdf(pdf: Path, settings: IngestSettings, *, password: str | None, disp
     doc = open_pdf(pdf, password, display_name=display_name)
     try:
         if doc.page_count == 0:
-            raise InputError("has no pages; it is empty or too damaged to read - re-export it",
-                             path=display_name)
+            raise InputError("has no pages; it is empty or too damaged to read - re-export it", path=display_name)
         for index in range(doc.page_count):
             try:
                 rect = doc[index].rect
             except (RuntimeError, ValueError) as exc:
-                raise InputError(f"page cannot be read ({exc}); the file is damaged - re-export it",
-                                 path=display_name, page=index + 1) from exc
-            check_render_size(rect.width, rect.height, settings.dpi, settings.max_render_pixels,
-                              path=display_name, page=index + 1)
+                raise InputError(
+                    f"page cannot be read ({exc}); the file is damaged - re-export it",
+                    path=display_name,
+                    page=index + 1,
+                ) from exc
+            check_render_size(
+                rect.width, rect.height, settings.dpi, settings.max_render_pixels, path=display_name, page=index + 1
+            )
         return CheckedPdf(doc.page_count, (doc.metadata or {}).get("title") or None)
     finally:
         doc.close()

@@ -30,8 +30,9 @@ def _image_size_and_orientation(path: Path) -> tuple[int, int, int]:
     except Image.DecompressionBombError as exc:
         raise InputError(f"is too large an image to read safely ({exc}); scale it down", path=str(path)) from exc
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-        raise InputError(f"is not a readable PNG/JPEG image ({exc}); re-export or re-download it",
-                         path=str(path)) from exc
+        raise InputError(
+            f"is not a readable PNG/JPEG image ({exc}); re-export or re-download it", path=str(path)
+        ) from exc
     if orientation in (5, 6, 7, 8):  # rotated by 90°: width and height swap
         width, height = height, width
     return width, height, orientation
@@ -56,8 +57,9 @@ def image_to_pdf(path: Path, out: Path, *, dpi: int, max_render_pixels: int) -> 
         out.parent.mkdir(parents=True, exist_ok=True)
         doc.save(out, deflate=True)
     except (RuntimeError, ValueError) as exc:
-        raise InputError(f"could not be turned into a page ({exc}); re-export it as PNG or JPEG",
-                         path=str(path)) from exc
+        raise InputError(
+            f"could not be turned into a page ({exc}); re-export it as PNG or JPEG", path=str(path)
+        ) from exc
     finally:
         doc.close()
     return out

@@ -27,10 +27,10 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Iterable
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 from ..config import IngestSettings
 from ..errors import DiskFullError, InputError
@@ -40,12 +40,12 @@ from ..store.diskspace import disk_full_error, is_disk_full
 from ..types import Document
 from .fonts import FontProblem, font_notes
 from .formats import Kind, check_pdf, classify, collect_inputs, sha256_file, to_pdf
+from .metadata import store_guess
 from .page_numbers import store_printed_numbers
 from .pages import PageJob
 from .parser import parser_target
 from .render import remove_document_files, remove_partial_files, remove_unstored_page_files
 from .runner import PageRunner, PagesRunner, RunnerFactory
-from .metadata import store_guess
 from .sections import assign_sections, choose_title, meaningful_title
 
 HEADINGS_NAMESPACE = "documents.heading_sizes"  # per-page heading sizes until the document is ready
@@ -88,8 +88,9 @@ def display_text(path: Path | str) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
-def _prepare(store: Store, path: Path, settings: IngestSettings, password: str | None,
-             workdir: Path) -> _Prepared | Document:
+def _prepare(
+    store: Store, path: Path, settings: IngestSettings, password: str | None, workdir: Path
+) -> _Prepared | Document:
     """Check one file and convert it to PDF if needed; the stored Document when already ready."""
     kind = classify(path, settings.max_file_mb)
     sha = sha256_file(path)
@@ -103,8 +104,7 @@ def _prepare(store: Store, path: Path, settings: IngestSettings, password: str |
         pdf = workdir / sha[:12] / "input.pdf"
         pdf.parent.mkdir(parents=True, exist_ok=True)
         os.symlink(os.path.abspath(path), pdf)
-    checked = check_pdf(pdf, settings, password=password if kind == "pdf" else None,
-                        display_name=display_text(path))
+    checked = check_pdf(pdf, settings, password=password if kind == "pdf" else None, display_name=display_text(path))
     done = store.page_numbers(sha[:12]) if existing is not None else set()
     todo = [n for n in range(1, checked.page_count + 1) if n not in done]
     return _Prepared(path, kind, sha, pdf, checked.page_count, checked.metadata_title, todo, existing is not None)
@@ -115,9 +115,11 @@ def _finalize(store: Store, item: _Prepared) -> Document:
     (``metadata``) over all pages; status ``ready``; one transaction."""
     with store.transaction():
         pages = list(store.iter_pages(item.doc_id))
-        sizes = {(int(key.rsplit("/", 1)[1]), comp_id): size
-                 for key, value in store.iter_records(HEADINGS_NAMESPACE, doc_id=item.doc_id)
-                 for comp_id, size in value.items()}
+        sizes = {
+            (int(key.rsplit("/", 1)[1]), comp_id): size
+            for key, value in store.iter_records(HEADINGS_NAMESPACE, doc_id=item.doc_id)
+            for comp_id, size in value.items()
+        }
         title = choose_title(item.metadata_title, pages, sizes, display_text(item.path.stem))
         assign_sections(pages, sizes, title)
         for page in pages:
@@ -132,18 +134,44 @@ def _finalize(store: Store, item: _Prepared) -> Document:
     return doc
 
 
-def _ingest_one(store: Store, root: Path, settings: IngestSettings, item: _Prepared, password: str | None,
-                runner: PagesRunner, progress: Progress, report: IngestReport) -> Document:
+def _ingest_one(
+    store: Store,
+    root: Path,
+    settings: IngestSettings,
+    item: _Prepared,
+    password: str | None,
+    runner: PagesRunner,
+    progress: Progress,
+    report: IngestReport,
+) -> Document:
     if item.resumed:  # an interrupted add: a page being written then left a temporary file
         remove_partial_files(root, item.doc_id)
     else:
         stem = display_text(item.path.stem)
         title = item.metadata_title if meaningful_title(item.metadata_title, stem) else stem
-        store.put_document(Document(id=item.doc_id, title=title or stem, path=display_text(item.path.resolve()),
-                                    sha256=item.sha256, kind=item.kind, page_count=item.page_count,
-                                    status="ingesting"))
-    jobs = [PageJob(item.doc_id, n, str(item.pdf_path), password if item.kind == "pdf" else None, str(root),
-                    settings, parser_target(settings.parser)) for n in item.todo]
+        store.put_document(
+            Document(
+                id=item.doc_id,
+                title=title or stem,
+                path=display_text(item.path.resolve()),
+                sha256=item.sha256,
+                kind=item.kind,
+                page_count=item.page_count,
+                status="ingesting",
+            )
+        )
+    jobs = [
+        PageJob(
+            item.doc_id,
+            n,
+            str(item.pdf_path),
+            password if item.kind == "pdf" else None,
+            str(root),
+            settings,
+            parser_target(settings.parser),
+        )
+        for n in item.todo
+    ]
     results = runner.run(jobs)
     fonts: dict[int, list[FontProblem]] = {}
     try:
@@ -152,17 +180,25 @@ def _ingest_one(store: Store, root: Path, settings: IngestSettings, item: _Prepa
                 if isinstance(result, Exception):
                     if is_disk_full(result):
                         raise disk_full_error(root) from result
-                    detail = (str(result) if isinstance(result, InputError) else
-                              "a page worker stopped abruptly - out of memory or a crash - on this page or one "
-                              "processed alongside it" if isinstance(result, BrokenProcessPool) else
-                              f"{type(result).__name__}: {result}")
-                    raise InputError(f"page could not be processed ({detail}); the file may be damaged - re-export "
-                                     "it, or report the page if it opens fine elsewhere", path=display_text(item.path),
-                                     page=job.number)
+                    detail = (
+                        str(result)
+                        if isinstance(result, InputError)
+                        else "a page worker stopped abruptly - out of memory or a crash - on this page or one "
+                        "processed alongside it"
+                        if isinstance(result, BrokenProcessPool)
+                        else f"{type(result).__name__}: {result}"
+                    )
+                    raise InputError(
+                        f"page could not be processed ({detail}); the file may be damaged - re-export "
+                        "it, or report the page if it opens fine elsewhere",
+                        path=display_text(item.path),
+                        page=job.number,
+                    )
                 with store.transaction():
                     store.put_page(result.page)
-                    store.put_record(HEADINGS_NAMESPACE, f"{item.doc_id}/{job.number}", result.heading_sizes,
-                                     doc_id=item.doc_id)
+                    store.put_record(
+                        HEADINGS_NAMESPACE, f"{item.doc_id}/{job.number}", result.heading_sizes, doc_id=item.doc_id
+                    )
                 report.pages += 1
                 report.ocr_pages += result.page.source == "ocr"
                 if result.font_problems:
@@ -186,13 +222,19 @@ def _ingest_one(store: Store, root: Path, settings: IngestSettings, item: _Prepa
 
 def local_runner(settings: IngestSettings) -> RunnerFactory:
     """Pages on this machine's worker processes (``settings.workers``, default every core)."""
-    return lambda note: PageRunner(settings.workers or os.cpu_count() or 1, note,
-                                   recycle_after=settings.worker_pages)
+    return lambda note: PageRunner(settings.workers or os.cpu_count() or 1, note, recycle_after=settings.worker_pages)
 
 
-def ingest(store: Store, root: Path, settings: IngestSettings, paths: Iterable[Path], *,
-           password: str | None = None, progress: Progress = NullProgress(),
-           runner: RunnerFactory | None = None) -> IngestReport:
+def ingest(
+    store: Store,
+    root: Path,
+    settings: IngestSettings,
+    paths: Iterable[Path],
+    *,
+    password: str | None = None,
+    progress: Progress = NullProgress(),
+    runner: RunnerFactory | None = None,
+) -> IngestReport:
     """Ingest files and folders into the workspace at ``root`` (see the module docstring).
     ``runner`` makes what runs the pages, given the note callback: local worker processes by
     default (``local_runner``); the caller may pass another with the same contract (the

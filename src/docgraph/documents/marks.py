@@ -7,8 +7,8 @@ byte-identical PNG). Boxes are page points scaled by ``page.dpi / 72``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -34,8 +34,9 @@ TAG_TEXT = (255, 255, 255)
 def _page_image(page: Page, root: Path) -> Image.Image:
     path = Path(root) / page.image_path
     if not path.is_file():
-        raise InputError(f"page image {path} is missing; remove and re-add the document", path=page.doc_id,
-                         page=page.number)
+        raise InputError(
+            f"page image {path} is missing; remove and re-add the document", path=page.doc_id, page=page.number
+        )
     with Image.open(path) as src:
         return src.convert("RGB")
 
@@ -45,8 +46,11 @@ def _components(page: Page, ids: Iterable[str]) -> list[Component]:
     known = {c.id: c for c in page.components}
     unknown = [i for i in wanted if i not in known]
     if unknown:
-        raise InputError(f"no component(s) {', '.join(unknown)} on this page; it has "
-                         f"{', '.join(known) or 'none'}", path=page.doc_id, page=page.number)
+        raise InputError(
+            f"no component(s) {', '.join(unknown)} on this page; it has {', '.join(known) or 'none'}",
+            path=page.doc_id,
+            page=page.number,
+        )
     return [known[i] for i in wanted]
 
 

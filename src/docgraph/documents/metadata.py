@@ -13,8 +13,8 @@ workspace ingested before metadata existed gets it on first use.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from pydantic import BaseModel, Field
 
@@ -26,10 +26,29 @@ GUESSER = 2  # the version of the guessing rules: a label guessed by older rules
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
-_MONTH = r"(?P<month>" + "|".join(m.capitalize() for m in _MONTHS) + "|" + "|".join(_MONTHS) + "|" + \
-    "|".join(m.upper() for m in _MONTHS) + r")"
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MONTH = (
+    r"(?P<month>"
+    + "|".join(m.capitalize() for m in _MONTHS)
+    + "|"
+    + "|".join(_MONTHS)
+    + "|"
+    + "|".join(m.upper() for m in _MONTHS)
+    + r")"
+)
 _DATE = re.compile(_MONTH + r"\s+(?P<day>\d{1,2}),?\s+(?P<year>(?:19|20)\d\d)\b")
 _PERIOD_END = re.compile(r"(?P<what>fiscal\s+year|quarterly\s+period|year|quarter|period)\s+ended", re.IGNORECASE)
 _YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?![\d])")
@@ -38,22 +57,31 @@ _REGISTRANT = re.compile(r"([^\n]{2,90}?)\s*\n[\s_]*\(\s*exact\s+name\s+of\s+(?:
 _ORG_SUFFIX = re.compile(
     r"^(?:the\s+)?[A-Z0-9][\w&.,'’ -]{0,70}?\b(?:inc|incorporated|corp|corporation|company|co|ltd|limited|llc|plc|"
     r"group|holdings|ag|sa|nv|se|center|centre|institute|university|foundation|association|council|agency|bank|"
-    r"organi[sz]ation|ministry|department|trust)\.?$", re.IGNORECASE)
+    r"organi[sz]ation|ministry|department|trust)\.?$",
+    re.IGNORECASE,
+)
 _NOT_ORG = re.compile(r"securities\s+and\s+exchange|^state\s+of|^name\s+of|^title\s+of|exchange,?\s+inc", re.IGNORECASE)
 _SYMBOL_HEAD = re.compile(r"trading\s+symbol", re.IGNORECASE)
 _SYMBOL = re.compile(r"[A-Z]{1,5}")
 _EXCHANGES = frozenset({"NYSE", "NASDAQ", "AMEX", "LSE", "TSX", "CBOE", "NONE", "N", "A"})
 _FORM = re.compile(r"\bform\s+(10-?k|10-?q|20-?f|8-?k|40-?f|s-1)\b", re.IGNORECASE)
-_KIND_WORDS = (("sustainability report", "sustainability report"), ("esg report", "sustainability report"),
-               ("impact report", "sustainability report"), ("annual report", "annual report"),
-               ("integrated report", "annual report"), ("abstract", "paper"))
+_KIND_WORDS = (
+    ("sustainability report", "sustainability report"),
+    ("esg report", "sustainability report"),
+    ("impact report", "sustainability report"),
+    ("annual report", "annual report"),
+    ("integrated report", "annual report"),
+    ("abstract", "paper"),
+)
 _FILE_KIND = re.compile(r"^(10-?k|10-?q|20-?f|8-?k|ar|esg|csr)$", re.IGNORECASE)
-_FILE_PERIOD = re.compile(r"^(?P<year>(?:19|20)\d\d)(?:[.\-]?(?:q(?P<q>[1-4])|\d\d(?:[.\-]\d\d)?))?$",
-                          re.IGNORECASE)
+_FILE_PERIOD = re.compile(r"^(?P<year>(?:19|20)\d\d)(?:[.\-]?(?:q(?P<q>[1-4])|\d\d(?:[.\-]\d\d)?))?$", re.IGNORECASE)
 _ARXIV = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
-_GENERIC_HEADING = re.compile(r"^(?:\d+\.?|[ivx]+\.)?\s*(?:(?:table of )?contents?|index|agenda|overview|"
-                              r"introduction|abstract|preface|foreword|summary|recommended citation|getting started|"
-                              r"at a glance|support|about(?: us| this \w+| [A-Z][\w ]+)?)\W*$", re.IGNORECASE)
+_GENERIC_HEADING = re.compile(
+    r"^(?:\d+\.?|[ivx]+\.)?\s*(?:(?:table of )?contents?|index|agenda|overview|"
+    r"introduction|abstract|preface|foreword|summary|recommended citation|getting started|"
+    r"at a glance|support|about(?: us| this \w+| [A-Z][\w ]+)?)\W*$",
+    re.IGNORECASE,
+)
 _FILE_LIKE = re.compile(r"^[^\s]*[_][^\s]*$")
 
 
@@ -161,7 +189,7 @@ def cover_ticker(text: str) -> _Found | None:
     head = _SYMBOL_HEAD.search(text)
     if head is None:
         return None
-    for cell in re.split(r"[\n|]", text[head.end():head.end() + 400]):  # lines, or a table's cells
+    for cell in re.split(r"[\n|]", text[head.end() : head.end() + 400]):  # lines, or a table's cells
         cell = cell.strip()
         if _SYMBOL.fullmatch(cell) and cell not in _EXCHANGES:
             return _Found(cell, "cover")
@@ -202,8 +230,12 @@ def guess_metadata(doc: Document, pages: Iterable[Page], metadata_title: str | N
     ordered = sorted(pages, key=lambda p: p.number)
     first = ordered[:2]
     cover = "\n".join(c.text for p in first for c in sorted(p.components, key=lambda c: c.order))[:COVER_CHARS]
-    headings = [c.text for p in first for c in sorted(p.components, key=lambda c: c.order)
-                if c.kind is ComponentKind.TITLE and not c.furniture]
+    headings = [
+        c.text
+        for p in first
+        for c in sorted(p.components, key=lambda c: c.order)
+        if c.kind is ComponentKind.TITLE and not c.furniture
+    ]
     stem = file_stem(doc)
     file_name, file_period, file_kind = file_name_fields(stem)
     landscape = sum(1 for p in ordered if p.width > p.height * 1.05) / len(ordered) if ordered else 0.0
@@ -218,8 +250,9 @@ def guess_metadata(doc: Document, pages: Iterable[Page], metadata_title: str | N
         found["organisation"] = _Found(metadata_title.rsplit(" - ", 1)[-1].strip(), "pdf metadata")
     kind, organisation, period = found["kind"], found["organisation"], found["period"]
     if kind is not None and kind.source == "cover" and kind.value[:1].isdigit() and organisation is not None:
-        found["title"] = _Found(" ".join(filter(None, [organisation.value, "Form", kind.value,
-                                                       period.value if period else ""])), "cover")
+        found["title"] = _Found(
+            " ".join(filter(None, [organisation.value, "Form", kind.value, period.value if period else ""])), "cover"
+        )
     meta = DocumentMeta(file_name=stem, guesser=GUESSER)
     for name, value in found.items():
         if value is not None and value.value:

@@ -59,8 +59,9 @@ class OcrOptions:
 
 
 ENGINES = ("auto", "tesseract", "rapidocr")
-FULL_RESOLUTION = OcrOptions(det_dpi=0, rec_width_scale=1.0, rec_batch=6, runtime="onnxruntime",
-                             engine="rapidocr")  # before tuning
+FULL_RESOLUTION = OcrOptions(
+    det_dpi=0, rec_width_scale=1.0, rec_batch=6, runtime="onnxruntime", engine="rapidocr"
+)  # before tuning
 
 
 @contextmanager
@@ -141,8 +142,12 @@ class OcrEngine:
             engine_cfg.update({"intra_op_num_threads": self._threads, "inter_op_num_threads": 1})
         with _quiet_info_logs():
             reader = line_reader(self.options, self._threads)
-            self.regions = RapidLayout(model_type="pp_layout_cdla", model_dir_or_path=str(model),
-                                       engine_cfg=engine_cfg, conf_thresh=MIN_REGION_SCORE)
+            self.regions = RapidLayout(
+                model_type="pp_layout_cdla",
+                model_dir_or_path=str(model),
+                engine_cfg=engine_cfg,
+                conf_thresh=MIN_REGION_SCORE,
+            )
         if resolve_runtime(self.options.runtime, self.options.engine) == "openvino":
             use_openvino(reader.networks() + [(self.regions, 0)], self._threads, self.options.precision)
         self.reader = reader

@@ -18,13 +18,13 @@ A page is doubtful when
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
-from .ocr_layout import OcrLine, Region
 from ..types import ComponentKind
+from .ocr_layout import OcrLine, Region
 
 TEXT_KINDS = (ComponentKind.PARAGRAPH, ComponentKind.TITLE)
-GARBLED_LINE = 0.6        # a line read with less confidence is most likely garbage
+GARBLED_LINE = 0.6  # a line read with less confidence is most likely garbage
 MAX_GARBLED_SHARE = 0.05  # of a page's words; clean print stays at 0-2 %
 
 

@@ -165,8 +165,10 @@ def merge(lines: list[OcrLine], regions: list[Region], width: float, height: flo
                 best, share = i, frac
         (assigned[best] if best is not None else loose).append(line)
     blocks = [b for i, r in enumerate(regions) if (b := _region_block(r, assigned[i])) is not None]
-    blocks += [LayoutBlock(ComponentKind.PARAGRAPH, _union([ln.bbox for ln in g]), text=_text(g), source="ocr")
-               for g in _paragraphs(loose)]
+    blocks += [
+        LayoutBlock(ComponentKind.PARAGRAPH, _union([ln.bbox for ln in g]), text=_text(g), source="ocr")
+        for g in _paragraphs(loose)
+    ]
     clipped = []
     for b in blocks:
         x0, y0, x1, y1 = max(0.0, b.bbox[0]), max(0.0, b.bbox[1]), min(width, b.bbox[2]), min(height, b.bbox[3])

@@ -39,8 +39,10 @@ def narrow(crops: list[np.ndarray], scale: float) -> list[np.ndarray]:
         return crops
     import cv2
 
-    return [cv2.resize(c, (max(1, round(c.shape[1] * scale)), c.shape[0]), interpolation=cv2.INTER_AREA)
-            if c.size else c for c in crops]
+    return [
+        cv2.resize(c, (max(1, round(c.shape[1] * scale)), c.shape[0]), interpolation=cv2.INTER_AREA) if c.size else c
+        for c in crops
+    ]
 
 
 class RapidOcrReader:
@@ -52,19 +54,24 @@ class RapidOcrReader:
     threads (0 = the runtime's default). See ``OcrOptions``.
     """
 
-    def __init__(self, det_dpi: int, rec_width_scale: float, rec_batch: int, threads: int = 0,
-                 memory_arena: bool = True):
+    def __init__(
+        self, det_dpi: int, rec_width_scale: float, rec_batch: int, threads: int = 0, memory_arena: bool = True
+    ):
         try:
             from rapidocr import RapidOCR
         except ImportError as exc:  # pragma: no cover - a hard dependency
-            raise ConfigError(f"ingest.ocr_engine = \"rapidocr\" needs rapidocr ({exc}); reinstall docgraph") from exc
+            raise ConfigError(f'ingest.ocr_engine = "rapidocr" needs rapidocr ({exc}); reinstall docgraph') from exc
         self.det_dpi = det_dpi
         # the line-direction classifier flips clear, upright lines by 180° now and then (turning
         # them into garbage); pages are rendered upright, so it is off
         # with the memory arena on (the wheel turns it off), ONNX reuses buffers between calls: ~7% faster,
         # for ~100 MB held per process (``memory_arena``)
-        params: dict = {"Global.log_level": "warning", "Global.use_cls": False, "Rec.rec_batch_num": rec_batch,
-                        "EngineConfig.onnxruntime.enable_cpu_mem_arena": memory_arena}
+        params: dict = {
+            "Global.log_level": "warning",
+            "Global.use_cls": False,
+            "Rec.rec_batch_num": rec_batch,
+            "EngineConfig.onnxruntime.enable_cpu_mem_arena": memory_arena,
+        }
         if det_dpi > 0:  # the side limit is set per page (``lines``)
             params["Det.limit_type"] = "max"
         if threads > 0:
@@ -103,6 +110,11 @@ class RapidOcrReader:
             for quad, text, score in zip(result.boxes, result.txts, scores):
                 if text and text.strip():
                     xs, ys = quad[:, 0] / scale, quad[:, 1] / scale
-                    found.append(OcrLine((float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max())),
-                                         text.strip(), confidence=float(score)))
+                    found.append(
+                        OcrLine(
+                            (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max())),
+                            text.strip(),
+                            confidence=float(score),
+                        )
+                    )
         return found

@@ -16,7 +16,8 @@ natively (AMX or AVX512-BF16) and f32 elsewhere; ``"f32"`` forces f32 everywhere
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..accel import OpenVinoSession, native_bf16, openvino_available
 from ..errors import ConfigError
@@ -49,6 +50,8 @@ def use_openvino(holders: Iterable[tuple[Any, int]], threads: int, precision: st
         wrapper = getattr(holder, "session", None)
         inner = getattr(wrapper, "session", None)
         if inner is None or not hasattr(inner, "get_modelmeta"):
-            raise ConfigError(f"OCR: unexpected model wrapper {type(wrapper).__name__}; the rapidocr/rapid-layout "
-                              "version is not one docgraph knows - set ingest.ocr_runtime = \"onnxruntime\"")
+            raise ConfigError(
+                f"OCR: unexpected model wrapper {type(wrapper).__name__}; the rapidocr/rapid-layout "
+                'version is not one docgraph knows - set ingest.ocr_runtime = "onnxruntime"'
+            )
         wrapper.session = OpenVinoSession(inner, threads, precision, width_step)

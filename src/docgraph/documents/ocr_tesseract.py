@@ -44,22 +44,31 @@ class TesseractReader:
 
     def __init__(self, languages: str = "eng"):
         if not LANGUAGES.match(languages):
-            raise ConfigError(f"ingest.ocr_languages must be Tesseract language names joined by '+' "
-                              f"(e.g. 'eng' or 'eng+deu'), not {languages!r}")
+            raise ConfigError(
+                f"ingest.ocr_languages must be Tesseract language names joined by '+' "
+                f"(e.g. 'eng' or 'eng+deu'), not {languages!r}"
+            )
         folder = tessdata_dir()
         missing = [lang for lang in languages.split("+") if not (folder / f"{lang}.traineddata").is_file()]
         if missing:
-            raise ConfigError(f"OCR language {missing[0]!r} is not installed: no {missing[0]}.traineddata in {folder}; "
-                              f"pip install tessdata.fast-{missing[0]} (or set TESSDATA_PREFIX to a folder that has "
-                              "it, or ingest.ocr_engine = \"rapidocr\")")
+            raise ConfigError(
+                f"OCR language {missing[0]!r} is not installed: no {missing[0]}.traineddata in {folder}; "
+                f"pip install tessdata.fast-{missing[0]} (or set TESSDATA_PREFIX to a folder that has "
+                'it, or ingest.ocr_engine = "rapidocr")'
+            )
         try:
             import tesserocr
         except ImportError as exc:  # pragma: no cover - a hard dependency
             raise ConfigError(f"OCR needs tesserocr ({exc}); reinstall docgraph") from exc
         self._tesserocr = tesserocr
         # inverted-text retries cost time and find nothing on rendered pages
-        self._api = tesserocr.PyTessBaseAPI(path=str(folder), lang=languages, psm=tesserocr.PSM.AUTO,
-                                            oem=tesserocr.OEM.LSTM_ONLY, variables={"tessedit_do_invert": "0"})
+        self._api = tesserocr.PyTessBaseAPI(
+            path=str(folder),
+            lang=languages,
+            psm=tesserocr.PSM.AUTO,
+            oem=tesserocr.OEM.LSTM_ONLY,
+            variables={"tessedit_do_invert": "0"},
+        )
         self._lock = threading.Lock()
 
     def networks(self) -> list:
@@ -89,6 +98,11 @@ class TesseractReader:
             box = item.BoundingBox(level)
             if text and text.strip() and box is not None:
                 x0, y0, x1, y1 = (v / scale for v in box)
-                found.append(OcrLine((float(x0), float(y0), float(x1), float(y1)), " ".join(text.split()),
-                                     confidence=float(item.Confidence(level)) / 100.0))
+                found.append(
+                    OcrLine(
+                        (float(x0), float(y0), float(x1), float(y1)),
+                        " ".join(text.split()),
+                        confidence=float(item.Confidence(level)) / 100.0,
+                    )
+                )
         return found

@@ -24,20 +24,24 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..types import Component, Page
 
 if TYPE_CHECKING:
     from ..store.base import Store
 
-MARGIN = 0.12          # top/bottom share of the page height where a bare number counts
-MIN_SUPPORT = 3        # pages of a run that must show its numbering
-MIN_SHARE = 0.5        # of a run's pages with a candidate number, how many must agree
-MAX_GAP = 4            # a run goes on across at most this many pages without a number
-_MAX_WORDS = 8         # a furniture line longer than this is running text, not a page number
-_BARE = re.compile(r"^\s*(?:page|p\.|pg\.?|slide)?\s*[-–—(\[]?\s*(\d{1,4})\s*[-–—)\]]?"
-                   r"\s*(?:(?:/|of)\s*\d{1,4})?\s*$", re.IGNORECASE)
+MARGIN = 0.12  # top/bottom share of the page height where a bare number counts
+MIN_SUPPORT = 3  # pages of a run that must show its numbering
+MIN_SHARE = 0.5  # of a run's pages with a candidate number, how many must agree
+MAX_GAP = 4  # a run goes on across at most this many pages without a number
+_MAX_WORDS = 8  # a furniture line longer than this is running text, not a page number
+_BARE = re.compile(
+    r"^\s*(?:page|p\.|pg\.?|slide)?\s*[-–—(\[]?\s*(\d{1,4})\s*[-–—)\]]?"
+    r"\s*(?:(?:/|of)\s*\d{1,4})?\s*$",
+    re.IGNORECASE,
+)
 _EDGE = re.compile(r"^\s*(\d{1,4})\s*(?:[|•·–—]|\s{2,})|(?:[|•·–—]|\s{2,})\s*(\d{1,4})\s*$")
 
 
@@ -98,7 +102,7 @@ def printed_page_numbers(pages: Iterable[Page]) -> dict[int, int]:
 PRINTED_NUMBERS_NAMESPACE = "documents.printed_page_numbers"  # one record per document, written at ingest
 
 
-def stored_printed_numbers(store: "Store", doc_ids: Iterable[str]) -> dict[str, dict[int, int]]:
+def stored_printed_numbers(store: Store, doc_ids: Iterable[str]) -> dict[str, dict[int, int]]:
     """``printed_page_numbers`` of each document, as ingestion stored it; a document ingested
     before ingestion stored them is read from its pages (and not written: readers do not write)."""
     wanted = sorted(set(doc_ids))
@@ -106,12 +110,15 @@ def stored_printed_numbers(store: "Store", doc_ids: Iterable[str]) -> dict[str, 
     out: dict[str, dict[int, int]] = {}
     for doc_id in wanted:
         value = stored.get(doc_id)
-        out[doc_id] = ({int(k): int(v) for k, v in value.items()} if value is not None
-                       else printed_page_numbers(store.iter_pages(doc_id)))
+        out[doc_id] = (
+            {int(k): int(v) for k, v in value.items()}
+            if value is not None
+            else printed_page_numbers(store.iter_pages(doc_id))
+        )
     return out
 
 
-def store_printed_numbers(store: "Store", doc_id: str, pages: Iterable[Page]) -> dict[int, int]:
+def store_printed_numbers(store: Store, doc_id: str, pages: Iterable[Page]) -> dict[int, int]:
     """Detect the document's printed numbers and keep them with the document (its record goes
     when the document does)."""
     numbers = printed_page_numbers(pages)

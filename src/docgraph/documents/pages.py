@@ -16,6 +16,7 @@ import gc
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -102,11 +103,16 @@ _STATE = _WorkerState()
 
 def ocr_options(settings: IngestSettings) -> OcrOptions:
     """The OCR engine options of ``settings`` (``ingest.ocr_*``)."""
-    return OcrOptions(det_dpi=settings.ocr_det_dpi, rec_width_scale=settings.ocr_rec_width_scale,
-                      rec_batch=settings.ocr_rec_batch, runtime=settings.ocr_runtime,
-                      precision=settings.ocr_precision, engine=settings.ocr_engine,
-                      min_confidence=settings.ocr_min_confidence,
-                      languages=settings.ocr_languages)
+    return OcrOptions(
+        det_dpi=settings.ocr_det_dpi,
+        rec_width_scale=settings.ocr_rec_width_scale,
+        rec_batch=settings.ocr_rec_batch,
+        runtime=settings.ocr_runtime,
+        precision=settings.ocr_precision,
+        engine=settings.ocr_engine,
+        min_confidence=settings.ocr_min_confidence,
+        languages=settings.ocr_languages,
+    )
 
 
 def _limit_onnx_threads(threads: int) -> None:
@@ -121,7 +127,7 @@ def _limit_onnx_threads(threads: int) -> None:
     if getattr(base, "_docgraph_threads", None) is not None:
         return
 
-    class LimitedSessionOptions(base):  # type: ignore[misc, valid-type]
+    class LimitedSessionOptions(base):  # type: ignore[misc, valid-type]  # onnxruntime's SessionOptions, found at run time
         _docgraph_threads = threads
 
         def __init__(self, *args, **kwargs):
@@ -151,15 +157,23 @@ def release() -> None:
 
 def _components(blocks: list[LayoutBlock], width: float, height: float) -> tuple[list[Component], dict[str, float]]:
     counts: Counter = Counter()
-    components, headings = [], {}
+    components: list[Component] = []
+    headings: dict[Any, Any] = {}
     for block in blocks:
         box = BBox(x0=block.bbox[0], y0=block.bbox[1], x1=block.bbox[2], y1=block.bbox[3]).clip(width, height)
         if box.width < MIN_SIDE_PT or box.height < MIN_SIDE_PT:
             continue
         counts[block.kind] += 1
-        comp = Component(id=f"{block.kind.value}{counts[block.kind]}", kind=block.kind, bbox=box,
-                         order=len(components), text=block.text, markdown=block.markdown,
-                         furniture=block.kind.is_furniture, source=block.source)
+        comp = Component(
+            id=f"{block.kind.value}{counts[block.kind]}",
+            kind=block.kind,
+            bbox=box,
+            order=len(components),
+            text=block.text,
+            markdown=block.markdown,
+            furniture=block.kind.is_furniture,
+            source=block.source,
+        )
         if block.kind is ComponentKind.TITLE and block.heading_size:
             headings[comp.id] = float(block.heading_size)
         components.append(comp)
@@ -190,9 +204,16 @@ def process_page(job: PageJob) -> PageResult:
         if region is not None:
             comp.crop_path = crop_image_path(job.doc_id, job.number, comp.id, settings.image_format)
             save_image(region, root, comp.crop_path, settings.jpeg_quality)
-    result = Page(doc_id=job.doc_id, number=job.number, width=info.width, height=info.height,
-                  image_path=image_rel, dpi=settings.dpi, source="ocr" if scanned else "pdf",
-                  components=components)
+    result = Page(
+        doc_id=job.doc_id,
+        number=job.number,
+        width=info.width,
+        height=info.height,
+        image_path=image_rel,
+        dpi=settings.dpi,
+        source="ocr" if scanned else "pdf",
+        components=components,
+    )
     _STATE.trim.after_work()  # without it a worker keeps its peak (docgraph.heap)
     _STATE.within_memory(settings.worker_memory_mb)
     return PageResult(result, headings, fonts)

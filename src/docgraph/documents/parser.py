@@ -16,9 +16,10 @@ files are converted before parsing (see ``formats``).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Literal, Protocol
+from typing import Literal, Protocol
 
 from ..errors import ConfigError
 from ..types import ComponentKind
@@ -58,6 +59,7 @@ class ParsedPdf(Protocol):
     def page_info(self, number: int) -> PageInfo: ...
     def layout(self, number: int) -> list[LayoutBlock]:
         """Layout blocks of the page in reading order (text-layer path; no OCR)."""
+
     def close(self) -> None: ...
 
 
@@ -68,8 +70,10 @@ class Parser(Protocol):
         """Open ``path``; raises ``InputError`` naming the file for unreadable/encrypted input."""
 
 
-_REGISTRY: dict[str, str] = {"pymupdf": "docgraph.documents.pymupdf_parser:PyMuPDFParser",
-                             "pymupdf-fast": "docgraph.documents.pymupdf_parser:FastPyMuPDFParser"}
+_REGISTRY: dict[str, str] = {
+    "pymupdf": "docgraph.documents.pymupdf_parser:PyMuPDFParser",
+    "pymupdf-fast": "docgraph.documents.pymupdf_parser:FastPyMuPDFParser",
+}
 
 
 def register_parser(name: str, target: str) -> None:

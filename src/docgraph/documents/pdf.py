@@ -19,8 +19,9 @@ def open_pdf(path: Path, password: str | None = None, *, display_name: str | Non
     try:
         doc = pymupdf.open(path, filetype="pdf")
     except (pymupdf.FileDataError, RuntimeError, ValueError) as exc:
-        raise InputError("cannot be read as a PDF; it is damaged or not a PDF - re-export or re-download it",
-                         path=name) from exc
+        raise InputError(
+            "cannot be read as a PDF; it is damaged or not a PDF - re-export or re-download it", path=name
+        ) from exc
     if doc.needs_pass:
         if password is None:
             doc.close()

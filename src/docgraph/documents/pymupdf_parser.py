@@ -23,8 +23,9 @@ differ enough that the regions it finds change.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pymupdf
 
@@ -117,15 +118,19 @@ def _with_openvino(features: str) -> dict[tuple[str, str], Callable[..., Any]]:
     extractor = getattr(getattr(model, "_model", None), "feature_extractor", None)
     session = getattr(extractor, "_session", None)
     if session is None or not hasattr(session, "run"):
-        raise ConfigError("pymupdf-layout's image network is not where docgraph expects it (an unknown "
-                          "pymupdf-layout version); set ingest.layout_runtime = \"onnxruntime\"")
-    openvino = OpenVinoSession(session, threads=_onnx_threads(session), precision="f32",
-                               setting="ingest.layout_runtime")
+        raise ConfigError(
+            "pymupdf-layout's image network is not where docgraph expects it (an unknown "
+            'pymupdf-layout version); set ingest.layout_runtime = "onnxruntime"'
+        )
+    openvino = OpenVinoSession(
+        session, threads=_onnx_threads(session), precision="f32", setting="ingest.layout_runtime"
+    )
 
     def running(network: Any) -> Callable[..., Any]:
         def predict(*args: Any, **kwargs: Any) -> Any:
             extractor._session = network
             return model.predict(*args, **kwargs)
+
         return predict
 
     return {(features, "openvino"): running(openvino), (features, "onnxruntime"): running(session)}
@@ -152,8 +157,13 @@ class PyMuPDFDocument:
     """A PDF opened with PyMuPDF; ``layout`` runs pymupdf4llm on one page at a time with the
     layout model of ``layout_features``."""
 
-    def __init__(self, path: Path, password: str | None = None, layout_features: str = ACCURATE_FEATURES,
-                 layout_runtime: str = "onnxruntime"):
+    def __init__(
+        self,
+        path: Path,
+        password: str | None = None,
+        layout_features: str = ACCURATE_FEATURES,
+        layout_runtime: str = "onnxruntime",
+    ):
         self.path = path
         self.layout_features = layout_features
         self.layout_runtime = layout_runtime
@@ -163,8 +173,9 @@ class PyMuPDFDocument:
     def page_info(self, number: int) -> PageInfo:
         page = self._doc[number - 1]
         chars = sum(len(w) for w in page.get_text("text").split())
-        return PageInfo(width=page.rect.width, height=page.rect.height, text_chars=chars,
-                        has_images=bool(page.get_image_info()))
+        return PageInfo(
+            width=page.rect.width, height=page.rect.height, text_chars=chars, has_images=bool(page.get_image_info())
+        )
 
     def layout(self, number: int) -> list[LayoutBlock]:
         from pymupdf4llm.helpers.document_layout import parse_document

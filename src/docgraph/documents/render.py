@@ -76,16 +76,23 @@ def check_render_size(width: float, height: float, dpi: int, max_pixels: int, *,
     """Raise ``InputError`` when the page's render would exceed ``max_pixels``."""
     w, h = render_size(width, height, dpi)
     if w * h > max_pixels:
-        raise InputError(f"would render to {w}×{h} px ({w * h / 1e6:.0f} MP) at {dpi} dpi, over the "
-                         f"{max_pixels / 1e6:.0f} MP cap; lower ingest.dpi or raise ingest.max_render_pixels",
-                         path=path, page=page)
+        raise InputError(
+            f"would render to {w}×{h} px ({w * h / 1e6:.0f} MP) at {dpi} dpi, over the "
+            f"{max_pixels / 1e6:.0f} MP cap; lower ingest.dpi or raise ingest.max_render_pixels",
+            path=path,
+            page=page,
+        )
 
 
 def pixel_box(box: BBox, scale: float, size: tuple[int, int]) -> tuple[int, int, int, int]:
     """The pixel rectangle covering ``box`` at ``scale`` px/pt (outward rounding, clipped to ``size``)."""
     w, h = size
-    return (max(0, math.floor(box.x0 * scale)), max(0, math.floor(box.y0 * scale)),
-            min(w, math.ceil(box.x1 * scale)), min(h, math.ceil(box.y1 * scale)))
+    return (
+        max(0, math.floor(box.x0 * scale)),
+        max(0, math.floor(box.y0 * scale)),
+        min(w, math.ceil(box.x1 * scale)),
+        min(h, math.ceil(box.y1 * scale)),
+    )
 
 
 def png_bytes(image: Image.Image) -> bytes:
@@ -125,8 +132,9 @@ def jpeg_bytes(image: Image.Image, quality: int) -> bytes:
         except ImportError:  # pragma: no cover - opencv comes with rapidocr
             cv2 = None
         if cv2 is not None:
-            ok, encoded = cv2.imencode(".jpg", cv2.cvtColor(np.asarray(image), cv2.COLOR_RGB2BGR),
-                                       [cv2.IMWRITE_JPEG_QUALITY, quality])
+            ok, encoded = cv2.imencode(
+                ".jpg", cv2.cvtColor(np.asarray(image), cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, quality]
+            )
             if ok:
                 return encoded.tobytes()
     buffer = io.BytesIO()

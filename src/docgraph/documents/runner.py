@@ -24,10 +24,11 @@ import multiprocessing
 import os
 import re
 import sys
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Callable, Iterator, Protocol
+from typing import Protocol
 
 from . import pages
 from .pages import PageJob, PageResult
@@ -59,14 +60,16 @@ def spawn_unsafe_reason() -> str | None:
     if not path or (spec is not None and spec.name.split(".")[-1] == "__main__"):
         return None  # interactive, -c, or a package's __main__: not re-imported
     if not Path(path).is_file():
-        return (f"the main module ({path}) is not a file that page workers can re-import, as with "
-                "`python - < script.py`; save the script to a file to use all cores")
+        return (
+            f"the main module ({path}) is not a file that page workers can re-import, as with "
+            "`python - < script.py`; save the script to a file to use all cores"
+        )
     try:
         text = Path(path).read_text(encoding="utf-8", errors="ignore")
     except OSError:
         return f"the main module ({path}) cannot be read by page workers"
     if _MAIN_GUARD.search(text) is None:
-        return "put your script's code under `if __name__ == \"__main__\":` to use all cores"
+        return 'put your script\'s code under `if __name__ == "__main__":` to use all cores'
     return None
 
 
@@ -99,8 +102,9 @@ class PageRunner:
         then on) when its workers cannot start."""
         if self._pool is None and self.workers > 1:
             # spawn: workers never inherit the caller's threads, locks or database connection
-            pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                       initializer=pages.init_worker)
+            pool = ProcessPoolExecutor(
+                self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=pages.init_worker
+            )
             try:
                 # one probe per worker: each submit starts a worker, so all start side by side
                 # (one probe started the second worker only after the first was up: ~2 s later)
@@ -108,8 +112,10 @@ class PageRunner:
                     probe.result()  # a worker that cannot start breaks the pool here
             except BrokenProcessPool:
                 pool.shutdown(wait=False, cancel_futures=True)
-                self._note("pages are processed on one core: page workers could not start in this "
-                           "Python process (see the messages above); the files are not at fault")
+                self._note(
+                    "pages are processed on one core: page workers could not start in this "
+                    "Python process (see the messages above); the files are not at fault"
+                )
                 self.workers = 1
                 return None
             self._pool = pool

@@ -9,7 +9,7 @@ across pages; a heading's own path holds the headings above it. Pure functions.
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..types import ComponentKind, Page
 
@@ -17,15 +17,18 @@ MAX_LEVELS = 6
 MAX_HEADING_CHARS = 120
 _GENERIC_TITLE = re.compile(
     r"^(untitled.*|title|document\s*\d*|presentation\s*\d*|slide\s*\d*|new document|print|pdf|"
-    r"microsoft (word|powerpoint|excel)\b.*|powerpoint[- ]?(pr[äa]sentation|presentation))$", re.IGNORECASE)
-_LABEL = re.compile(r"^(chapter|unit|part|section|lesson|module|appendix|book|volume)\s+([0-9]+|[ivxlc]+)\.?$",
-                    re.IGNORECASE)
+    r"microsoft (word|powerpoint|excel)\b.*|powerpoint[- ]?(pr[äa]sentation|presentation))$",
+    re.IGNORECASE,
+)
+_LABEL = re.compile(
+    r"^(chapter|unit|part|section|lesson|module|appendix|book|volume)\s+([0-9]+|[ivxlc]+)\.?$", re.IGNORECASE
+)
 _FILE_NAME = re.compile(r"\.(pdf|docx?|pptx?|odt|odp|rtf|tex|dvi|indd|qxd|xlsx?)$", re.IGNORECASE)
 
 
 def _clean(text: str) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= MAX_HEADING_CHARS else text[:MAX_HEADING_CHARS - 1].rstrip() + "…"
+    return text if len(text) <= MAX_HEADING_CHARS else text[: MAX_HEADING_CHARS - 1].rstrip() + "…"
 
 
 def meaningful_title(title: str | None, stem: str) -> bool:
@@ -33,12 +36,17 @@ def meaningful_title(title: str | None, stem: str) -> bool:
     if not title:
         return False
     title = " ".join(title.split())
-    return (sum(ch.isalpha() for ch in title) >= 3 and not _GENERIC_TITLE.match(title)
-            and not _FILE_NAME.search(title) and title.lower() != stem.lower())
+    return (
+        sum(ch.isalpha() for ch in title) >= 3
+        and not _GENERIC_TITLE.match(title)
+        and not _FILE_NAME.search(title)
+        and title.lower() != stem.lower()
+    )
 
 
-def choose_title(metadata_title: str | None, pages: list[Page], heading_sizes: Mapping[tuple[int, str], float],
-                 stem: str) -> str:
+def choose_title(
+    metadata_title: str | None, pages: list[Page], heading_sizes: Mapping[tuple[int, str], float], stem: str
+) -> str:
     """Metadata title if meaningful, else the largest heading of the first page with one, else ``stem``.
 
     A heading that is only a label ("Chapter 2", "Unit 4", "Part II") is joined with the
@@ -60,7 +68,9 @@ def choose_title(metadata_title: str | None, pages: list[Page], heading_sizes: M
             if not label:
                 return _clean(best.text)
             kind = label.group(1).lower()
-            siblings = [h for h in headings if (m := _LABEL.match(" ".join(h.text.split()))) and m.group(1).lower() == kind]
+            siblings = [
+                h for h in headings if (m := _LABEL.match(" ".join(h.text.split()))) and m.group(1).lower() == kind
+            ]
             header = _own_header(page, ordered_pages) if len(siblings) > 1 else None
             return _clean(header.text if header is not None else _named_label(best.text, headings))
     return stem
@@ -73,8 +83,13 @@ def _running_head_key(text: str) -> str:
 def _own_header(page: Page, pages: list[Page]):
     """The first page header of ``page`` that is no running head: its text (digits and
     punctuation aside) heads no other page, and it has at least two words."""
-    others = {_running_head_key(c.text) for p in pages if p.number != page.number
-              for c in p.components if c.kind is ComponentKind.HEADER}
+    others = {
+        _running_head_key(c.text)
+        for p in pages
+        if p.number != page.number
+        for c in p.components
+        if c.kind is ComponentKind.HEADER
+    }
     for comp in sorted(page.components, key=lambda c: c.order):
         key = _running_head_key(comp.text)
         if comp.kind is ComponentKind.HEADER and len(key.split()) >= 2 and key not in others:

@@ -34,13 +34,20 @@ _CITATION = re.compile(r"\s*\[\d+(?:\s*[,;–-]\s*\d+)*\]")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
 _QUOTES = str.maketrans({"\u201c": "", "\u201d": "", "\u2018": "'", "\u2019": "'"})
 _NUMBER = re.compile(r"(?<![\w.])(-?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(\s?%|\s?percent\b)?", re.IGNORECASE)
-_WORDS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
+_WORDS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen twenty".split()
+    )
+}
 _WORD_NUMBER = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.IGNORECASE)
 _LIST_SPLIT = re.compile(r"\s*(?:;|,\s*(?:and\s+|or\s+)?|\s+and\s+|\s*\n\s*)\s*")
-_YES_NO_QUESTION = re.compile(r"^\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|"
-                              r"shall|may|might|must)\b", re.IGNORECASE)
+_YES_NO_QUESTION = re.compile(
+    r"^\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|"
+    r"shall|may|might|must)\b",
+    re.IGNORECASE,
+)
 _YES_NO_ANSWER = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 
 

@@ -28,9 +28,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Literal
 
 from ..errors import InputError
 from .loaders.base import Passage, QAItem
@@ -65,8 +66,9 @@ def _slug(text: str, limit: int = 40) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:limit].strip("_") or "doc"
 
 
-def per_document_specs(root: Path, benchmark: str, groups: dict[str, list[QAItem]],
-                       documents: dict[str, Path]) -> list[CorpusSpec]:
+def per_document_specs(
+    root: Path, benchmark: str, groups: dict[str, list[QAItem]], documents: dict[str, Path]
+) -> list[CorpusSpec]:
     """One corpus per document (``groups``: doc id → its questions, from ``by_document``)."""
     specs = []
     for doc_id, items in groups.items():
@@ -74,8 +76,16 @@ def per_document_specs(root: Path, benchmark: str, groups: dict[str, list[QAItem
         if path is None:
             raise InputError(f"the benchmark has no file for document {doc_id!r}; check the documents folder")
         folder = root / benchmark / f"doc-{_slug(Path(doc_id).stem)}-{_digest(doc_id, path.stat().st_size)}"
-        specs.append(CorpusSpec(name=doc_id, setting="per-document", folder=folder, files=[path], items=items,
-                                doc_names={path.name: doc_id}))
+        specs.append(
+            CorpusSpec(
+                name=doc_id,
+                setting="per-document",
+                folder=folder,
+                files=[path],
+                items=items,
+                doc_names={path.name: doc_id},
+            )
+        )
     return specs
 
 
@@ -85,8 +95,14 @@ def library_spec(root: Path, benchmark: str, items: list[QAItem], documents: dic
     order = sorted(documents)
     key = _digest(*[f"{d}:{documents[d].stat().st_size}" for d in order])
     folder = root / benchmark / f"library-{len(order)}docs-{key}"
-    return CorpusSpec(name="library", setting="library", folder=folder, files=[documents[d] for d in order],
-                      items=items, doc_names={documents[d].name: d for d in order})
+    return CorpusSpec(
+        name="library",
+        setting="library",
+        folder=folder,
+        files=[documents[d] for d in order],
+        items=items,
+        doc_names={documents[d].name: d for d in order},
+    )
 
 
 def write_packed_pdf(layout: PackedLayout, documents: dict[str, Path], out: Path) -> Path:
@@ -102,8 +118,10 @@ def write_packed_pdf(layout: PackedLayout, documents: dict[str, Path], out: Path
     for doc_id in layout.order:
         with pymupdf.open(documents[doc_id]) as part:
             if part.page_count != layout.counts[doc_id]:
-                raise InputError(f"{doc_id} has {part.page_count} pages, but the benchmark lists "
-                                 f"{layout.counts[doc_id]}", path=str(documents[doc_id]))
+                raise InputError(
+                    f"{doc_id} has {part.page_count} pages, but the benchmark lists {layout.counts[doc_id]}",
+                    path=str(documents[doc_id]),
+                )
             packed.insert_pdf(part)
     packed.set_metadata({"title": f"packed corpus of {len(layout.order)} documents"})
     tmp = out.with_suffix(".tmp.pdf")
@@ -113,14 +131,21 @@ def write_packed_pdf(layout: PackedLayout, documents: dict[str, Path], out: Path
     return out
 
 
-def packed_spec(root: Path, benchmark: str, layout: PackedLayout, items: list[QAItem],
-                documents: dict[str, Path]) -> CorpusSpec:
+def packed_spec(
+    root: Path, benchmark: str, layout: PackedLayout, items: list[QAItem], documents: dict[str, Path]
+) -> CorpusSpec:
     """The packed corpus of ``layout`` (items from ``pack_documents``, evidence on "packed")."""
     key = _digest(*[f"{d}:{layout.counts[d]}" for d in layout.order])
     folder = root / benchmark / f"packed-{len(layout.order)}docs-{key}"
     pdf = write_packed_pdf(layout, documents, folder / "corpus" / "packed.pdf")
-    return CorpusSpec(name=PACKED_DOC_ID, setting="packed", folder=folder, files=[pdf], items=items,
-                      doc_names={pdf.name: PACKED_DOC_ID})
+    return CorpusSpec(
+        name=PACKED_DOC_ID,
+        setting="packed",
+        folder=folder,
+        files=[pdf],
+        items=items,
+        doc_names={pdf.name: PACKED_DOC_ID},
+    )
 
 
 def _fit_body(page, rect, text: str) -> bool:
@@ -182,7 +207,14 @@ def passage_spec(root: Path, benchmark: str, passages: Sequence[Passage], items:
         page_map = {int(k): v for k, v in json.loads(map_file.read_text(encoding="utf-8")).items()}
     else:
         page_map = render_passages(passages, pdf, title=f"{benchmark} passage corpus")
-        map_file.write_text(json.dumps({str(k): v for k, v in page_map.items()}, ensure_ascii=False),
-                            encoding="utf-8")
-    return CorpusSpec(name="passages", setting="passages", folder=folder, files=[pdf], items=items,
-                      level="passage", doc_names={pdf.name: benchmark}, page_passages=page_map)
+        map_file.write_text(json.dumps({str(k): v for k, v in page_map.items()}, ensure_ascii=False), encoding="utf-8")
+    return CorpusSpec(
+        name="passages",
+        setting="passages",
+        folder=folder,
+        files=[pdf],
+        items=items,
+        level="passage",
+        doc_names={pdf.name: benchmark},
+        page_passages=page_map,
+    )

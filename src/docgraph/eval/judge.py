@@ -21,7 +21,8 @@ repaired or re-asked by the models layer) and cached like every other model call
 
 from __future__ import annotations
 
-from typing import Literal, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -102,13 +103,21 @@ def _ask(judge: ChatModel, prompt: str, stage: str, schema: type[BaseModel], **v
 def judge_correct(judge: ChatModel, question: str, reference: str | Sequence[str], response: str) -> bool:
     """Whether ``judge`` finds ``response`` semantically equivalent to the reference answer."""
     ref = reference if isinstance(reference, str) else " | ".join(reference)
-    verdict = _ask(judge, "judge_accuracy.md", "eval.judge.accuracy", CorrectnessVerdict,
-                   question=question, reference=ref, response=response or "(empty response)")
+    verdict = _ask(
+        judge,
+        "judge_accuracy.md",
+        "eval.judge.accuracy",
+        CorrectnessVerdict,
+        question=question,
+        reference=ref,
+        response=response or "(empty response)",
+    )
     return bool(verdict.correct)
 
 
-def judged_verdicts(judges: Mapping[str, ChatModel], question: str, reference: str | Sequence[str],
-                    response: str) -> dict[str, bool]:
+def judged_verdicts(
+    judges: Mapping[str, ChatModel], question: str, reference: str | Sequence[str], response: str
+) -> dict[str, bool]:
     """One verdict per judge name (``metrics.judged_accuracy`` averages them over questions and judges)."""
     return {name: judge_correct(judge, question, reference, response) for name, judge in judges.items()}
 
@@ -117,8 +126,15 @@ def extract_answer(model: ChatModel | None, question: str, response: str, answer
     """The short answer of a free-form response (B.3.1); model-free prefix stripping without a model."""
     if model is None or not response.strip():
         return strip_answer_prefix(response)
-    parsed = _ask(model, "extract_answer.md", "eval.extract_answer", ExtractedAnswer, question=question,
-                  response=response, answer_format=answer_format or "any (string, number, list or yes/no)")
+    parsed = _ask(
+        model,
+        "extract_answer.md",
+        "eval.extract_answer",
+        ExtractedAnswer,
+        question=question,
+        response=response,
+        answer_format=answer_format or "any (string, number, list or yes/no)",
+    )
     return parsed.answer.strip()
 
 
@@ -130,8 +146,15 @@ def extract_formatted_answer(model: ChatModel, question: str, response: str, ans
     model (prompt ``extract_answer_formatted.md``); an empty response is "Not answerable"."""
     if not response.strip():
         return "Not answerable"
-    parsed = _ask(model, "extract_answer_formatted.md", "eval.extract_answer.formatted", FormattedAnswer,
-                  question=question, response=response, answer_format=FORMAT_NAMES.get(answer_format, "String"))
+    parsed = _ask(
+        model,
+        "extract_answer_formatted.md",
+        "eval.extract_answer.formatted",
+        FormattedAnswer,
+        question=question,
+        response=response,
+        answer_format=FORMAT_NAMES.get(answer_format, "String"),
+    )
     return parsed.text()
 
 
@@ -144,8 +167,9 @@ def answer_sentences(answer: str) -> list[str]:
     return split_sentences(answer)
 
 
-def finesure_judgement(judge: ChatModel, question: str, answer: str, reference: str,
-                       gold_facts: Sequence[str]) -> FineSurEJudgement:
+def finesure_judgement(
+    judge: ChatModel, question: str, answer: str, reference: str, gold_facts: Sequence[str]
+) -> FineSurEJudgement:
     """FineSurE labels of one answer by one judge (two calls: fact checking, key-fact alignment).
 
     A sentence the judge leaves unlabelled counts as unfaithful; numbers out of range are
@@ -155,37 +179,60 @@ def finesure_judgement(judge: ChatModel, question: str, answer: str, reference: 
     if not sents:
         return FineSurEJudgement(sentence_faithful=[], sentence_aligned=[], fact_covered=[False] * len(gold_facts))
     listing = numbered(sents)
-    labels = _ask(judge, "finesure_faithfulness.md", "eval.judge.finesure", FaithfulnessLabels,
-                  question=question, reference=reference or "(none)", facts=numbered(list(gold_facts)),
-                  sentences=listing)
+    labels = _ask(
+        judge,
+        "finesure_faithfulness.md",
+        "eval.judge.finesure",
+        FaithfulnessLabels,
+        question=question,
+        reference=reference or "(none)",
+        facts=numbered(list(gold_facts)),
+        sentences=listing,
+    )
     faithful = [False] * len(sents)
     for label in labels.sentences:
         if 1 <= label.sentence <= len(sents):
             faithful[label.sentence - 1] = label.category.strip().lower() == "no error"
     alignment: dict[int, list[int]] = {}
     if gold_facts:
-        aligned = _ask(judge, "finesure_alignment.md", "eval.judge.finesure", AlignmentLabels,
-                       question=question, facts=numbered(list(gold_facts)), sentences=listing)
+        aligned = _ask(
+            judge,
+            "finesure_alignment.md",
+            "eval.judge.finesure",
+            AlignmentLabels,
+            question=question,
+            facts=numbered(list(gold_facts)),
+            sentences=listing,
+        )
         for item in aligned.facts:
             if item.covered and 1 <= item.fact <= len(gold_facts):
                 lines = [s - 1 for s in item.sentences if 1 <= s <= len(sents)]
                 alignment.setdefault(item.fact - 1, []).extend(lines)
     covered_without_lines = [f for f, lines in alignment.items() if not lines]
-    judgement = FineSurEJudgement.from_alignment(faithful, len(gold_facts),
-                                                 {f: lines for f, lines in alignment.items() if lines})
+    judgement = FineSurEJudgement.from_alignment(
+        faithful, len(gold_facts), {f: lines for f, lines in alignment.items() if lines}
+    )
     covered = list(judgement.fact_covered)
     for fact in covered_without_lines:  # covered, though the judge named no sentence
         covered[fact] = True
-    return FineSurEJudgement(sentence_faithful=judgement.sentence_faithful,
-                             sentence_aligned=judgement.sentence_aligned, fact_covered=covered)
+    return FineSurEJudgement(
+        sentence_faithful=judgement.sentence_faithful, sentence_aligned=judgement.sentence_aligned, fact_covered=covered
+    )
 
 
-def pairwise_judgement(judge: ChatModel, judge_name: str, question: str, answer_a: str,
-                       answer_b: str) -> PairJudgement:
+def pairwise_judgement(judge: ChatModel, judge_name: str, question: str, answer_a: str, answer_b: str) -> PairJudgement:
     """Verdicts on (A, B) in both orders: first A shown as Answer 1, then B shown as Answer 1."""
+
     def ask(first: str, second: str) -> dict[str, str]:
-        parsed = _ask(judge, "pairwise.md", "eval.judge.pairwise", PairwiseVerdicts, question=question,
-                      answer_1=first or "(empty answer)", answer_2=second or "(empty answer)")
+        parsed = _ask(
+            judge,
+            "pairwise.md",
+            "eval.judge.pairwise",
+            PairwiseVerdicts,
+            question=question,
+            answer_1=first or "(empty answer)",
+            answer_2=second or "(empty answer)",
+        )
         return {c: getattr(parsed, c).winner for c in WIN_CRITERIA}
 
     return PairJudgement(judge=judge_name, first_order=ask(answer_a, answer_b), second_order=ask(answer_b, answer_a))

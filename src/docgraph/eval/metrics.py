@@ -70,16 +70,20 @@ _STRONG_REFUSALS = re.compile(
     r"\b(?:not answerable|unanswerable|no answer|cannot be answered|can ?not be answered|"
     r"(?:cannot|can ?not|unable to|impossible to) (?:answer|determine|tell|be determined|find|locate|identify)|"
     r"cannot be determined|can ?not be determined|is not possible to (?:answer|determine|tell)|"
-    r"i (?:do not|don ?t) know|there is no (?:such|mention|information|data|evidence))\b")
+    r"i (?:do not|don ?t) know|there is no (?:such|mention|information|data|evidence))\b"
+)
 _NEGATED_VERB = re.compile(
     r"\b(?:not|never|nor)\s+(?:\w+\s+){0,2}?(?:contain|mention|provid|specif|includ|stat|sa[iy]|giv|show|"
-    r"indicat|list|report|disclos|discuss|describ|cover|address|found|availab|present)\w*\b")
+    r"indicat|list|report|disclos|discuss|describ|cover|address|found|availab|present)\w*\b"
+)
 _SOURCE = re.compile(
     r"\b(?:document|text|context|report|passage|page|paper|article|image|figure|chart|table|slide|manual|"
-    r"evidence|information|source|material|excerpt|provided)s?\b")
+    r"evidence|information|source|material|excerpt|provided)s?\b"
+)
 _NO_INFORMATION = re.compile(
     r"\b(?:no|not enough|insufficient|lack of|lacks)\s+(?:relevant\s+|specific\s+|sufficient\s+|such\s+|"
-    r"further\s+|additional\s+|enough\s+|clear\s+|explicit\s+)?(?:information|evidence|details|context)\b")
+    r"further\s+|additional\s+|enough\s+|clear\s+|explicit\s+)?(?:information|evidence|details|context)\b"
+)
 _YES_NO_START = re.compile(r"^\W*(?:yes|no)\b")
 
 
@@ -172,8 +176,7 @@ def reciprocal_rank(ranked: Sequence[H], gold: Iterable[H]) -> float:
     return 0.0
 
 
-def valid_gold_pages(gold_pages: Iterable[tuple[str, int]],
-                     page_counts: Mapping[str, int]) -> list[tuple[str, int]]:
+def valid_gold_pages(gold_pages: Iterable[tuple[str, int]], page_counts: Mapping[str, int]) -> list[tuple[str, int]]:
     """Gold ``(doc_id, page)`` pairs that exist: 1 ≤ page ≤ the document's page count.
     Documents missing from ``page_counts`` keep their pages."""
     out = []
@@ -205,8 +208,9 @@ class RetrievalSummary:
         return out
 
 
-def retrieval_summary(rankings: Sequence[Sequence[H]], golds: Sequence[Iterable[H]],
-                      ks: Sequence[int] = (1, 5, 10)) -> RetrievalSummary:
+def retrieval_summary(
+    rankings: Sequence[Sequence[H]], golds: Sequence[Iterable[H]], ks: Sequence[int] = (1, 5, 10)
+) -> RetrievalSummary:
     """Recall@k for each k and MRR, averaged over questions with non-empty gold; questions
     without gold are excluded and counted. Means are NaN when nothing is evaluated."""
     if len(rankings) != len(golds):
@@ -226,8 +230,14 @@ def retrieval_summary(rankings: Sequence[Sequence[H]], golds: Sequence[Iterable[
     def mean(key: str) -> float:
         return sum(r[key] for r in per_question) / n if n else math.nan
 
-    return RetrievalSummary(recall={k: mean(f"recall@{k}") for k in ks}, mrr=mean("mrr"), n_evaluated=n,
-                            n_excluded=len(excluded), per_question=per_question, excluded=excluded)
+    return RetrievalSummary(
+        recall={k: mean(f"recall@{k}") for k in ks},
+        mrr=mean("mrr"),
+        n_evaluated=n,
+        n_excluded=len(excluded),
+        per_question=per_question,
+        excluded=excluded,
+    )
 
 
 @dataclass(frozen=True)
@@ -236,8 +246,12 @@ class CategoryMean:
     count: int
 
 
-def mean_by_category(values: Sequence[float], categories: Sequence[str | Iterable[str] | None],
-                     missing: str = "none", overall: str | None = "overall") -> dict[str, CategoryMean]:
+def mean_by_category(
+    values: Sequence[float],
+    categories: Sequence[str | Iterable[str] | None],
+    missing: str = "none",
+    overall: str | None = "overall",
+) -> dict[str, CategoryMean]:
     """Mean of ``values`` per category. A question may belong to several categories (e.g.
     evidence sources) and then counts in each (once per distinct category); one with none
     counts under ``missing``. NaN values are skipped. With ``overall`` set, that key holds

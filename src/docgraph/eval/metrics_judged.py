@@ -36,8 +36,9 @@ class FineSurEJudgement:
             raise ValueError("sentence_faithful and sentence_aligned must label the same sentences")
 
     @classmethod
-    def from_alignment(cls, sentence_faithful: Sequence[bool], n_facts: int,
-                       alignment: Mapping[int, Sequence[int]]) -> "FineSurEJudgement":
+    def from_alignment(
+        cls, sentence_faithful: Sequence[bool], n_facts: int, alignment: Mapping[int, Sequence[int]]
+    ) -> FineSurEJudgement:
         """From a fact → answer-sentence alignment (FineSurE's key-fact alignment output):
         ``alignment[f]`` lists the 0-based indices of the sentences that state gold fact ``f``."""
         n_sentences = len(sentence_faithful)
@@ -80,8 +81,9 @@ class FineSurEReport:
     n_questions: int
 
 
-def finesure_report(method: Mapping[str, Sequence[FineSurEJudgement]],
-                    oracle: Mapping[str, Sequence[FineSurEJudgement]]) -> FineSurEReport:
+def finesure_report(
+    method: Mapping[str, Sequence[FineSurEJudgement]], oracle: Mapping[str, Sequence[FineSurEJudgement]]
+) -> FineSurEReport:
     """FineSurE scores of one method, oracle-normalised per judge, averaged over judges.
 
     ``method[judge]`` and ``oracle[judge]`` hold one judgement per question (the oracle's
@@ -90,8 +92,9 @@ def finesure_report(method: Mapping[str, Sequence[FineSurEJudgement]],
     undefined for a dimension (nothing to normalise by).
     """
     if not method or set(method) != set(oracle):
-        raise ValueError("method and oracle need the same, non-empty set of judges: "
-                         f"{sorted(method)} vs {sorted(oracle)}")
+        raise ValueError(
+            f"method and oracle need the same, non-empty set of judges: {sorted(method)} vs {sorted(oracle)}"
+        )
     counts = {len(v) for v in method.values()} | {len(v) for v in oracle.values()}
     if len(counts) != 1 or 0 in counts:
         raise ValueError("every judge needs one judgement per question for the method and for the oracle")
@@ -171,8 +174,7 @@ class WinRate:
         return self.win - self.loss
 
 
-def win_rates(judgements: Sequence[PairJudgement],
-              criteria: Sequence[str] = WIN_CRITERIA) -> dict[str, WinRate]:
+def win_rates(judgements: Sequence[PairJudgement], criteria: Sequence[str] = WIN_CRITERIA) -> dict[str, WinRate]:
     """Order-consistent win rates of A over B per criterion. Every judge must judge the same
     number of pairs; a criterion missing from a verdict map is a ``ValueError``."""
     if not judgements:
@@ -195,8 +197,11 @@ def win_rates(judgements: Sequence[PairJudgement],
                 tally[order_consistent_winner(item.first_order[criterion], item.second_order[criterion])] += 1
             per_judge[judge] = (tally["a"] / n_pairs, tally["b"] / n_pairs, tally["tie"] / n_pairs)
         k = len(per_judge)
-        out[criterion] = WinRate(win=sum(v[0] for v in per_judge.values()) / k,
-                                 loss=sum(v[1] for v in per_judge.values()) / k,
-                                 tie=sum(v[2] for v in per_judge.values()) / k,
-                                 n_pairs=n_pairs, per_judge=per_judge)
+        out[criterion] = WinRate(
+            win=sum(v[0] for v in per_judge.values()) / k,
+            loss=sum(v[1] for v in per_judge.values()) / k,
+            tie=sum(v[2] for v in per_judge.values()) / k,
+            n_pairs=n_pairs,
+            per_judge=per_judge,
+        )
     return out

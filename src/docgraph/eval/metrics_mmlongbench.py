@@ -28,7 +28,8 @@ from __future__ import annotations
 import ast
 import math
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 NOT_ANSWERABLE = "Not answerable"
 ANLS_THRESHOLD = 0.5
@@ -52,9 +53,17 @@ def clean_answer(value: Any) -> str:
 def must_match_exactly(text: str) -> bool:
     """Whether a (cleaned) gold can only be matched exactly: URL, code file, "page …",
     number or phone-like number, a.m./p.m. time, YYYY-MM(-DD) date, e-mail address."""
-    return ("https://" in text or text.endswith(".py") or text.endswith("ipynb") or text.startswith("page")
-            or "a.m." in text or "p.m." in text or bool(_NUMBER_LIKE.fullmatch(text))
-            or bool(_DATE.fullmatch(text)) or bool(_EMAIL.fullmatch(text)))
+    return (
+        "https://" in text
+        or text.endswith(".py")
+        or text.endswith("ipynb")
+        or text.startswith("page")
+        or "a.m." in text
+        or "p.m." in text
+        or bool(_NUMBER_LIKE.fullmatch(text))
+        or bool(_DATE.fullmatch(text))
+        or bool(_EMAIL.fullmatch(text))
+    )
 
 
 def levenshtein(a: str, b: str) -> int:
@@ -153,8 +162,7 @@ def _score_list(gold: Any, pred: Any) -> float:
     return min(anls(g, p) for g, p in zip(gold_clean, pred_clean))
 
 
-_SCORERS = {"Int": _score_int, "Float": _score_float, "Str": _score_string, "None": _score_string,
-            "List": _score_list}
+_SCORERS = {"Int": _score_int, "Float": _score_float, "Str": _score_string, "None": _score_string, "List": _score_list}
 ANSWER_FORMATS = tuple(_SCORERS)
 
 

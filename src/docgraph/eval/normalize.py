@@ -40,7 +40,8 @@ _KEEP = "\u0000"  # placeholder for a decimal point while punctuation is removed
 
 _PREFIXES = re.compile(
     r"^\s*(?:(?:so|thus|therefore|hence)\s*,?\s*)?(?:the\s+)?(?:final\s+|short\s+)?answer\s*(?:is\s*:?|:)\s*",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def _normalize_numbers(text: str) -> str:

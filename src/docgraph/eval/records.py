@@ -19,8 +19,9 @@ key wins.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..models.usage import model_stages
 from ..types import Evidence, ScoredPage, Usage
@@ -33,8 +34,15 @@ def page_key(doc: str, page: int) -> str:
 
 
 def question_key(record: dict[str, Any]) -> tuple:
-    return ("question", record.get("setting"), record.get("corpus"), record.get("method"), record.get("qid"),
-            record.get("run"), record.get("answer_model"))
+    return (
+        "question",
+        record.get("setting"),
+        record.get("corpus"),
+        record.get("method"),
+        record.get("qid"),
+        record.get("run"),
+        record.get("answer_model"),
+    )
 
 
 def build_key(record: dict[str, Any]) -> tuple:
@@ -42,8 +50,14 @@ def build_key(record: dict[str, Any]) -> tuple:
 
 
 def pairwise_key(record: dict[str, Any]) -> tuple:
-    return ("pairwise", record.get("setting"), record.get("method"), record.get("opponent"), record.get("qid"),
-            record.get("judge"))
+    return (
+        "pairwise",
+        record.get("setting"),
+        record.get("method"),
+        record.get("opponent"),
+        record.get("qid"),
+        record.get("judge"),
+    )
 
 
 def record_key(record: dict[str, Any]) -> tuple:
@@ -127,8 +141,9 @@ def ranked_pages(evidence: Evidence) -> list[ScoredPage]:
     return out
 
 
-def evidence_keys(pages: Iterable[ScoredPage], doc_names: dict[str, str], level: str,
-                  page_passages: dict[int, str] | None = None) -> tuple[list[str], list[float]]:
+def evidence_keys(
+    pages: Iterable[ScoredPage], doc_names: dict[str, str], level: str, page_passages: dict[int, str] | None = None
+) -> tuple[list[str], list[float]]:
     """Benchmark keys (and scores) of ranked workspace pages, repeats dropped.
 
     ``doc_names`` maps workspace doc id → benchmark doc id; pages of other documents are

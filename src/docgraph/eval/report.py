@@ -15,13 +15,14 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from .answer_format import response_body
 from .metrics import mean_by_category, recall_at_k, reciprocal_rank, score_short_answer
-from .metrics_mmlongbench import NOT_ANSWERABLE, mmlongbench_acc_f1
 from .metrics_judged import FineSurEJudgement, PairJudgement, finesure_report, win_rates
+from .metrics_mmlongbench import NOT_ANSWERABLE, mmlongbench_acc_f1
 
 PAGE_KS = (1, 5, 10)
 PASSAGE_KS = (2, 5)
@@ -50,8 +51,9 @@ def question_scores(record: dict[str, Any], ks: Sequence[int]) -> dict[str, floa
         for k in DOCUMENT_KS:
             out[f"doc_recall@{k}"] = len(set(documents) & set(ranked_docs[:k])) / len(set(documents))
     if record.get("run") == "answer" and record.get("answer") is not None and not record.get("error"):
-        score = score_short_answer(response_body(record["answer"]), record.get("gold_answer", ""),
-                                   record.get("extracted"))
+        score = score_short_answer(
+            response_body(record["answer"]), record.get("gold_answer", ""), record.get("extracted")
+        )
         out.update(em=score.em, f1=score.f1, acc=score.acc)
         verdicts = record.get("judges") or {}
         if verdicts:
@@ -63,8 +65,11 @@ def mmlongbench_summary(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
     """MMLongBench-Doc's Acc and F1 (``mmlb_acc``, ``mmlb_f1``) over the records scored by
     its protocol; F1 is NaN where it is undefined (no answerable gold among them), {} when
     none was scored."""
-    samples = [{"answer": r.get("gold_answer"), "pred": r.get("mmlongbench_pred"), "score": r["mmlongbench_score"]}
-               for r in rows if "mmlongbench_score" in r and not r.get("error")]
+    samples = [
+        {"answer": r.get("gold_answer"), "pred": r.get("mmlongbench_pred"), "score": r["mmlongbench_score"]}
+        for r in rows
+        if "mmlongbench_score" in r and not r.get("error")
+    ]
     if not samples:
         return {}
     acc, f1 = mmlongbench_acc_f1(samples)
@@ -73,8 +78,9 @@ def mmlongbench_summary(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
 
 
 def _judgement(data: dict[str, Any]) -> FineSurEJudgement:
-    return FineSurEJudgement(sentence_faithful=data["faithful"], sentence_aligned=data["aligned"],
-                             fact_covered=data["covered"])
+    return FineSurEJudgement(
+        sentence_faithful=data["faithful"], sentence_aligned=data["aligned"], fact_covered=data["covered"]
+    )
 
 
 def _finesure(rows: list[dict[str, Any]]) -> dict[str, float] | None:
@@ -127,16 +133,24 @@ def summarize(records: Sequence[dict[str, Any]], methods: Sequence[str] | None =
     level = next((r.get("level") for r in questions if r.get("level")), "page")
     ks = PASSAGE_KS if level == "passage" else PAGE_KS
     order = list(methods) if methods else list(dict.fromkeys(r["method"] for r in questions))
-    summary: dict[str, Any] = {"benchmark": next((r.get("benchmark") for r in records if r.get("benchmark")), ""),
-                               "setting": next((r.get("setting") for r in records if r.get("setting")), ""),
-                               "level": level, "ks": list(ks), "methods": {}, "categories": {}}
+    summary: dict[str, Any] = {
+        "benchmark": next((r.get("benchmark") for r in records if r.get("benchmark")), ""),
+        "setting": next((r.get("setting") for r in records if r.get("setting")), ""),
+        "level": level,
+        "ks": list(ks),
+        "methods": {},
+        "categories": {},
+    }
     categories: dict[str, dict[str, dict[str, dict[str, float]]]] = defaultdict(dict)
     for method in order:
         rows = [r for r in questions if r.get("method") == method]
         scored = [question_scores(r, ks) for r in rows]
         metric_names = list(dict.fromkeys(k for s in scored for k in s))
-        row: dict[str, Any] = {"questions": len(rows), "errors": sum(1 for r in rows if r.get("error")),
-                               "with_gold_evidence": sum(1 for s in scored if "mrr" in s)}
+        row: dict[str, Any] = {
+            "questions": len(rows),
+            "errors": sum(1 for r in rows if r.get("error")),
+            "with_gold_evidence": sum(1 for s in scored if "mrr" in s),
+        }
         row.update({m: _mean([s.get(m, math.nan) for s in scored]) for m in metric_names})
         answered = [r for r in rows if r.get("run") == "answer"]
         if answered:
@@ -156,8 +170,9 @@ def summarize(records: Sequence[dict[str, Any]], methods: Sequence[str] | None =
             cats = [(r.get("categories") or {}).get(dim) or [] for r in rows]
             if not any(cats):
                 continue
-            per_metric = {m: mean_by_category([s.get(m, math.nan) for s in scored], cats, overall=None)
-                          for m in metric_names}
+            per_metric = {
+                m: mean_by_category([s.get(m, math.nan) for s in scored], cats, overall=None) for m in metric_names
+            }
             table: dict[str, dict[str, float]] = defaultdict(dict)
             for metric, means in per_metric.items():
                 for cat, cm in means.items():
@@ -177,15 +192,17 @@ def _pairwise(pairs: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     groups: dict[tuple[str, str], list[PairJudgement]] = defaultdict(list)
     for r in pairs:
-        groups[(r["method"], r["opponent"])].append(PairJudgement(judge=r["judge"], first_order=r["first_order"],
-                                                                  second_order=r["second_order"]))
+        groups[(r["method"], r["opponent"])].append(
+            PairJudgement(judge=r["judge"], first_order=r["first_order"], second_order=r["second_order"])
+        )
     for (method, opponent), judgements in groups.items():
         try:
             rates = win_rates(judgements)
         except ValueError:
             continue
-        out[f"{method} vs {opponent}"] = {c: {"win": w.win, "loss": w.loss, "tie": w.tie, "n": w.n_pairs}
-                                          for c, w in rates.items()}
+        out[f"{method} vs {opponent}"] = {
+            c: {"win": w.win, "loss": w.loss, "tie": w.tie, "n": w.n_pairs} for c, w in rates.items()
+        }
     return out
 
 
@@ -203,24 +220,51 @@ def _fmt(value: Any, pct: bool = True) -> str:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"] + \
-        ["| " + " | ".join(r) + " |" for r in rows]
+    return ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"] + [
+        "| " + " | ".join(r) + " |" for r in rows
+    ]
 
 
 def headline_metrics(summary: dict[str, Any]) -> list[str]:
     """The score columns present in the summary, in display order."""
     ks = summary.get("ks", PAGE_KS)
-    candidates = [f"recall@{k}" for k in ks] + ["mrr"] + [f"doc_recall@{k}" for k in DOCUMENT_KS] + [
-        "mmlb_acc", "mmlb_f1", "em", "f1", "acc", "judge_acc", "finesure_faithfulness", "finesure_completeness",
-        "finesure_conciseness", "finesure_overall", "claims_supported"]
+    candidates = (
+        [f"recall@{k}" for k in ks]
+        + ["mrr"]
+        + [f"doc_recall@{k}" for k in DOCUMENT_KS]
+        + [
+            "mmlb_acc",
+            "mmlb_f1",
+            "em",
+            "f1",
+            "acc",
+            "judge_acc",
+            "finesure_faithfulness",
+            "finesure_completeness",
+            "finesure_conciseness",
+            "finesure_overall",
+            "claims_supported",
+        ]
+    )
     rows = summary["methods"].values()
     return [m for m in candidates if any(m in r for r in rows)]
 
 
-METRIC_LABELS = {"mmlb_acc": "Acc (MMLB)", "mmlb_f1": "F1 (MMLB)", "doc_recall@1": "doc R@1",
-                 "doc_recall@5": "doc R@5", "claims_supported": "claims supported"}
-COST_COLUMNS = (("build_seconds", "build s"), ("build_calls", "build calls"), ("build_tokens", "build tok"),
-                ("query_seconds", "s/question"), ("query_calls", "calls/q"), ("query_tokens", "tok/q"))
+METRIC_LABELS = {
+    "mmlb_acc": "Acc (MMLB)",
+    "mmlb_f1": "F1 (MMLB)",
+    "doc_recall@1": "doc R@1",
+    "doc_recall@5": "doc R@5",
+    "claims_supported": "claims supported",
+}
+COST_COLUMNS = (
+    ("build_seconds", "build s"),
+    ("build_calls", "build calls"),
+    ("build_tokens", "build tok"),
+    ("query_seconds", "s/question"),
+    ("query_calls", "calls/q"),
+    ("query_tokens", "tok/q"),
+)
 
 
 def markdown(summary: dict[str, Any]) -> str:
@@ -228,8 +272,12 @@ def markdown(summary: dict[str, Any]) -> str:
     (its first score column), then pairwise win rates. Scores are percentages."""
     metrics = headline_metrics(summary)
     title = f"## {summary.get('benchmark', '')} ({summary.get('setting', '')}, {summary.get('level')} level)"
-    header = ["method", "n"] + [METRIC_LABELS.get(m, m) for m in metrics] + ["answers"] * any("answers" in r for r in summary["methods"].values()) \
+    header = (
+        ["method", "n"]
+        + [METRIC_LABELS.get(m, m) for m in metrics]
+        + ["answers"] * any("answers" in r for r in summary["methods"].values())
         + [label for _, label in COST_COLUMNS]
+    )
     rows = []
     for method, row in summary["methods"].items():
         cells = [method, str(row.get("questions", 0))] + [_fmt(row.get(m)) for m in metrics]
@@ -239,12 +287,18 @@ def markdown(summary: dict[str, Any]) -> str:
         rows.append(cells)
     lines = [title, "", *_table(header, rows), ""]
     if any(r.get("answers") == "offline extractive" for r in summary["methods"].values()):
-        lines += ["Answers marked \"offline extractive\" were made without an answer model (quoted evidence), "
-                  "so EM/F1 measure quoting, not answering.", ""]
+        lines += [
+            'Answers marked "offline extractive" were made without an answer model (quoted evidence), '
+            "so EM/F1 measure quoting, not answering.",
+            "",
+        ]
     if "mmlb_acc" in metrics:
-        lines += ["Acc / F1 (MMLB) follow MMLongBench-Doc's own protocol (short answer in the question's format, "
-                  "format-aware rules, F1 over answerable questions and attempted answers): comparable with "
-                  "its leaderboard. EM / F1 / acc follow HVM-GraphRAG's, judge_acc KG4VD's.", ""]
+        lines += [
+            "Acc / F1 (MMLB) follow MMLongBench-Doc's own protocol (short answer in the question's format, "
+            "format-aware rules, F1 over answerable questions and attempted answers): comparable with "
+            "its leaderboard. EM / F1 / acc follow HVM-GraphRAG's, judge_acc KG4VD's.",
+            "",
+        ]
     preferred = [m for m in ("mmlb_acc", "judge_acc", "acc", "recall@5", "recall@2") if m in metrics]
     focus = (preferred or metrics or [None])[0]
     for dim, per_method in summary.get("categories", {}).items():
@@ -262,8 +316,10 @@ def markdown(summary: dict[str, Any]) -> str:
         lines += [f"### {label} by {dim}", "", *_table(["method"] + cats, cat_rows), ""]
     for pair, criteria in summary.get("pairwise", {}).items():
         lines += [f"### pairwise: {pair} (win / loss / tie, %)", ""]
-        lines += _table(["criterion", "win", "loss", "tie"],
-                        [[c, _fmt(v["win"]), _fmt(v["loss"]), _fmt(v["tie"])] for c, v in criteria.items()])
+        lines += _table(
+            ["criterion", "win", "loss", "tie"],
+            [[c, _fmt(v["win"]), _fmt(v["loss"]), _fmt(v["tie"])] for c, v in criteria.items()],
+        )
         lines.append("")
     return "\n".join(lines)
 

@@ -26,12 +26,12 @@ offline extractive answers and the table says so.
 
 from __future__ import annotations
 
-import hashlib
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..api import Workspace
 from ..config import Settings
@@ -41,17 +41,17 @@ from ..models.base import ChatModel
 from ..progress import NullProgress, Progress
 from ..store.sqlite import SQLiteStore
 from ..types import Usage
-from .corpus import CorpusSpec, library_spec, packed_spec, passage_spec, per_document_specs
 from .answer_format import extract_in_format, response_body
+from .corpora import corpus_settings, corpus_specs, eval_settings
+from .corpus import CorpusSpec
 from .judge import extract_answer, extract_formatted_answer, finesure_judgement, judged_verdicts, pairwise_judgement
+from .loaders import Benchmark, QAItem, load_benchmark
 from .metrics_mmlongbench import ANSWER_FORMATS, mmlongbench_score
-from .loaders import Benchmark, QAItem, by_document, load_benchmark, pack_documents
 from .normalize import strip_answer_prefix
 from .records import RecordLog, build_key, evidence_keys, pairwise_key, question_key, ranked_pages, usage_dict
 from .report import markdown, summarize, write_reports
 
 BUILD_COST_NAMESPACE = "eval.build_cost"
-SHARED_EMBEDDINGS = "embeddings.sqlite"  # under the workspace root: see models.embed_shared
 DOCUMENT_SETTINGS = ("per-document", "packed", "library")  # how a document benchmark becomes corpora
 
 
@@ -100,62 +100,6 @@ def output_stem(options: EvalOptions) -> str:
     return options.benchmark + setting + ("-retrieval" if options.retrieval_only else "")
 
 
-def eval_settings(base: Settings | None, retrieval_only: bool, workspace_root: Path) -> Settings:
-    """The corpus workspaces' settings: the caller's, with chat roles off for retrieval-only,
-    and (unless the caller set one) an embedding cache shared by every corpus workspace
-    under ``workspace_root`` — the same page embedded for a per-document corpus is reused
-    by the packed corpus and across methods."""
-    settings = (base or Settings()).model_copy(deep=True)
-    if not settings.models.embedding.shared_cache:
-        settings.models.embedding.shared_cache = str(workspace_root / SHARED_EMBEDDINGS)
-    if retrieval_only:
-        for role in ("build", "answer", "judge"):
-            getattr(settings.models, role).base_url = None
-        settings.models.replay_file = None
-    return settings
-
-
-def corpus_settings(settings: Settings, spec: CorpusSpec) -> Settings:
-    """One corpus workspace's settings. On a server store (PostgreSQL) every corpus gets its
-    own schema, ``<store.pg_schema>_<10 hex digits>`` of its folder's last two parts
-    (``<benchmark>/<corpus folder>``, whose name carries the hash of what defines the corpus:
-    two benchmarks' passage corpora share the name ``passages``, never the folder), so one
-    server keeps an eval's corpora apart as the workspace root's folders do, and moving the
-    root keeps them. SQLite's are ``settings``."""
-    if settings.store.backend == "sqlite":
-        return settings
-    own = settings.model_copy(deep=True)
-    where = f"{spec.folder.parent.name}/{spec.folder.name}"
-    digest = hashlib.sha1(where.encode("utf-8")).hexdigest()[:10]
-    own.store.pg_schema = f"{settings.store.pg_schema[:52]}_{digest}"
-    return own
-
-
-def corpus_specs(bench: Benchmark, items: list[QAItem], options: EvalOptions) -> list[CorpusSpec]:
-    """The corpora the questions are asked over (see ``eval.corpus``)."""
-    root = options.workspace_root
-    if bench.corpus is not None:
-        grouped = bench.corpus.passages and all(p.doc_id for p in bench.corpus.passages) \
-            and all(i.doc_ids for i in items) and options.setting == "per-document"
-        if not grouped:
-            return [passage_spec(root, bench.name, bench.corpus.passages, items)]
-        specs = []
-        for doc_id, group in by_document(items).items():
-            passages = [p for p in bench.corpus.passages if p.doc_id == doc_id]
-            spec = passage_spec(root, f"{bench.name}/{doc_id}", passages, group)
-            spec.name = doc_id
-            specs.append(spec)
-        return specs
-    if not bench.documents:
-        raise ConfigError(f"benchmark {bench.name} has neither documents nor a passage corpus; check its path")
-    if options.setting == "packed":
-        layout, packed_items = pack_documents(items, bench.page_counts)
-        return [packed_spec(root, bench.name, layout, packed_items, bench.documents)]
-    if options.setting == "library":
-        return [library_spec(root, bench.name, items, bench.documents)]
-    return per_document_specs(root, bench.name, by_document(items), bench.documents)
-
-
 def judge_models(ws: Workspace, names: Sequence[str]) -> dict[str, ChatModel]:
     """Judges by model name (each the judge role's endpoint with that model), or the judge
     role's own model; {} when no judge is configured."""
@@ -170,8 +114,10 @@ def judge_models(ws: Workspace, names: Sequence[str]) -> dict[str, ChatModel]:
         settings.judge.model = name
         chat = ModelHub(settings, ws.store, ws.root).chat("judge")
         if chat is None:
-            raise ConfigError("judge models were named but models.judge.base_url is not set; configure the "
-                              "judge endpoint (DOCGRAPH_MODELS__JUDGE__BASE_URL)")
+            raise ConfigError(
+                "judge models were named but models.judge.base_url is not set; configure the "
+                "judge endpoint (DOCGRAPH_MODELS__JUDGE__BASE_URL)"
+            )
         judges[name] = chat
     return judges
 
@@ -197,7 +143,7 @@ class Runner:
         bench = opts.loaded or load_benchmark(opts.benchmark, opts.path)
         if opts.documents is not None:
             bench = bench.with_documents(opts.documents)
-        items = bench.items[:opts.limit] if opts.limit else list(bench.items)
+        items = bench.items[: opts.limit] if opts.limit else list(bench.items)
         specs = corpus_specs(bench, items, opts)
         passages = opts.setting == "per-document" and bench.corpus is not None and len(specs) == 1
         self.setting = "passages" if passages else opts.setting
@@ -215,8 +161,15 @@ class Runner:
         summary["setting"] = self.setting
         summary["run"] = self.run_kind
         md_path, json_path = write_reports(summary, opts.out, output_stem(opts))
-        return EvalResult(summary=summary, markdown=markdown(summary), table_path=md_path, json_path=json_path,
-                          records_path=self.log.path, questions_run=self.ran, questions_skipped=self.skipped)
+        return EvalResult(
+            summary=summary,
+            markdown=markdown(summary),
+            table_path=md_path,
+            json_path=json_path,
+            records_path=self.log.path,
+            questions_run=self.ran,
+            questions_skipped=self.skipped,
+        )
 
     def _belongs(self, record: dict[str, Any], corpora: set[str], questions: set[tuple[str, str]]) -> bool:
         """Whether a record is part of this run's table: its setting, methods, corpora and
@@ -251,16 +204,21 @@ class Runner:
         progress = self.options.progress()
         with Workspace(spec.folder, settings=corpus_settings(self.settings, spec)) as ws:
             answer_model = self.answer_model = self._answer_model(ws)
-            todo = {m: [i for i in spec.items if not self.log.done(self._qkey(spec, m, i, answer_model))]
-                    for m in self.options.methods}
+            todo = {
+                m: [i for i in spec.items if not self.log.done(self._qkey(spec, m, i, answer_model))]
+                for m in self.options.methods
+            }
             self.skipped += sum(len(spec.items) - len(v) for v in todo.values())
-            built = all(self.log.done(build_key({"setting": self.setting, "corpus": spec.name, "method": m}))
-                        for m in self.options.methods)
+            built = all(
+                self.log.done(build_key({"setting": self.setting, "corpus": spec.name, "method": m}))
+                for m in self.options.methods
+            )
             if built and not any(todo.values()):
                 return
             ws.add(spec.files, progress=progress)
-            doc_names = {d.id: spec.doc_names[Path(d.path).name] for d in ws.documents()
-                         if Path(d.path).name in spec.doc_names}
+            doc_names = {
+                d.id: spec.doc_names[Path(d.path).name] for d in ws.documents() if Path(d.path).name in spec.doc_names
+            }
             judges = {} if self.options.retrieval_only else judge_models(ws, self.options.judges)
             for method in self.options.methods:
                 if not self.build(ws, benchmark, spec, method, progress):
@@ -276,8 +234,16 @@ class Runner:
             progress.close()
 
     def _qkey(self, spec: CorpusSpec, method: str, item: QAItem, answer_model: str | None) -> tuple:
-        return question_key({"setting": self.setting, "corpus": spec.name, "method": method, "qid": item.id,
-                             "run": self.run_kind, "answer_model": answer_model})
+        return question_key(
+            {
+                "setting": self.setting,
+                "corpus": spec.name,
+                "method": method,
+                "qid": item.id,
+                "run": self.run_kind,
+                "answer_model": answer_model,
+            }
+        )
 
     # ------------------------------------------------------------------ build
     def build(self, ws: Workspace, benchmark: str, spec: CorpusSpec, method: str, progress: Progress) -> bool:
@@ -288,8 +254,13 @@ class Runner:
         one with nothing to do leaves it (so a reused index still reports what it cost). A
         build with nothing to do appends no record when the run's log already has one (a
         resumed eval leaves one build record per corpus and method)."""
-        record: dict[str, Any] = {"kind": "build", "benchmark": benchmark, "setting": self.setting,
-                                  "corpus": spec.name, "method": method}
+        record: dict[str, Any] = {
+            "kind": "build",
+            "benchmark": benchmark,
+            "setting": self.setting,
+            "corpus": spec.name,
+            "method": method,
+        }
         started = time.perf_counter()
         try:
             with ws.models.meter.track() as used:
@@ -311,23 +282,48 @@ class Runner:
             ws.store.put_record(BUILD_COST_NAMESPACE, method, cost)
         if not report.pages_built and self.log.done(build_key(record)):
             return True  # a rerun that found the index built: the record of the build that made it stands
-        record.update(seconds=cost["seconds"], usage=cost["usage"], pages=cost["pages"],
-                      pages_built_now=report.pages_built, stats=report.stats)
+        record.update(
+            seconds=cost["seconds"],
+            usage=cost["usage"],
+            pages=cost["pages"],
+            pages_built_now=report.pages_built,
+            stats=report.stats,
+        )
         self.log.append(record)
         return True
 
     # ------------------------------------------------------------------ one question
-    def run_question(self, ws: Workspace, benchmark: str, spec: CorpusSpec, method: str, item: QAItem,
-                     doc_names: dict[str, str], answer_model: str | None,
-                     judges: dict[str, ChatModel]) -> dict[str, Any]:
-        gold = list(item.gold_passages) if spec.level == "passage" else \
-            [f"{d}|{p}" for d, p in item.gold_pages]
+    def run_question(
+        self,
+        ws: Workspace,
+        benchmark: str,
+        spec: CorpusSpec,
+        method: str,
+        item: QAItem,
+        doc_names: dict[str, str],
+        answer_model: str | None,
+        judges: dict[str, ChatModel],
+    ) -> dict[str, Any]:
+        gold = list(item.gold_passages) if spec.level == "passage" else [f"{d}|{p}" for d, p in item.gold_pages]
         record: dict[str, Any] = {
-            "kind": "question", "benchmark": benchmark, "setting": self.setting, "corpus": spec.name,
-            "method": method, "qid": item.id, "run": self.run_kind, "answer_model": answer_model,
-            "question": item.question, "gold_answer": item.answer, "answer_format": item.answer_format,
-            "unanswerable": item.unanswerable, "categories": item.categories(), "level": spec.level,
-            "gold": gold, "retrieved": [], "error": None}
+            "kind": "question",
+            "benchmark": benchmark,
+            "setting": self.setting,
+            "corpus": spec.name,
+            "method": method,
+            "qid": item.id,
+            "run": self.run_kind,
+            "answer_model": answer_model,
+            "question": item.question,
+            "gold_answer": item.answer,
+            "answer_format": item.answer_format,
+            "unanswerable": item.unanswerable,
+            "categories": item.categories(),
+            "level": spec.level,
+            "gold": gold,
+            "retrieved": [],
+            "error": None,
+        }
         if spec.setting == "library":  # which document the question is about, for document recall
             record["gold_documents"] = list(dict.fromkeys([d for d, _ in item.gold_pages] or item.doc_ids))
         started = time.perf_counter()
@@ -340,16 +336,22 @@ class Runner:
                     answer = ws.ask(item.question, method=method)
                     evidence = answer.evidence
         except Exception as exc:  # noqa: BLE001 — recorded and retried on the next run
-            record.update(error=f"{type(exc).__name__}: {exc}", trace=traceback.format_exc(limit=5),
-                          seconds=time.perf_counter() - started)
+            record.update(
+                error=f"{type(exc).__name__}: {exc}",
+                trace=traceback.format_exc(limit=5),
+                seconds=time.perf_counter() - started,
+            )
             return record
         record["seconds"] = time.perf_counter() - started
         record["usage"] = usage_dict(used)
         keys, scores = evidence_keys(ranked_pages(evidence), doc_names, spec.level, spec.page_passages)
         record.update(retrieved=keys, retrieved_scores=scores, mode=evidence.mode)
         if answer is not None:
-            record.update(answer=answer.text, model_used=answer.model_used,
-                          citations=[f"{doc_names.get(c.doc_id, c.doc_id)}|{c.page}" for c in answer.citations])
+            record.update(
+                answer=answer.text,
+                model_used=answer.model_used,
+                citations=[f"{doc_names.get(c.doc_id, c.doc_id)}|{c.page}" for c in answer.citations],
+            )
             if answer.warnings:  # the offline answer stood in (answer_fallback), or answers.verify = drop cut
                 record["warnings"] = list(answer.warnings)
             if answer.verify not in (None, "off"):  # the claim check: checked sentences per status
@@ -360,16 +362,29 @@ class Runner:
                 record["error"] = f"judging failed: {type(exc).__name__}: {exc}"
         return record
 
-    def judge(self, ws: Workspace, record: dict[str, Any], item: QAItem, text: str, model_used: bool,
-              judges: dict[str, ChatModel]) -> None:
+    def judge(
+        self,
+        ws: Workspace,
+        record: dict[str, Any],
+        item: QAItem,
+        text: str,
+        model_used: bool,
+        judges: dict[str, ChatModel],
+    ) -> None:
         """Answer extraction, judge verdicts and FineSurE labels, into ``record``."""
         extractor = ws.models.chat("answer") if model_used else None
         with ws.models.meter.track() as used:
-            record["extracted"] = extract_answer(extractor, item.question, text, item.answer_format) \
-                if extractor is not None else strip_answer_prefix(response_body(text))
+            record["extracted"] = (
+                extract_answer(extractor, item.question, text, item.answer_format)
+                if extractor is not None
+                else strip_answer_prefix(response_body(text))
+            )
             if item.answer_format in ANSWER_FORMATS:  # MMLongBench-Doc's own protocol
-                pred = extract_formatted_answer(extractor, item.question, text, item.answer_format) \
-                    if extractor is not None else extract_in_format(text, item.answer_format, item.question)
+                pred = (
+                    extract_formatted_answer(extractor, item.question, text, item.answer_format)
+                    if extractor is not None
+                    else extract_in_format(text, item.answer_format, item.question)
+                )
                 record["mmlongbench_pred"] = pred
                 record["mmlongbench_score"] = mmlongbench_score(item.answers[0], pred, item.answer_format)
             if judges:
@@ -381,9 +396,11 @@ class Runner:
                     for name, judge in judges.items():
                         for field_name, answer_text in (("finesure", text), ("finesure_oracle", reference)):
                             j = finesure_judgement(judge, item.question, answer_text, reference, facts)
-                            record[field_name][name] = {"faithful": list(j.sentence_faithful),
-                                                        "aligned": list(j.sentence_aligned),
-                                                        "covered": list(j.fact_covered)}
+                            record[field_name][name] = {
+                                "faithful": list(j.sentence_faithful),
+                                "aligned": list(j.sentence_aligned),
+                                "covered": list(j.fact_covered),
+                            }
         record["eval_usage"] = usage_dict(used)
 
     # ------------------------------------------------------------------ pairwise
@@ -405,13 +422,22 @@ class Runner:
                     if a is None or b is None:
                         continue
                     for name, judge in judges.items():
-                        base = {"kind": "pairwise", "benchmark": "", "setting": self.setting, "corpus": spec.name,
-                                "method": method, "opponent": opponent, "qid": item.id, "judge": name}
+                        base = {
+                            "kind": "pairwise",
+                            "benchmark": "",
+                            "setting": self.setting,
+                            "corpus": spec.name,
+                            "method": method,
+                            "opponent": opponent,
+                            "qid": item.id,
+                            "judge": name,
+                        }
                         if self.log.done(pairwise_key(base)):
                             continue
                         pj = pairwise_judgement(judge, name, item.question, a, b)
-                        self.log.append(dict(base, first_order=dict(pj.first_order),
-                                             second_order=dict(pj.second_order)))
+                        self.log.append(
+                            dict(base, first_order=dict(pj.first_order), second_order=dict(pj.second_order))
+                        )
 
 
 def run_eval(options: EvalOptions) -> EvalResult:

@@ -8,7 +8,16 @@ from .subgraph import bounded_subgraph
 from .unionfind import UnionFind
 
 __all__ = [
-    "IdIndex", "build_adjacency", "degrees", "bounded_subgraph", "personalization_vector",
-    "personalized_pagerank", "ppr_on_subgraph", "ppr_for_mode", "UnionFind", "merge_entities",
-    "MergeResult", "MergedRelation",
+    "IdIndex",
+    "build_adjacency",
+    "degrees",
+    "bounded_subgraph",
+    "personalization_vector",
+    "personalized_pagerank",
+    "ppr_on_subgraph",
+    "ppr_for_mode",
+    "UnionFind",
+    "merge_entities",
+    "MergeResult",
+    "MergedRelation",
 ]

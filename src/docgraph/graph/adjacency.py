@@ -68,10 +68,14 @@ class IdIndex:
         return f"IdIndex({len(self)} ids)"
 
 
-def build_adjacency(n_nodes: int, edges: Sequence[Sequence[int]] | np.ndarray,
-                    weights: Sequence[float] | np.ndarray | None = None, *,
-                    combine: Literal["max", "sum"] = "max",
-                    self_loops: bool = False) -> sp.csr_matrix:
+def build_adjacency(
+    n_nodes: int,
+    edges: Sequence[Sequence[int]] | np.ndarray,
+    weights: Sequence[float] | np.ndarray | None = None,
+    *,
+    combine: Literal["max", "sum"] = "max",
+    self_loops: bool = False,
+) -> sp.csr_matrix:
     """A symmetric ``n_nodes × n_nodes`` CSR adjacency from undirected edges.
 
     ``edges`` is a sequence of ``(u, v)`` index pairs (or an ``(m, 2)`` array); ``weights``

@@ -23,8 +23,8 @@ scores from its best pages, weighed by each page's relevance, interleaved.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -63,13 +63,13 @@ def normalise_name(name: str) -> str:
 class EntityBridges:
     """Page × entity incidence of a method's graph, IDF-weighted (rows: pages of a layer)."""
 
-    weighted: sp.csr_matrix        # (pages, entities) IDF where the entity is grounded on the page
-    row_norms: np.ndarray          # L2 norm of each page row of ``weighted``
-    columns: dict[str, int]        # normalised entity name → column
+    weighted: sp.csr_matrix  # (pages, entities) IDF where the entity is grounded on the page
+    row_norms: np.ndarray  # L2 norm of each page row of ``weighted``
+    columns: dict[str, int]  # normalised entity name → column
     idf: np.ndarray
 
     @classmethod
-    def build(cls, n_pages: int, mentions: Iterable[tuple[int, str]]) -> "EntityBridges":
+    def build(cls, n_pages: int, mentions: Iterable[tuple[int, str]]) -> EntityBridges:
         """From ``(page row, entity name)`` pairs; names are normalised, repeats on a page count
         once, names of values (``bridging_name``) are skipped."""
         columns: dict[str, int] = {}
@@ -96,7 +96,7 @@ class EntityBridges:
         found = set()
         for n in range(1, min(MAX_NAME_WORDS, len(words)) + 1):
             for i in range(len(words) - n + 1):
-                column = self.columns.get(" ".join(words[i:i + n]))
+                column = self.columns.get(" ".join(words[i : i + n]))
                 if column is not None:
                     found.add(column)
         return sorted(found)
@@ -109,7 +109,7 @@ class EntityBridges:
         seeds = [int(r) for r in seed_rows if 0 <= int(r) < n_pages]
         if not seeds or not len(self):
             return out
-        weights = np.asarray(seed_weights, dtype=np.float64)[:len(seeds)]
+        weights = np.asarray(seed_weights, dtype=np.float64)[: len(seeds)]
         profile = np.asarray(self.weighted[seeds].T @ weights).ravel()
         profile[self.query_columns(query)] = 0.0
         norm = float(np.linalg.norm(profile))
@@ -148,11 +148,19 @@ def interleave(primary: Sequence[int], secondary: Sequence[int], every: int, lim
     return out
 
 
-def second_hop(top: Sequence[tuple[int, float]], bridges: EntityBridges, query: str, *, every: int, seeds: int,
-               k: int, page_scores: np.ndarray | None = None,
-               boost: Callable[[list[int], np.ndarray], np.ndarray] | None = None,
-               open_part: Callable[[list[int]], np.ndarray] | None = None,
-               open_share: float = 0.0) -> list[tuple[int, float]]:
+def second_hop(
+    top: Sequence[tuple[int, float]],
+    bridges: EntityBridges,
+    query: str,
+    *,
+    every: int,
+    seeds: int,
+    k: int,
+    page_scores: np.ndarray | None = None,
+    boost: Callable[[list[int], np.ndarray], np.ndarray] | None = None,
+    open_part: Callable[[list[int]], np.ndarray] | None = None,
+    open_share: float = 0.0,
+) -> list[tuple[int, float]]:
     """``top`` (a method's ``(page row, score)``, best first) with the second hop merged in.
 
     The first ``seeds`` rows seed ``bridges.scores`` (weighted by their scores relative to the
@@ -193,7 +201,7 @@ def second_hop(top: Sequence[tuple[int, float]], bridges: EntityBridges, query: 
         if kept[i]:
             out.append((row, float(score_of[row])))
             continue
-        following = next((score_of[r] for j, r in enumerate(merged[i + 1:], i + 1) if kept[j]), None)
+        following = next((score_of[r] for j, r in enumerate(merged[i + 1 :], i + 1) if kept[j]), None)
         previous = out[-1][1] if out else (following or 0.0)
         out.append((row, float((previous + (previous if following is None else following)) / 2)))
     return out

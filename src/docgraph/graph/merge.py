@@ -41,9 +41,12 @@ class MergeResult:
         return {eid: canon for eid, canon in self.canonical.items() if eid != canon}
 
 
-def merge_entities(entity_ids: Sequence[str], same_pairs: Iterable[tuple[str, str]],
-                   relations: Iterable[tuple[str, str, str]],
-                   key: Callable[[str], Any] | None = None) -> MergeResult:
+def merge_entities(
+    entity_ids: Sequence[str],
+    same_pairs: Iterable[tuple[str, str]],
+    relations: Iterable[tuple[str, str, str]],
+    key: Callable[[str], Any] | None = None,
+) -> MergeResult:
     """Union the ``same`` pairs, choose a canonical id per group, redirect relations.
 
     The canonical member of a group is the one with the smallest ``key(id)``, ties (and the

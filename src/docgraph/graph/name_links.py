@@ -23,8 +23,8 @@ them is first-hop retrieval's job), scaled to [0, 1]; seeds score 0.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -48,13 +48,13 @@ def heading_name(heading: str) -> str:
 class NameLinks:
     """Which pages name which headed pages (rows and columns: the layer's pages)."""
 
-    mentions: sp.csr_matrix     # (pages, names) 1 where the page's text names the heading
-    targets: sp.csr_matrix      # (names, pages) 1 where the name heads a section on the page
-    idf: np.ndarray             # per name, over the pages that mention or are headed by it
+    mentions: sp.csr_matrix  # (pages, names) 1 where the page's text names the heading
+    targets: sp.csr_matrix  # (names, pages) 1 where the name heads a section on the page
+    idf: np.ndarray  # per name, over the pages that mention or are headed by it
     keys: dict[str, list[int]]  # normalise_name(name) → its columns (to leave the question's names out)
 
     @classmethod
-    def build(cls, n_pages: int, headings: Iterable[tuple[int, str]], page_texts: Sequence[str]) -> "NameLinks":
+    def build(cls, n_pages: int, headings: Iterable[tuple[int, str]], page_texts: Sequence[str]) -> NameLinks:
         """From ``(page row, heading text)`` pairs and each page's text (rows aligned)."""
         columns: dict[tuple[str, ...], int] = {}
         keys: dict[str, list[int]] = {}
@@ -78,7 +78,7 @@ class NameLinks:
             words = _WORD.findall(text)
             for i, word in enumerate(words):
                 for name_words, column in by_first.get(word, ()):
-                    if tuple(words[i:i + len(name_words)]) == name_words and (row, column) not in headed:
+                    if tuple(words[i : i + len(name_words)]) == name_words and (row, column) not in headed:
                         mention_cells.add((row, column))
         n_names = len(columns)
         mentions = _incidence(mention_cells, (n_pages, n_names))
@@ -93,8 +93,12 @@ class NameLinks:
     def query_columns(self, query: str) -> list[int]:
         """Columns of the names the question contains as whole words (case-insensitive)."""
         words = normalise_name(query).split() if query else []
-        found = {column for n in range(1, min(MAX_NAME_WORDS, len(words)) + 1)
-                 for i in range(len(words) - n + 1) for column in self.keys.get(" ".join(words[i:i + n]), ())}
+        found = {
+            column
+            for n in range(1, min(MAX_NAME_WORDS, len(words)) + 1)
+            for i in range(len(words) - n + 1)
+            for column in self.keys.get(" ".join(words[i : i + n]), ())
+        }
         return sorted(found)
 
     def scores(self, seed_rows: Sequence[int], seed_weights: Sequence[float], query: str = "") -> np.ndarray:
@@ -104,7 +108,7 @@ class NameLinks:
         seeds = [int(r) for r in seed_rows if 0 <= int(r) < n_pages]
         if not seeds or not len(self):
             return out
-        weights = np.asarray(seed_weights, dtype=np.float64)[:len(seeds)]
+        weights = np.asarray(seed_weights, dtype=np.float64)[: len(seeds)]
         named = np.asarray(self.mentions[seeds].T @ weights).ravel() * self.idf
         named[self.query_columns(query)] = 0.0
         if not named.any():

@@ -57,9 +57,11 @@ def _distribution(values: Sequence[float] | np.ndarray | None, n: int, name: str
     return arr / total if total > 0 else np.zeros(n, dtype=np.float64)
 
 
-def personalization_vector(seed_weights: Sequence[float] | np.ndarray,
-                           query_affinity: Sequence[float] | np.ndarray | None = None,
-                           beta: float = 0.0) -> np.ndarray:
+def personalization_vector(
+    seed_weights: Sequence[float] | np.ndarray,
+    query_affinity: Sequence[float] | np.ndarray | None = None,
+    beta: float = 0.0,
+) -> np.ndarray:
     """p = (1 − β)·s + β·t, Eq. 2, over the subgraph's nodes; sums to 1.
 
     ``seed_weights`` (non-negative, normalised here to s) and ``query_affinity`` (raw
@@ -81,10 +83,16 @@ def personalization_vector(seed_weights: Sequence[float] | np.ndarray,
     return np.full(n, 1.0 / n) if n else s
 
 
-def personalized_pagerank(adj_sub: sp.spmatrix, seed_weights: Sequence[float] | np.ndarray,
-                          query_affinity: Sequence[float] | np.ndarray | None = None, *,
-                          alpha: float, beta: float = 0.0, tol: float = 1e-8,
-                          max_iter: int = 100) -> np.ndarray:
+def personalized_pagerank(
+    adj_sub: sp.spmatrix,
+    seed_weights: Sequence[float] | np.ndarray,
+    query_affinity: Sequence[float] | np.ndarray | None = None,
+    *,
+    alpha: float,
+    beta: float = 0.0,
+    tol: float = 1e-8,
+    max_iter: int = 100,
+) -> np.ndarray:
     """PPR scores of the subgraph's nodes (Eq. 1 with p of Eq. 2); non-negative, sums to 1.
 
     ``adj_sub`` is the (weighted) adjacency of the subgraph; ``adj_sub[u, v]`` is the weight
@@ -143,8 +151,17 @@ def cached_spread(holder) -> sp.csr_matrix:
     return holder._spread
 
 
-def walk_from(holder, p: np.ndarray, *, alpha: float, tol: float = 1e-8, max_iter: int = 100,
-              local_above: int = 0, eps: float = 1e-6, per_edge: bool = False) -> np.ndarray:
+def walk_from(
+    holder,
+    p: np.ndarray,
+    *,
+    alpha: float,
+    tol: float = 1e-8,
+    max_iter: int = 100,
+    local_above: int = 0,
+    eps: float = 1e-6,
+    per_edge: bool = False,
+) -> np.ndarray:
     """PPR with restart ``alpha`` from ``p`` (sums to 1) over ``holder.adjacency``, whose walk is
     kept on the holder (``cached_walk``). Exact power iteration costs every edge per step; on a
     graph of more than ``local_above`` edges (0 = never) it is a ``forward_push`` with
@@ -156,8 +173,15 @@ def walk_from(holder, p: np.ndarray, *, alpha: float, tol: float = 1e-8, max_ite
     return power_iterate(walk, dangling, p, alpha=alpha, tol=tol, max_iter=max_iter)
 
 
-def forward_push(spread: sp.csr_matrix, dangling: np.ndarray, p: np.ndarray, *, alpha: float,
-                 eps: float = 1e-6, per_edge: bool = False) -> np.ndarray:
+def forward_push(
+    spread: sp.csr_matrix,
+    dangling: np.ndarray,
+    p: np.ndarray,
+    *,
+    alpha: float,
+    eps: float = 1e-6,
+    per_edge: bool = False,
+) -> np.ndarray:
     """PPR with restart ``alpha`` from ``p`` (sums to 1) by forward push (Andersen, Chung & Lang,
     2006), the local counterpart of ``power_iterate``: every node holding more than its
     threshold of not-yet-spread mass keeps ``alpha`` of it and passes the rest to its
@@ -201,8 +225,9 @@ def _rows_of(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, np.nd
     return matrix.indices[positions], matrix.data[positions], counts
 
 
-def power_iterate(walk: sp.csr_matrix, dangling: np.ndarray, p: np.ndarray, *, alpha: float,
-                  tol: float = 1e-8, max_iter: int = 100) -> np.ndarray:
+def power_iterate(
+    walk: sp.csr_matrix, dangling: np.ndarray, p: np.ndarray, *, alpha: float, tol: float = 1e-8, max_iter: int = 100
+) -> np.ndarray:
     """r ← (1 − α)·(walk·r + dangling mass·p) + α·p from r₀ = p until the L1 change is below
     ``tol`` (or ``max_iter`` steps); ``p`` sums to 1; the result is normalised to sum 1."""
     r = p.copy()
@@ -217,12 +242,20 @@ def power_iterate(walk: sp.csr_matrix, dangling: np.ndarray, p: np.ndarray, *, a
     return r / total if total > 0 else p
 
 
-def ppr_on_subgraph(adj: sp.spmatrix, seeds: Sequence[int] | np.ndarray,
-                    seed_weights: Sequence[float] | np.ndarray,
-                    query_affinity: Sequence[float] | np.ndarray | NodeScores | None = None, *,
-                    alpha: float, beta: float, h_max: int, n_max: int,
-                    priority: Sequence[float] | np.ndarray | NodeScores | None = None,
-                    tol: float = 1e-8, max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
+def ppr_on_subgraph(
+    adj: sp.spmatrix,
+    seeds: Sequence[int] | np.ndarray,
+    seed_weights: Sequence[float] | np.ndarray,
+    query_affinity: Sequence[float] | np.ndarray | NodeScores | None = None,
+    *,
+    alpha: float,
+    beta: float,
+    h_max: int,
+    n_max: int,
+    priority: Sequence[float] | np.ndarray | NodeScores | None = None,
+    tol: float = 1e-8,
+    max_iter: int = 100,
+) -> tuple[np.ndarray, np.ndarray]:
     """Bounded subgraph around ``seeds`` in the full graph, then PPR on it.
 
     ``seed_weights`` has one weight per entry of ``seeds`` (repeated seeds add up);
@@ -265,10 +298,27 @@ def ppr_on_subgraph(adj: sp.spmatrix, seeds: Sequence[int] | np.ndarray,
     return nodes, scores
 
 
-def ppr_for_mode(adj: sp.spmatrix, seeds: Sequence[int] | np.ndarray, seed_weights: Sequence[float] | np.ndarray,
-                 query_affinity: Sequence[float] | np.ndarray | None, mode: PPRModeLike, *,
-                 tol: float = 1e-8, max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
+def ppr_for_mode(
+    adj: sp.spmatrix,
+    seeds: Sequence[int] | np.ndarray,
+    seed_weights: Sequence[float] | np.ndarray,
+    query_affinity: Sequence[float] | np.ndarray | None,
+    mode: PPRModeLike,
+    *,
+    tol: float = 1e-8,
+    max_iter: int = 100,
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`ppr_on_subgraph` with α, β, H_max, N_max taken from a mode's settings
     (``KG4VDSettings.mode(name)``, i.e. Table 8)."""
-    return ppr_on_subgraph(adj, seeds, seed_weights, query_affinity, alpha=mode.alpha, beta=mode.beta,
-                           h_max=mode.h_max, n_max=mode.n_max, tol=tol, max_iter=max_iter)
+    return ppr_on_subgraph(
+        adj,
+        seeds,
+        seed_weights,
+        query_affinity,
+        alpha=mode.alpha,
+        beta=mode.beta,
+        h_max=mode.h_max,
+        n_max=mode.n_max,
+        tol=tol,
+        max_iter=max_iter,
+    )

@@ -106,8 +106,9 @@ def _continues(layout: ChunkLayout) -> np.ndarray:
     return unknown | (last[:-1] == first[1:])
 
 
-def similar_pairs(vectors: np.ndarray, chunk_page: np.ndarray, top_k: int, threshold: float,
-                  block: int = 1024) -> np.ndarray:
+def similar_pairs(
+    vectors: np.ndarray, chunk_page: np.ndarray, top_k: int, threshold: float, block: int = 1024
+) -> np.ndarray:
     """(i, j) pairs: j among the ``top_k`` most cosine-similar chunks of i on other pages,
     cosine ≥ ``threshold``; rows of ``vectors`` are L2-normalised."""
     n = len(vectors)
@@ -127,8 +128,14 @@ def similar_pairs(vectors: np.ndarray, chunk_page: np.ndarray, top_k: int, thres
     return np.concatenate(out) if out else np.zeros((0, 2), np.int64)
 
 
-def build_structure(layout: ChunkLayout, weights: EdgeWeightsLike, vectors: np.ndarray | None = None, *,
-                    similar_top_k: int = 5, similar_threshold: float = 0.85) -> StructureGraph:
+def build_structure(
+    layout: ChunkLayout,
+    weights: EdgeWeightsLike,
+    vectors: np.ndarray | None = None,
+    *,
+    similar_top_k: int = 5,
+    similar_threshold: float = 0.85,
+) -> StructureGraph:
     """The structural graph of ``layout`` (see the module doc); ``vectors`` (chunk rows,
     L2-normalised) are needed only for ``similar`` edges."""
     nc, npg = layout.n_chunks, layout.n_pages
@@ -152,8 +159,9 @@ def build_structure(layout: ChunkLayout, weights: EdgeWeightsLike, vectors: np.n
         add("next_chunk", _pairs(same_doc & (same_page | same_section), idx[:-1], idx[1:]))
     if npg > 1:
         pidx = np.arange(npg)
-        consecutive = (layout.page_doc[1:] == layout.page_doc[:-1]) & \
-                      (layout.page_number[1:] == layout.page_number[:-1] + 1)
+        consecutive = (layout.page_doc[1:] == layout.page_doc[:-1]) & (
+            layout.page_number[1:] == layout.page_number[:-1] + 1
+        )
         add("next_page", _pairs(consecutive & _continues(layout), nc + pidx[:-1], nc + pidx[1:]))
     if nc:
         has = layout.section >= 0
@@ -171,12 +179,21 @@ def build_structure(layout: ChunkLayout, weights: EdgeWeightsLike, vectors: np.n
     all_edges = np.concatenate(edges) if edges else np.zeros((0, 2), np.int64)
     all_w = np.concatenate(wts) if wts else np.zeros(0)
     adj = build_adjacency(nc + npg, all_edges, all_w, combine="max")
-    return StructureGraph(n_chunks=nc, n_pages=npg, chunk_page=np.asarray(layout.page, dtype=np.int64),
-                          adjacency=adj, edge_counts=counts)
+    return StructureGraph(
+        n_chunks=nc, n_pages=npg, chunk_page=np.asarray(layout.page, dtype=np.int64), adjacency=adj, edge_counts=counts
+    )
 
 
-def diffuse(graph: StructureGraph, chunk_seeds: np.ndarray, *, alpha: float, page_seeds: np.ndarray | None = None,
-            tol: float = 1e-6, max_iter: int = 50, local_above: int = 0) -> np.ndarray:
+def diffuse(
+    graph: StructureGraph,
+    chunk_seeds: np.ndarray,
+    *,
+    alpha: float,
+    page_seeds: np.ndarray | None = None,
+    tol: float = 1e-6,
+    max_iter: int = 50,
+    local_above: int = 0,
+) -> np.ndarray:
     """Page mass after PPR from non-negative ``chunk_seeds`` (one per chunk; plus optional
     ``page_seeds``, one per page) with restart ``alpha``: each page's node mass plus its
     chunks' mass. All zeros when there is no seed mass.
@@ -187,13 +204,13 @@ def diffuse(graph: StructureGraph, chunk_seeds: np.ndarray, *, alpha: float, pag
     faster on a large one, with the same top nodes in the same order (docs/results,
     2026-12-02 "KG4VD's local entity signals")."""
     seeds = np.zeros(graph.n_nodes, dtype=np.float64)
-    seeds[:graph.n_chunks] = np.maximum(np.asarray(chunk_seeds, dtype=np.float64), 0.0)
+    seeds[: graph.n_chunks] = np.maximum(np.asarray(chunk_seeds, dtype=np.float64), 0.0)
     if page_seeds is not None:
-        seeds[graph.n_chunks:] = np.maximum(np.asarray(page_seeds, dtype=np.float64), 0.0)
+        seeds[graph.n_chunks :] = np.maximum(np.asarray(page_seeds, dtype=np.float64), 0.0)
     total = seeds.sum()
     if total <= 0 or graph.n_pages == 0:
         return np.zeros(graph.n_pages)
     mass = walk_from(graph, seeds / total, alpha=alpha, tol=tol, max_iter=max_iter, local_above=local_above, eps=tol)
-    pages = mass[graph.n_chunks:].copy()
-    np.add.at(pages, graph.chunk_page, mass[:graph.n_chunks])
+    pages = mass[graph.n_chunks :].copy()
+    np.add.at(pages, graph.chunk_page, mass[: graph.n_chunks])
     return pages

@@ -34,8 +34,13 @@ def node_scores(values: Sequence[float] | np.ndarray | NodeScores, n: int, name:
     return full.__getitem__
 
 
-def bounded_subgraph(adj: sp.spmatrix, seeds: Sequence[int] | np.ndarray, h_max: int, n_max: int,
-                     priority: Sequence[float] | np.ndarray | NodeScores | None = None) -> np.ndarray:
+def bounded_subgraph(
+    adj: sp.spmatrix,
+    seeds: Sequence[int] | np.ndarray,
+    h_max: int,
+    n_max: int,
+    priority: Sequence[float] | np.ndarray | NodeScores | None = None,
+) -> np.ndarray:
     """Node indices within ``h_max`` hops of ``seeds``, at most ``n_max`` of them.
 
     The result lists hop ring by hop ring: first the seeds (ring 0), then the nodes first

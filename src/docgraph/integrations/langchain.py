@@ -30,7 +30,10 @@ class DocgraphRetriever(BaseRetriever):
     """Only pages of these documents (ids, file names or titles)."""
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        result = self.workspace.search(query, method=self.method, top_pages=self.top_pages,
-                                       documents=self.documents, regions=self.regions_per_page)
-        return [Document(id=hit.id, page_content=hit.text, metadata={**hit.metadata, "score": hit.score})
-                for hit in region_hits(result)]
+        result = self.workspace.search(
+            query, method=self.method, top_pages=self.top_pages, documents=self.documents, regions=self.regions_per_page
+        )
+        return [
+            Document(id=hit.id, page_content=hit.text, metadata={**hit.metadata, "score": hit.score})
+            for hit in region_hits(result)
+        ]

@@ -31,9 +31,16 @@ class BearerTokenGate:
             scheme, _, value = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
             if scheme.lower() != "bearer" or not token_matches(self.token, value.strip()):
                 body = json.dumps({"error": "a token is required: send 'Authorization: Bearer TOKEN'"}).encode()
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"www-authenticate", b'Bearer realm="docgraph"')]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer realm="docgraph"'),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": body})
                 return
         await self.app(scope, receive, send)
@@ -44,8 +51,10 @@ def http_app(server: MCPServer, *, token: str | None, host: str, port: int, loop
     security = None
     if loopback:
         names = ["127.0.0.1", "localhost", "[::1]", host]
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
-                                             allowed_hosts=[f"{n}:{port}" for n in names] + names,
-                                             allowed_origins=[f"http://{n}:{port}" for n in names])
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=[f"{n}:{port}" for n in names] + names,
+            allowed_origins=[f"http://{n}:{port}" for n in names],
+        )
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security, host=host)
     return BearerTokenGate(app, token) if token else app

@@ -9,8 +9,9 @@ MCP tool error. Writes (``add``, ``build``) take the workspace's writer lock ins
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..api import Workspace
 from ..documents.metadata import shown_title
@@ -33,19 +34,29 @@ def list_documents(ws: Workspace) -> DocumentList:
     entries = []
     for doc in ws.documents():
         label = labels.get(doc.id)
-        entries.append(DocumentEntry(
-            document_id=doc.id, title=shown_title(doc, label), organisation=getattr(label, "organisation", "") or "",
-            period=getattr(label, "period", "") or "", kind=getattr(label, "kind", "") or "",
-            ticker=getattr(label, "ticker", "") or "", pages=doc.page_count, file=Path(doc.path).name))
+        entries.append(
+            DocumentEntry(
+                document_id=doc.id,
+                title=shown_title(doc, label),
+                organisation=getattr(label, "organisation", "") or "",
+                period=getattr(label, "period", "") or "",
+                kind=getattr(label, "kind", "") or "",
+                ticker=getattr(label, "ticker", "") or "",
+                pages=doc.page_count,
+                file=Path(doc.path).name,
+            )
+        )
     return DocumentList(documents=entries, methods_built=built_methods(ws))
 
 
-def search(ws: Workspace, query: str, method: str, top_pages: int, documents: Iterable[str] | None,
-           regions: int) -> SearchResult:
+def search(
+    ws: Workspace, query: str, method: str, top_pages: int, documents: Iterable[str] | None, regions: int
+) -> SearchResult:
     if not query.strip():
         raise InputError("the query is empty")
-    return ws.search(query, method=method, top_pages=top_pages, documents=list(documents or []) or None,
-                     regions=regions)
+    return ws.search(
+        query, method=method, top_pages=top_pages, documents=list(documents or []) or None, regions=regions
+    )
 
 
 def ask(ws: Workspace, question: str, method: str, mode: str | None, top_pages: int | None) -> AskResult:
@@ -67,10 +78,17 @@ def page_view(ws: Workspace, document: str, page: int) -> tuple[PageView, Path]:
     doc = ws.document(found.doc_id, with_pages=False)
     image = (ws.root / found.image_path).resolve()
     uri = {"document": found.doc_id, "page": found.number}
-    view = PageView(document_id=found.doc_id, document_title=shown_title(doc, ws.metadata(found.doc_id).get(found.doc_id)),
-                    page=found.number, width=found.width, height=found.height, image=str(image),
-                    image_uri=PAGE_IMAGE_URI.format(**uri), marks_uri=MARKS_IMAGE_URI.format(**uri),
-                    regions=[region_result(c) for c in sorted(found.components, key=lambda c: c.order)])
+    view = PageView(
+        document_id=found.doc_id,
+        document_title=shown_title(doc, ws.metadata(found.doc_id).get(found.doc_id)),
+        page=found.number,
+        width=found.width,
+        height=found.height,
+        image=str(image),
+        image_uri=PAGE_IMAGE_URI.format(**uri),
+        marks_uri=MARKS_IMAGE_URI.format(**uri),
+        regions=[region_result(c) for c in sorted(found.components, key=lambda c: c.order)],
+    )
     return view, image
 
 
@@ -78,12 +96,19 @@ def region_view(ws: Workspace, document: str, page: int, component: str) -> Regi
     found = ws.page(document, page)
     by_id = {c.id: c for c in found.components}
     if component not in by_id:
-        raise InputError(f"page {page} of {found.doc_id} has no region {component!r}; it has "
-                         + ", ".join(c.id for c in sorted(found.components, key=lambda c: c.order)))
+        raise InputError(
+            f"page {page} of {found.doc_id} has no region {component!r}; it has "
+            + ", ".join(c.id for c in sorted(found.components, key=lambda c: c.order))
+        )
     region = by_id[component]
     crop = str((ws.root / region.crop_path).resolve()) if region.crop_path else None
-    return RegionView(document_id=found.doc_id, page=found.number, region=region_result(region),
-                      section=list(region.section_path), crop_image=crop)
+    return RegionView(
+        document_id=found.doc_id,
+        page=found.number,
+        region=region_result(region),
+        section=list(region.section_path),
+        crop_image=crop,
+    )
 
 
 def page_image(ws: Workspace, document: str, page: int) -> bytes:
@@ -100,15 +125,20 @@ def marks_image(ws: Workspace, document: str, page: int) -> bytes:
 def add(ws: Workspace, paths: list[str], progress: Progress) -> AddSummary:
     missing = [p for p in paths if not Path(p).exists()]
     if missing:
-        raise InputError("no such file or folder: " + ", ".join(missing)
-                         + " (paths are read on the machine the server runs on)")
+        raise InputError(
+            "no such file or folder: " + ", ".join(missing) + " (paths are read on the machine the server runs on)"
+        )
     report = ws.ingest(paths, progress=progress)
-    return AddSummary(added=[d.id for d in report.added + report.skipped], pages=report.pages,
-                      failed=[str(f) for f in report.failures])
+    return AddSummary(
+        added=[d.id for d in report.added + report.skipped],
+        pages=report.pages,
+        failed=[str(f) for f in report.failures],
+    )
 
 
 def build(ws: Workspace, method: str, progress: Progress) -> BuildSummary:
     report = ws.build(method, progress=progress)
     stats = {k: v for k, v in report.stats.items() if isinstance(v, (int, float, str))}
-    return BuildSummary(method=report.method, pages_built=report.pages_built, pages_skipped=report.pages_skipped,
-                        stats=stats)
+    return BuildSummary(
+        method=report.method, pages_built=report.pages_built, pages_skipped=report.pages_skipped, stats=stats
+    )

@@ -22,7 +22,8 @@ web API returns them in the Answer.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -51,8 +52,9 @@ class AnswerCalls(ChatWrapper):
     def _add(self, stage: str, usage: Usage) -> None:
         self.usage[stage] = self.usage.get(stage, Usage()).add(usage)
 
-    def complete(self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None,
-                 **params: Any) -> ChatResult:
+    def complete(
+        self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None, **params: Any
+    ) -> ChatResult:
         start = time.perf_counter()
         try:
             result = self.inner.complete(messages, stage=stage, schema=schema, **params)
@@ -69,12 +71,15 @@ def fallback_warning(stage: str, exc: Exception) -> str:
     error = " ".join(str(exc).split())
     if len(error) > ERROR_CHARS:
         error = error[:ERROR_CHARS] + " …"
-    return (f"the answer model failed at {stage} ({type(exc).__name__}: {error}); this is the offline "
-            f"(extractive) answer over the same evidence")
+    return (
+        f"the answer model failed at {stage} ({type(exc).__name__}: {error}); this is the offline "
+        f"(extractive) answer over the same evidence"
+    )
 
 
-def answer_with_fallback(ctx: "MethodContext", chat: ChatModel | None, model: Callable[[AnswerCalls], Answer],
-                         offline: Callable[[str], Answer]) -> Answer:
+def answer_with_fallback(
+    ctx: MethodContext, chat: ChatModel | None, model: Callable[[AnswerCalls], Answer], offline: Callable[[str], Answer]
+) -> Answer:
     """``offline(NO_MODEL)`` without an answer model; else ``model``'s answer, or on a
     ``ModelError`` the offline answer marked as a fallback (see the module doc)."""
     if chat is None:

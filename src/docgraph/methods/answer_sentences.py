@@ -16,10 +16,12 @@ from dataclasses import dataclass
 MARKER = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _END = re.compile(r"[.!?]+[\"'”’)\]*_]*(?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])*[\"'”’)*_]*(?=\s+\S)")
 _OPENS = re.compile(r"\s+(?!\[\d)[\"'“‘(\[*_]*[A-Z0-9$€£¥-]")  # a citation marker opens nothing: "… 2021. [1]"
-_ABBREVIATIONS = frozenset("""
+_ABBREVIATIONS = frozenset(
+    """
 inc incl corp co ltd plc llc mr mrs ms dr prof st jr sr vs etc e.g i.e eg ie u.s u.k no nos fig figs approx
 jan feb mar apr jun jul aug sep sept oct nov dec est dept div vol pp p al
-""".split())
+""".split()
+)
 _LEAD = re.compile(r"^(?:\s|[-*•>#]+\s|\d{1,2}[.)]\s|\*\*|__)*")
 
 
@@ -43,9 +45,9 @@ def _is_end(line: str, match: re.Match) -> bool:
         return False
     if not line[match.start()] == ".":
         return True
-    if re.fullmatch(r"\s*\d{1,2}", line[:match.start()]):
+    if re.fullmatch(r"\s*\d{1,2}", line[: match.start()]):
         return False  # list numbering: "1. The first point"
-    word = re.search(r"([\w.]+)$", line[:match.start()])
+    word = re.search(r"([\w.]+)$", line[: match.start()])
     if word is None:
         return True
     token = word.group(1).lower()

@@ -8,9 +8,10 @@ the data belongs to one, so that removing a document removes what was derived fr
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..config import Settings
 from ..errors import ConfigError, InputError, NotBuiltError
@@ -28,7 +29,7 @@ class MethodContext:
 
     store: Store
     settings: Settings
-    models: "ModelHub"
+    models: ModelHub
     root: Path
     progress: Progress = field(default_factory=NullProgress)
 
@@ -71,10 +72,13 @@ def not_built(ctx: MethodContext, method: str) -> NotBuiltError:
     """The error every method raises when asked a question before its index is built: it says
     so and names the command that builds it (and, in an empty workspace, the one that adds)."""
     if not ctx.store.list_documents():
-        return NotBuiltError(f"the workspace {ctx.root} has no documents yet; add some with "
-                             f"`docgraph add FILE...`, then run: docgraph build --method {method}")
-    return NotBuiltError(f"the {method} index of this workspace is not built yet; "
-                         f"run: docgraph build --method {method}")
+        return NotBuiltError(
+            f"the workspace {ctx.root} has no documents yet; add some with "
+            f"`docgraph add FILE...`, then run: docgraph build --method {method}"
+        )
+    return NotBuiltError(
+        f"the {method} index of this workspace is not built yet; run: docgraph build --method {method}"
+    )
 
 
 def check_options(method: str, options: Mapping[str, Any], valid: Iterable[str]) -> None:
@@ -83,8 +87,10 @@ def check_options(method: str, options: Mapping[str, Any], valid: Iterable[str])
     valid = list(valid)
     unknown = sorted(set(options) - set(valid))
     if unknown:
-        raise InputError(f"{method} does not take the option(s) {', '.join(unknown)}; "
-                         f"it takes {', '.join(valid) if valid else 'none'}")
+        raise InputError(
+            f"{method} does not take the option(s) {', '.join(unknown)}; "
+            f"it takes {', '.join(valid) if valid else 'none'}"
+        )
 
 
 _REGISTRY: dict[str, Callable[[], Method]] = {}

@@ -40,4 +40,6 @@ def usage_lines(usage: dict[str, dict[str, Any]]) -> list[str]:
         return ["model usage: none (offline build)"]
     return ["model usage:"] + [
         f"  {stage:<16} calls {u['calls']:>6}  cached {u['cache_hits']:>6}  in {u['input_tokens']:>9}  "
-        f"out {u['output_tokens']:>8}  images {u['images']:>5}" for stage, u in usage.items()]
+        f"out {u['output_tokens']:>8}  images {u['images']:>5}"
+        for stage, u in usage.items()
+    ]

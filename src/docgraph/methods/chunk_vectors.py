@@ -15,8 +15,8 @@ turn the rows back into one vector per chunk with ``combine``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -45,17 +45,18 @@ class ContextualChunks:
     _elements: list[str] = field(init=False, repr=False)
 
     @classmethod
-    def of(cls, chunks: Sequence[Chunk], embedding_settings, max_chars: int | None = None) -> "ContextualChunks":
+    def of(cls, chunks: Sequence[Chunk], embedding_settings, max_chars: int | None = None) -> ContextualChunks:
         """The recipe chosen by ``models.embedding`` (``chunk_context``, ``context_weight``)."""
-        return cls(chunks, embedding_settings.context_weight, max_chars,
-                   joint=embedding_settings.chunk_context == "joint")
+        return cls(
+            chunks, embedding_settings.context_weight, max_chars, joint=embedding_settings.chunk_context == "joint"
+        )
 
     def __post_init__(self) -> None:
         separate = not self.joint and self.weight > 0
         self._elements = list(dict.fromkeys(e for c in self.chunks for e in context_elements(c))) if separate else []
 
     def _cut(self, text: str) -> str:
-        return text if self.max_chars is None else text[:self.max_chars]
+        return text if self.max_chars is None else text[: self.max_chars]
 
     def texts(self) -> list[str]:
         """Joint: "context line\ntext" per chunk. Separate: bodies in chunk order, then the
@@ -91,10 +92,12 @@ def renew_stale_recipe(ctx: MethodContext, method: str, chunk_namespaces: Sequen
     stale = [ns for ns in chunk_namespaces if ns in recorded and recorded[ns] not in wanted]
     if not stale:
         return False
-    ctx.progress.note(f"{method}: its chunk vectors were made as {recorded[stale[0]]!r}, and models.embedding now "
-                      f"says chunk_context = {embedding.chunk_context!r}, context_weight = "
-                      f"{embedding.context_weight:g}: re-embedding every {method} vector (texts embedded before "
-                      f"come from the cache)")
+    ctx.progress.note(
+        f"{method}: its chunk vectors were made as {recorded[stale[0]]!r}, and models.embedding now "
+        f"says chunk_context = {embedding.chunk_context!r}, context_weight = "
+        f"{embedding.context_weight:g}: re-embedding every {method} vector (texts embedded before "
+        f"come from the cache)"
+    )
     for namespace in [ns for ns in recorded if ns == method or ns.startswith(method + ".")]:
         delete_vectors(ctx.store, namespace)
     return True

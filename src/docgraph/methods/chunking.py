@@ -10,7 +10,7 @@ offline), and consecutive text components of the same section are packed up to
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..types import Chunk, Component, ComponentKind, Page
 
@@ -22,7 +22,7 @@ def _image_text(page: Page, comp: Component, neighbours: int = 1) -> str:
     ordered = sorted(page.components, key=lambda c: c.order)
     index = next(i for i, c in enumerate(ordered) if c.id == comp.id)
     parts = [comp.text] if comp.text else []
-    window = ordered[max(0, index - neighbours): index + neighbours + 1]
+    window = ordered[max(0, index - neighbours) : index + neighbours + 1]
     captions = [c.text for c in window if c.kind is ComponentKind.CAPTION and c.text]
     nearby = [c.text for c in window if c.kind in (ComponentKind.PARAGRAPH, ComponentKind.TITLE) and c.text]
     parts.extend(captions or nearby[:1])
@@ -38,9 +38,17 @@ def page_chunks(page: Page, max_words: int = DEFAULT_MAX_WORDS) -> list[Chunk]:
         if pending:
             text = "\n".join(c.content for c in pending if c.content).strip()
             if text:
-                chunks.append(Chunk(id=f"{page.doc_id}:{page.number}:{pending[0].id}", doc_id=page.doc_id,
-                                    page=page.number, component_ids=[c.id for c in pending],
-                                    modality="text", text=text, section_path=list(pending[0].section_path)))
+                chunks.append(
+                    Chunk(
+                        id=f"{page.doc_id}:{page.number}:{pending[0].id}",
+                        doc_id=page.doc_id,
+                        page=page.number,
+                        component_ids=[c.id for c in pending],
+                        modality="text",
+                        text=text,
+                        section_path=list(pending[0].section_path),
+                    )
+                )
             pending.clear()
 
     for comp in sorted(page.components, key=lambda c: c.order):
@@ -49,17 +57,25 @@ def page_chunks(page: Page, max_words: int = DEFAULT_MAX_WORDS) -> list[Chunk]:
         if comp.kind in (ComponentKind.TABLE, ComponentKind.IMAGE):
             flush()
             text = comp.content if comp.kind is ComponentKind.TABLE else _image_text(page, comp)
-            chunks.append(Chunk(id=f"{page.doc_id}:{page.number}:{comp.id}", doc_id=page.doc_id,
-                                page=page.number, component_ids=[comp.id], modality=comp.modality,
-                                text=text or f"[{comp.kind.name.lower()} {comp.id}]",
-                                section_path=list(comp.section_path)))
+            chunks.append(
+                Chunk(
+                    id=f"{page.doc_id}:{page.number}:{comp.id}",
+                    doc_id=page.doc_id,
+                    page=page.number,
+                    component_ids=[comp.id],
+                    modality=comp.modality,
+                    text=text or f"[{comp.kind.name.lower()} {comp.id}]",
+                    section_path=list(comp.section_path),
+                )
+            )
             continue
         if not comp.content.strip():
             continue
         words = sum(len(c.content.split()) for c in pending)
         new_section = pending and pending[0].section_path != comp.section_path
-        if pending and (new_section or words + len(comp.content.split()) > max_words
-                        or comp.kind is ComponentKind.TITLE):
+        if pending and (
+            new_section or words + len(comp.content.split()) > max_words or comp.kind is ComponentKind.TITLE
+        ):
             flush()
         pending.append(comp)
     flush()

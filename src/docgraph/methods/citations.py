@@ -51,9 +51,15 @@ class CitationBook:
         key = (doc_id, page_number, comps_ids)
         if key in self._by_key:
             return self._by_key[key].number
-        citation = Citation(number=len(self.citations) + 1, doc_id=doc_id, page=page_number,
-                            component_ids=list(comps_ids), bboxes=[c.bbox for c in comps],
-                            quote=quote[:500], document_title=self._title(doc_id))
+        citation = Citation(
+            number=len(self.citations) + 1,
+            doc_id=doc_id,
+            page=page_number,
+            component_ids=list(comps_ids),
+            bboxes=[c.bbox for c in comps],
+            quote=quote[:500],
+            document_title=self._title(doc_id),
+        )
         self._by_key[key] = citation
         self.citations.append(citation)
         return citation.number

@@ -22,8 +22,8 @@ also removes the unsupported sentences and says so in the answer's warnings.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 from ..types import Answer, Citation, ClaimCheck, ComponentKind, Page
 from .answer_sentences import Span, answer_sentences, markers
@@ -65,8 +65,12 @@ def support_of(citation: Citation, page: Page | None) -> Support:
     everything = "\n".join(_component_text(c) for c in page.components)
     with_rows = [(c, table_rows(c.markdown or "")) for c in cited + tables]
     prose = "\n".join(_component_text(c) for c, rows in with_rows if not rows)
-    return Support("\n".join(_component_text(c) for c in cited + tables), f"{everything}\n{title}", prose,
-                   tuple(row for _, rows in with_rows for row in rows))
+    return Support(
+        "\n".join(_component_text(c) for c in cited + tables),
+        f"{everything}\n{title}",
+        prose,
+        tuple(row for _, rows in with_rows for row in rows),
+    )
 
 
 def _status(found: int, missing_hard: bool, missing_soft: bool) -> str:
@@ -92,8 +96,9 @@ def check_sentence(span: Span, supports: Mapping[int, Support], question: str = 
         return ClaimCheck(status="uncited", missing=checked, **base)
     strict = EvidenceFigures("\n".join(s.cited for s in cited))
     rows = named_rows(span.text, [row for s in cited for row in s.rows])
-    in_rows = EvidenceFigures("\n".join([text for _, text in rows] + [s.prose_text() for s in cited])) \
-        if rows else strict
+    in_rows = (
+        EvidenceFigures("\n".join([text for _, text in rows] + [s.prose_text() for s in cited])) if rows else strict
+    )
     wide_text = "\n".join(s.cited + "\n" + s.context for s in cited)
     wide = EvidenceFigures(wide_text + "\n" + question)
     names_key = evidence_key(wide_text + "\n" + question)
@@ -108,8 +113,9 @@ def check_sentence(span: Span, supports: Mapping[int, Support], question: str = 
     missing_hard += [d.text for d in dates if not wide.has_date(d)]
     missing_soft += [n for n in names if not name_found(n, names_key)]
     found = len(checked) - len(missing_hard) - len(missing_soft)
-    return ClaimCheck(status=_status(found, bool(missing_hard), bool(missing_soft)),
-                      missing=missing_hard + missing_soft, **base)
+    return ClaimCheck(
+        status=_status(found, bool(missing_hard), bool(missing_soft)), missing=missing_hard + missing_soft, **base
+    )
 
 
 def check_text(text: str, supports: Mapping[int, Support], question: str = "") -> list[ClaimCheck]:
@@ -133,7 +139,7 @@ def _without(text: str, claims: list[ClaimCheck]) -> str:
     """``text`` with the spans of ``claims`` cut out, and the blank lines it leaves."""
     out, last = [], 0
     for claim in sorted(claims, key=lambda c: c.start):
-        out.append(text[last:claim.start])
+        out.append(text[last : claim.start])
         last = claim.end
     out.append(text[last:])
     lines = [line.rstrip() for line in "".join(out).splitlines()]
@@ -145,8 +151,10 @@ def dropped_warning(claims: list[ClaimCheck]) -> str:
     """The warning of ``drop`` mode: how many sentences went and what their evidence lacked."""
     lacking = list(dict.fromkeys(item for c in claims for item in c.missing))
     shown = ", ".join(lacking[:8]) + (" …" if len(lacking) > 8 else "")
-    return (f"the claim check removed {len(claims)} unsupported sentence(s): the evidence they cite does not "
-            f"hold {shown or 'what they state'} (answers.verify = drop)")
+    return (
+        f"the claim check removed {len(claims)} unsupported sentence(s): the evidence they cite does not "
+        f"hold {shown or 'what they state'} (answers.verify = drop)"
+    )
 
 
 def apply_check(answer: Answer, page_of: PageLookup, mode: str = "mark") -> Answer:
@@ -162,6 +170,9 @@ def apply_check(answer: Answer, page_of: PageLookup, mode: str = "mark") -> Answ
         gone = [c for c in claims if c.status == "unsupported"]
         if gone:
             text = _without(answer.text, gone) or "(the claim check removed every sentence of the answer)"
-            update.update(text=text, claims=check_text(text, supports, answer.question),
-                          warnings=[*answer.warnings, dropped_warning(gone)])
+            update.update(
+                text=text,
+                claims=check_text(text, supports, answer.question),
+                warnings=[*answer.warnings, dropped_warning(gone)],
+            )
     return answer.model_copy(update=update)

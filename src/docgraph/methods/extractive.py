@@ -11,8 +11,8 @@ answer model failed and this is the fallback (``MODEL_FAILED``, see ``answer_fal
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..text import sentences, tokenize
 from .citations import CitationBook
@@ -100,17 +100,25 @@ def item_sentences(items: Sequence[str], passages: list[EvidencePassage]) -> lis
     out: list[tuple[str, EvidencePassage]] = []
     for item in items:
         wanted = tuple(_stem(t) for t in tokenize(item))
-        holding = [(not any(t[0].isdigit() for t in w), w[:len(wanted)] != wanted, len(w) - len(wanted),
-                    cands[i].rank, i)
-                   for i, w in enumerate(words) if wanted and set(wanted) <= set(w)]
+        holding = [
+            (not any(t[0].isdigit() for t in w), w[: len(wanted)] != wanted, len(w) - len(wanted), cands[i].rank, i)
+            for i, w in enumerate(words)
+            if wanted and set(wanted) <= set(w)
+        ]
         if holding:
             best = cands[min(holding)[-1]]
             out.append((best.sentence, best.passage))
     return out
 
 
-def extractive_answer(question: str, passages: list[EvidencePassage], book: CitationBook,
-                      max_sentences: int = 3, reason: str = NO_MODEL, items: Sequence[str] = ()) -> str:
+def extractive_answer(
+    question: str,
+    passages: list[EvidencePassage],
+    book: CitationBook,
+    max_sentences: int = 3,
+    reason: str = NO_MODEL,
+    items: Sequence[str] = (),
+) -> str:
     """Quote up to ``max_sentences`` best sentences with citations registered in ``book``;
     the first line says why no model answered (``reason``). ``items`` (the input line items
     of a measure the question asks for, ``methods.lexicon``) are quoted first, each by the

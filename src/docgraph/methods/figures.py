@@ -19,41 +19,110 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-MONTHS = {name: n for n, names in enumerate((
-    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
-    ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
-    ("october", "oct"), ("november", "nov"), ("december", "dec")), start=1) for name in names}
-_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" \
-         r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+MONTHS = {
+    name: n
+    for n, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
 _DATES = [  # (pattern, group order)
     (re.compile(rf"\b(?P<m>{_MONTH})\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y>(?:19|20)\d{{2}})\b", re.I)),
-    (re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{_MONTH}),?\s+"
-                r"(?P<y>(?:19|20)\d{2})\b", re.I)),
+    (
+        re.compile(
+            rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{_MONTH}),?\s+"
+            r"(?P<y>(?:19|20)\d{2})\b",
+            re.I,
+        )
+    ),
     (re.compile(r"\b(?P<y>(?:19|20)\d{2})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b")),
     (re.compile(r"\b(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>(?:19|20)\d{2})\b")),
     (re.compile(rf"\b(?P<m>{_MONTH})\s+(?:of\s+)?(?P<y>(?:19|20)\d{{2}})\b", re.I)),
 ]
-SCALES = {"thousand": 3, "thousands": 3, "k": 3, "million": 6, "millions": 6, "mn": 6, "mm": 6, "m": 6,
-          "billion": 9, "billions": 9, "bn": 9, "b": 9, "trillion": 12, "trillions": 12, "tn": 12, "t": 12}
+SCALES = {
+    "thousand": 3,
+    "thousands": 3,
+    "k": 3,
+    "million": 6,
+    "millions": 6,
+    "mn": 6,
+    "mm": 6,
+    "m": 6,
+    "billion": 9,
+    "billions": 9,
+    "bn": 9,
+    "b": 9,
+    "trillion": 12,
+    "trillions": 12,
+    "tn": 12,
+    "t": 12,
+}
 _NUMBER = re.compile(
     r"(?P<cur>(?:US|C|A)?[$€£¥]|\b(?:USD|EUR|GBP|JPY)\s?)?"
     r"(?<![\w.])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\w.]*\d)"
     r"(?P<suffix>[kKmMbBtT]n?\b|mm\b)?"
     r"(?:\s?(?P<word>thousands?|millions?|billions?|trillions?|mn|bn|tn)\b)?"
     r"(?:\s?(?P<pct>%|percent\b|per\s?cent\b|percentage points?\b|pct\b|bps\b|basis points?\b))?",
-    re.I)
+    re.I,
+)
 _YEAR = re.compile(r"(?<![\d,.$])(?:FY\s?|fiscal\s+(?:year\s+)?)?((?:19|20)\d{2})(?![\d,]|\.\d)", re.I)
 _SHORT_FY = re.compile(r"\bFY\s?'?(\d{2})\b", re.I)
 _YEAR_IN_WORD = re.compile(r"(?<=[A-Za-z])((?:19|20)\d{2})\b")
-_REFERENCE = re.compile(r"(?:\b(?:item|items|note|notes|part|page|pages|p|pp|section|sections|figure|fig|"
-                        r"table|exhibit|chapter|schedule|appendix|step|rule|article|no|number|level|tier|"
-                        r"phase|round|grade|class|form)\.?\s*$)|(?:[#§]\s*$)", re.I)
+_REFERENCE = re.compile(
+    r"(?:\b(?:item|items|note|notes|part|page|pages|p|pp|section|sections|figure|fig|"
+    r"table|exhibit|chapter|schedule|appendix|step|rule|article|no|number|level|tier|"
+    r"phase|round|grade|class|form)\.?\s*$)|(?:[#§]\s*$)",
+    re.I,
+)
 _MONTH_BEFORE = re.compile(rf"\b{_MONTH}\s*$", re.I)  # "December 31" without a year: a day
 _IDENT_AFTER = re.compile(r"^-?[A-Za-z]")  # "10-K", "8-K", "COVID-19" (before), "3M" (letter after)
-_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-          "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-          "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
-          "forty": 40, "fifty": 50, "hundred": 100, "dozen": 12, "half": 50}
+_WORDS = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "hundred": 100,
+    "dozen": 12,
+    "half": 50,
+}
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.I)
 
 
@@ -119,8 +188,15 @@ def _figure(m: re.Match) -> Figure | None:
     digits = len(raw.replace(".", "").lstrip("0")) or 1
     scale = Decimal(10) ** exponent
     kind = "percent" if m.group("pct") else "amount"
-    if kind == "amount" and not exponent and not m.group("cur") and not decimals and "," not in m.group("num") \
-            and len(raw) == 4 and raw[:2] in ("19", "20"):
+    if (
+        kind == "amount"
+        and not exponent
+        and not m.group("cur")
+        and not decimals
+        and "," not in m.group("num")
+        and len(raw) == 4
+        and raw[:2] in ("19", "20")
+    ):
         kind = "year"
     return Figure(number * scale, Decimal(10) ** -decimals * scale, digits, kind, bool(exponent), m.group(0).strip())
 
@@ -138,9 +214,13 @@ def claim_figures(text: str) -> tuple[list[Figure], list[DateValue]]:
     for m in _YEAR_IN_WORD.finditer(rest):  # "FY2022", "Q42021"
         figures.append(Figure(Decimal(m.group(1)), Decimal(1), 4, "year", False, m.group(1)))
     for m in _NUMBER.finditer(rest):
-        before, after = rest[:m.start()], rest[m.end():]
-        if _REFERENCE.search(re.sub(r"\d+[-–.]\s*$", "", before[-16:])) or _IDENT_AFTER.match(after) \
-                or re.search(r"[A-Za-z]-?$", before[-2:]) or _MONTH_BEFORE.search(before[-12:]):
+        before, after = rest[: m.start()], rest[m.end() :]
+        if (
+            _REFERENCE.search(re.sub(r"\d+[-–.]\s*$", "", before[-16:]))
+            or _IDENT_AFTER.match(after)
+            or re.search(r"[A-Za-z]-?$", before[-2:])
+            or _MONTH_BEFORE.search(before[-12:])
+        ):
             continue
         figure = _figure(m)
         if figure is not None:

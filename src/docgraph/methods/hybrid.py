@@ -26,8 +26,9 @@ best unit, so a long page is found by its last paragraph too).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, Sequence
+from typing import Literal, Protocol
 
 import numpy as np
 
@@ -61,7 +62,7 @@ def separation(scores: np.ndarray, k: int) -> float:
     signal's scale and offset, so BM25 and cosines compare."""
     if not len(scores):
         return 0.0
-    top = -np.partition(-scores, min(k, len(scores)) - 1)[:min(k, len(scores))]
+    top = -np.partition(-scores, min(k, len(scores)) - 1)[: min(k, len(scores))]
     best, kth, median = float(top.max()), float(top.min()), float(np.median(scores))
     return (best - kth) / (best - median) if best > median else 0.0
 
@@ -98,7 +99,7 @@ class HybridIndex:
     vectors: np.ndarray  # (n, dim) float32, L2-normalised rows
 
     @classmethod
-    def build(cls, texts: Sequence[str], vectors: np.ndarray) -> "HybridIndex":
+    def build(cls, texts: Sequence[str], vectors: np.ndarray) -> HybridIndex:
         if len(texts) != len(vectors):
             raise ValueError(f"{len(texts)} texts for {len(vectors)} vectors")
         return cls(bm25=BM25(list(texts)), vectors=np.asarray(vectors, dtype=np.float32))
@@ -114,8 +115,9 @@ class HybridIndex:
     def sparse(self, query: str) -> np.ndarray:
         return self.bm25.scores(query) if len(self) else np.zeros(0)
 
-    def scores(self, query: str, qvec: np.ndarray, settings: FusionSettingsLike,
-               signal: Signal = "hybrid") -> np.ndarray:
+    def scores(
+        self, query: str, qvec: np.ndarray, settings: FusionSettingsLike, signal: Signal = "hybrid"
+    ) -> np.ndarray:
         """Per-unit scores from one signal: fused (default), dense cosine or BM25."""
         if signal == "dense":
             return self.dense(qvec)

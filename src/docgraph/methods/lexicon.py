@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 from ..errors import ConfigError
 
@@ -43,8 +43,10 @@ _FRONT_MATTER_KEYS = ("attributes", "documents", "names")
 _TITLE_PREFIX = r"(?-i:(?:(?:[A-Z0-9][\w&.,'\u2019-]*|and|of|&)\s+){0,12}?)"
 # what may follow the name in a title: nothing, punctuation but a colon ("Balance Sheet:" runs a
 # paragraph in), a parenthesis ("(in millions)"), a date or a period ("At December 31", "Years Ended…")
-_TITLE_REST = (r"\s*(?:$|[.,(\u2013\u2014-]|(?:as\s+)?(?:of|at|for)\b|(?:years?|fiscal|periods?|quarters?|"
-               r"three|six|nine|twelve|months?|ended|ending)\b)")
+_TITLE_REST = (
+    r"\s*(?:$|[.,(\u2013\u2014-]|(?:as\s+)?(?:of|at|for)\b|(?:years?|fiscal|periods?|quarters?|"
+    r"three|six|nine|twelve|months?|ended|ending)\b)"
+)
 _SPLIT_WORD = re.compile(r"\b(\w{2,}) (\w)(?=\s|$)")  # "Balance Shee t At": text layers split a word's last letter
 
 
@@ -81,36 +83,52 @@ def _phrase(name: str) -> str:
 class Lexicon:
     """Statements, measures and front matter from one or more TOML files (``lexicons/*.toml``)."""
 
-    def __init__(self, statements: Mapping[str, Sequence[str]], measures: Sequence[Measure],
-                 front_matter: Mapping[str, Sequence[str]] | None = None) -> None:
+    def __init__(
+        self,
+        statements: Mapping[str, Sequence[str]],
+        measures: Sequence[Measure],
+        front_matter: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
         unknown = sorted({s for m in measures for s in m.statements} - set(statements))
         if unknown:
-            raise ConfigError(f"lexicon: measures name statements no file defines: {', '.join(unknown)}; "
-                              "add them under [statements.<key>] with their names")
+            raise ConfigError(
+                f"lexicon: measures name statements no file defines: {', '.join(unknown)}; "
+                "add them under [statements.<key>] with their names"
+            )
         self.statements = {key: tuple(names) for key, names in statements.items()}
         self.measures = tuple(measures)
-        self._named = [(key, re.compile(rf"\b(?:{'|'.join(map(_phrase, names))})\b", re.IGNORECASE))
-                       for key, names in self.statements.items() if names]
-        self._titles = [(key, re.compile(rf"^{_TITLE_PREFIX}(?:{'|'.join(map(_phrase, names))}){_TITLE_REST}",
-                                         re.IGNORECASE)) for key, names in self.statements.items() if names]
-        self._measures = [(m, re.compile(rf"\b(?:{'|'.join(map(_phrase, m.names))})\b", re.IGNORECASE))
-                          for m in self.measures if m.names]
+        self._named = [
+            (key, re.compile(rf"\b(?:{'|'.join(map(_phrase, names))})\b", re.IGNORECASE))
+            for key, names in self.statements.items()
+            if names
+        ]
+        self._titles = [
+            (key, re.compile(rf"^{_TITLE_PREFIX}(?:{'|'.join(map(_phrase, names))}){_TITLE_REST}", re.IGNORECASE))
+            for key, names in self.statements.items()
+            if names
+        ]
+        self._measures = [
+            (m, re.compile(rf"\b(?:{'|'.join(map(_phrase, m.names))})\b", re.IGNORECASE))
+            for m in self.measures
+            if m.names
+        ]
         self.front_matter = {key: tuple((front_matter or {}).get(key, ())) for key in _FRONT_MATTER_KEYS}
         self._front_matter = _front_matter_pattern(**self.front_matter)
 
     @classmethod
-    def load(cls, extra: Iterable[str | Path] = (), bundled: Iterable[str] = BUNDLED) -> "Lexicon":
+    def load(cls, extra: Iterable[str | Path] = (), bundled: Iterable[str] = BUNDLED) -> Lexicon:
         """The bundled lexicons plus the TOML files ``extra`` (a user's own domain); a statement
         key defined twice merges its names. A missing or malformed file raises a
         ``ConfigError`` naming it."""
-        texts = [(f"lexicons/{name}", resources.files(__package__).joinpath("lexicons", name).read_text("utf-8"))
-                 for name in bundled]
+        texts = [
+            (f"lexicons/{name}", resources.files(__package__).joinpath("lexicons", name).read_text("utf-8"))
+            for name in bundled
+        ]
         for path in extra:
             try:
                 texts.append((str(path), Path(path).read_text("utf-8")))
             except OSError as exc:
-                raise ConfigError(f"lexicon {path}: cannot read it ({exc.strerror}); fix retrieval.lexicons") \
-                    from exc
+                raise ConfigError(f"lexicon {path}: cannot read it ({exc.strerror}); fix retrieval.lexicons") from exc
         statements: dict[str, list[str]] = {}
         measures: list[Measure] = []
         front_matter: dict[str, list[str]] = {}
@@ -119,13 +137,21 @@ class Lexicon:
                 data = tomllib.loads(text)
                 for key, table in data.get("statements", {}).items():
                     statements.setdefault(key, []).extend(str(n) for n in table.get("names", []))
-                measures.extend(Measure(tuple(map(str, m["names"])), tuple(map(str, m.get("inputs", []))),
-                                        tuple(map(str, m.get("statements", [])))) for m in data.get("measures", []))
+                measures.extend(
+                    Measure(
+                        tuple(map(str, m["names"])),
+                        tuple(map(str, m.get("inputs", []))),
+                        tuple(map(str, m.get("statements", []))),
+                    )
+                    for m in data.get("measures", [])
+                )
                 for key in _FRONT_MATTER_KEYS:
                     front_matter.setdefault(key, []).extend(map(str, data.get("front_matter", {}).get(key, [])))
             except (tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
-                raise ConfigError(f"lexicon {source}: not a lexicon file ({exc}); see "
-                                  "docgraph/methods/lexicons/finance.toml for the format") from exc
+                raise ConfigError(
+                    f"lexicon {source}: not a lexicon file ({exc}); see "
+                    "docgraph/methods/lexicons/finance.toml for the format"
+                ) from exc
         return cls(statements, measures, front_matter)
 
     def read(self, question: str, measures: bool = True, front_matter: bool = True) -> LexiconReading:
@@ -135,10 +161,14 @@ class Lexicon:
         keys: list[str] = []
         terms: list[str] = []
         if measures:
-            named = sorted(((m.start(), key) for key, pattern in self._named
-                            for m in [pattern.search(question)] if m), key=lambda found: found[0])
-            asked = sorted(((m.start(), measure) for measure, pattern in self._measures
-                            for m in [pattern.search(question)] if m), key=lambda found: found[0])
+            named = sorted(
+                ((m.start(), key) for key, pattern in self._named for m in [pattern.search(question)] if m),
+                key=lambda found: found[0],
+            )
+            asked = sorted(
+                ((m.start(), measure) for measure, pattern in self._measures for m in [pattern.search(question)] if m),
+                key=lambda found: found[0],
+            )
             keys = [key for _, key in named] + [key for _, measure in asked for key in measure.statements]
             terms = [term for _, measure in asked for term in measure.inputs]
         labels = [("statement", key) for key in dict.fromkeys(keys)]
@@ -164,8 +194,9 @@ class Lexicon:
 _WHOLE = r"(?!\s+(?:that|which|where|whose|when|with|showing|shows|about|on|in|for|from|of|\d))"
 
 
-def _front_matter_pattern(attributes: Sequence[str], documents: Sequence[str], names: Sequence[str]
-                          ) -> re.Pattern | None:
+def _front_matter_pattern(
+    attributes: Sequence[str], documents: Sequence[str], names: Sequence[str]
+) -> re.Pattern | None:
     """What asks about a document itself: an attribute of it ("the title of this report",
     "the paper's authors"), who made it ("who wrote the book"), or a name only front
     matter carries ("defendant"); None when the lexicon gives none."""
@@ -173,9 +204,11 @@ def _front_matter_pattern(attributes: Sequence[str], documents: Sequence[str], n
     if attributes and documents:
         attribute = "|".join(map(_phrase, attributes))
         document = "|".join(map(_phrase, documents))
-        forms += [rf"(?:{attribute})\s+of\s+(?:the|this)\s+(?:{document}){_WHOLE}",
-                  rf"(?:the|this|its)\s+(?:{document})(?:['\u2019]s)?\s+(?:{attribute})",
-                  rf"who\s+(?:wrote|presented|published|authored|edited|issued|signed)\s+(?:the|this)\s+(?:{document})"]
+        forms += [
+            rf"(?:{attribute})\s+of\s+(?:the|this)\s+(?:{document}){_WHOLE}",
+            rf"(?:the|this|its)\s+(?:{document})(?:['\u2019]s)?\s+(?:{attribute})",
+            rf"who\s+(?:wrote|presented|published|authored|edited|issued|signed)\s+(?:the|this)\s+(?:{document})",
+        ]
     if names:
         forms.append("|".join(map(_phrase, names)))
     return re.compile(rf"\b(?:{'|'.join(forms)})\b", re.IGNORECASE) if forms else None

@@ -23,8 +23,7 @@ def split_row(line: str) -> list[str]:
     if body.endswith("|") and not body.endswith("\\|"):
         body = body[:-1]
     cells = re.split(r"(?<!\\)\|", body)
-    return [" ".join(_TAGS.sub(" ", c).replace("\\|", "|").replace("**", "").replace("__", "").split())
-            for c in cells]
+    return [" ".join(_TAGS.sub(" ", c).replace("\\|", "|").replace("**", "").replace("__", "").split()) for c in cells]
 
 
 def parse_table(markdown: str) -> tuple[list[str], list[list[str]]]:

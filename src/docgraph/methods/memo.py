@@ -25,13 +25,14 @@ import gc
 import threading
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Hashable
+from typing import Any
 
 from ..store.base import Store
 
-_TABLES: list["StoreCache"] = []
+_TABLES: list[StoreCache] = []
 
 
 def _root(store: Store) -> str:

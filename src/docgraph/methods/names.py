@@ -20,16 +20,19 @@ from .figures import MONTHS
 _WORD = re.compile(r"[A-Za-z0-9][\w&'’.-]*[\w]|[A-Za-z]")
 _JOINERS = frozenset({"of", "&", "de", "la", "du", "von", "van", "der", "for"})
 _FIGURE_LIKE = re.compile(r"^(?:\d[\d,.]*(?:[kKmMbBtT]n?|mm|%)?|(?:FY|Q|H)\d+|\d+(?:st|nd|rd|th|s))$", re.I)
-_NOT_NAMES = frozenset("""
+_NOT_NAMES = frozenset(
+    """
 a an the this that these those it its in on at by for from to of and or but if as is was were be
 however therefore thus also although while when where which who what how why according overall total
 based both each every all some many most several other another such no not yes so then there here
 note notes item items table figure page section part answer question evidence source sources document
 documents report q1 q2 q3 q4 fy h1 h2 usd eur gbp jpy us$ i we you they he she our their my your
 monday tuesday wednesday thursday friday saturday sunday
-""".split()) | frozenset(MONTHS)
-_SUFFIXES = frozenset("inc inc. corp corp. corporation co co. company ltd ltd. plc llc lp sa ag nv group "
-                      "holdings the".split())
+""".split()
+) | frozenset(MONTHS)
+_SUFFIXES = frozenset(
+    "inc inc. corp corp. corporation co co. company ltd ltd. plc llc lp sa ag nv group holdings the".split()
+)
 _OPENERS = re.compile(r"(?:^|[.!?:;]\s+|\n\s*(?:[-*•]\s*)?|\(\s*|[\"“]\s*)$")
 
 
@@ -42,8 +45,11 @@ def _capitalised(word: str, before: str = "") -> bool:
 def _distinctive(word: str) -> bool:
     """A word that reads as a name even where every word is capitalised."""
     letters = [c for c in word if c.isalpha()]
-    return (len(letters) >= 2 and all(c.isupper() for c in letters)) or any(c.isupper() for c in word[1:]) \
+    return (
+        (len(letters) >= 2 and all(c.isupper() for c in letters))
+        or any(c.isupper() for c in word[1:])
         or any(c.isdigit() for c in word)
+    )
 
 
 def claim_names(sentence: str) -> list[str]:
@@ -70,13 +76,13 @@ def claim_names(sentence: str) -> list[str]:
     last_end = 0
     for m in _WORD.finditer(text):
         word = re.sub(r"['’]s$", "", m.group(0).rstrip("."))
-        gap = text[last_end:m.start()]
+        gap = text[last_end : m.start()]
         if run and gap.strip() == "&":
             run.append("&")
         elif run and gap.strip():
             close()
         lower = word.lower()
-        capital = _capitalised(word, text[max(0, m.start() - 2):m.start()])
+        capital = _capitalised(word, text[max(0, m.start() - 2) : m.start()])
         if capital and (lower not in _NOT_NAMES or run and lower in _JOINERS):
             if not run:
                 run_start = m.start()

@@ -28,8 +28,15 @@ from ..scoring import blend_rerank, minmax
 from .evidence_layer import EvidenceLayer, PageKey, PageRanking, indexed_text
 
 
-def rerank_pages(reranker: Reranker, layer: EvidenceLayer, ranking: PageRanking, query: str,
-                 qvec: np.ndarray, pool: int, weight: float) -> list[tuple[PageKey, float]]:
+def rerank_pages(
+    reranker: Reranker,
+    layer: EvidenceLayer,
+    ranking: PageRanking,
+    query: str,
+    qvec: np.ndarray,
+    pool: int,
+    weight: float,
+) -> list[tuple[PageKey, float]]:
     """The ``pool`` best pages of ``ranking``, rescored and reordered (see module doc); best
     first, ties kept in the ranking's order."""
     top = ranking.top(pool)

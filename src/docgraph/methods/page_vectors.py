@@ -11,7 +11,7 @@ as its page item either way.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -38,14 +38,16 @@ def parse_page_key(key: str) -> tuple[str, int]:
 
 
 def page_item(ctx: MethodContext, page: Page) -> ImageItem:
-    text = "\n".join(c.content for c in sorted(page.components, key=lambda c: c.order)
-                     if c.content and not c.furniture)[:MAX_PAGE_TEXT_CHARS]
+    text = "\n".join(
+        c.content for c in sorted(page.components, key=lambda c: c.order) if c.content and not c.furniture
+    )[:MAX_PAGE_TEXT_CHARS]
     image = ctx.path(page.image_path) if page.image_path else None
     return ImageItem(image_path=image if image is not None and image.exists() else None, text=text)
 
 
-def embed_items(ctx: MethodContext, items: Sequence[ImageItem], progress: Progress | None = None,
-                description: str = "kg4vd vectors") -> np.ndarray:
+def embed_items(
+    ctx: MethodContext, items: Sequence[ImageItem], progress: Progress | None = None, description: str = "kg4vd vectors"
+) -> np.ndarray:
     """Image-embedder rows for ``items``, one ``embed_blocks`` block per call, so the embedding
     cache keeps finished blocks when a long run is interrupted and ``progress`` moves every
     few seconds; the embedding usage is metered as ``embed.<description>``."""
@@ -66,20 +68,32 @@ def embed_items(ctx: MethodContext, items: Sequence[ImageItem], progress: Progre
     return np.vstack(parts)
 
 
-def page_matrix(ctx: MethodContext, pages: Sequence[Page], progress: Progress | None = None,
-                label: str = "page") -> tuple[list[Chunk], np.ndarray, np.ndarray]:
+def page_matrix(
+    ctx: MethodContext, pages: Sequence[Page], progress: Progress | None = None, label: str = "page"
+) -> tuple[list[Chunk], np.ndarray, np.ndarray]:
     """(chunks of ``pages``, their rows, one row per page in ``pages`` order); see module doc."""
     chunks = document_chunks(pages, CHUNK_WORDS)
     parts = ContextualChunks.of(chunks, ctx.settings.models.embedding)
-    chunk_rows = parts.combine(embed_items(ctx, [ImageItem(image_path=None, text=t) for t in parts.texts()],
-                                           progress, f"{label} chunk vectors")) if chunks else np.zeros((0, 0), np.float32)
+    chunk_rows = (
+        parts.combine(
+            embed_items(
+                ctx, [ImageItem(image_path=None, text=t) for t in parts.texts()], progress, f"{label} chunk vectors"
+            )
+        )
+        if chunks
+        else np.zeros((0, 0), np.float32)
+    )
     fallback = bool(getattr(ctx.models.image_embedder, "is_text_fallback", False))
     by_page: dict[tuple[str, int], list[int]] = {}
     for row, chunk in enumerate(chunks):
         by_page.setdefault((chunk.doc_id, chunk.page), []).append(row)
     whole_pages = [p for p in pages if not fallback or (p.doc_id, p.number) not in by_page]
-    whole = dict(zip([(p.doc_id, p.number) for p in whole_pages],
-                     embed_items(ctx, [page_item(ctx, p) for p in whole_pages], progress, f"{label} page vectors")))
+    whole = dict(
+        zip(
+            [(p.doc_id, p.number) for p in whole_pages],
+            embed_items(ctx, [page_item(ctx, p) for p in whole_pages], progress, f"{label} page vectors"),
+        )
+    )
     rows = []
     for p in pages:
         key = (p.doc_id, p.number)

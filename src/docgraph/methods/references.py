@@ -20,41 +20,82 @@ modalities (``image``, ``table``) whose pages can hold the answer.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 from ..types import Chunk
 
 Label = tuple[str, str]  # (kind, number): ("figure", "3"), ("section", "3.2"), ("item", "7a"), ("page", "14")
-_KINDS = {"fig": "figure", "figure": "figure", "figures": "figure", "table": "table", "tables": "table",
-          "tab": "table", "chapter": "chapter", "chapters": "chapter", "section": "section", "sections": "section",
-          "unit": "unit", "units": "unit", "slide": "page", "slides": "page", "page": "page", "pages": "page",
-          "item": "item", "items": "item", "note": "note", "notes": "note", "exhibit": "exhibit",
-          "exhibits": "exhibit", "appendix": "appendix", "appendices": "appendix", "annex": "appendix",
-          "annexes": "appendix", "part": "part", "parts": "part"}
-_WORDS = (r"(figures?|fig|tables?|tab|chapters?|sections?|units?|slides?|pages?|items?|notes?|exhibits?"
-          r"|appendix|appendices|annex(?:es)?|parts?)")
+_KINDS = {
+    "fig": "figure",
+    "figure": "figure",
+    "figures": "figure",
+    "table": "table",
+    "tables": "table",
+    "tab": "table",
+    "chapter": "chapter",
+    "chapters": "chapter",
+    "section": "section",
+    "sections": "section",
+    "unit": "unit",
+    "units": "unit",
+    "slide": "page",
+    "slides": "page",
+    "page": "page",
+    "pages": "page",
+    "item": "item",
+    "items": "item",
+    "note": "note",
+    "notes": "note",
+    "exhibit": "exhibit",
+    "exhibits": "exhibit",
+    "appendix": "appendix",
+    "appendices": "appendix",
+    "annex": "appendix",
+    "annexes": "appendix",
+    "part": "part",
+    "parts": "part",
+}
+_WORDS = (
+    r"(figures?|fig|tables?|tab|chapters?|sections?|units?|slides?|pages?|items?|notes?|exhibits?"
+    r"|appendix|appendices|annex(?:es)?|parts?)"
+)
 # ordinals count only figures, tables, chapters, sections, units and pages: "the second part" is no Part 2
 _ORDINAL_WORDS = r"(figures?|fig|tables?|tab|chapters?|sections?|units?|slides?|pages?)"
 _UNITS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-_TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-          "nineteen")
+_TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
 _TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-_CARDINALS = {word: n for n, word in enumerate(_UNITS, 1)} | {word: n for n, word in enumerate(_TEENS, 10)} \
+_CARDINALS = (
+    {word: n for n, word in enumerate(_UNITS, 1)}
+    | {word: n for n, word in enumerate(_TEENS, 10)}
     | {word: 10 * n for n, word in enumerate(_TENS, 2)}
+)
 _SPELLED = rf"(?:{'|'.join(_TENS)})(?:[- ]?(?:{'|'.join(_UNITS)}))?|{'|'.join(_TEENS)}|{'|'.join(_UNITS)}"
 # 3, 3.2, 1A / 3a (a sub-part), a Roman numeral (TABLE IV, PART II), a spelled number (CHAPTER
 # EIGHTEEN, as Sphinx and many books print it) or an appendix letter (Appendix B, B.2)
 _NUMBER = rf"(\d{{1,4}}(?:\.\d{{1,3}})*[a-z]?|(?-i:[IVXL]{{1,6}})|{_SPELLED}|(?-i:[A-Z])(?:\.\d{{1,3}})*)"
 _QUERY = re.compile(rf"\b{_WORDS}\.?\s*{_NUMBER}\b", re.IGNORECASE)
-_ORDINALS = {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6",
-             "seventh": "7", "eighth": "8", "ninth": "9", "tenth": "10"}
-_ORDINAL_QUERY = re.compile(rf"\b({'|'.join(_ORDINALS)}|(\d{{1,3}})(?:st|nd|rd|th))\s+{_ORDINAL_WORDS}\b",
-                            re.IGNORECASE)
+_ORDINALS = {
+    "first": "1",
+    "second": "2",
+    "third": "3",
+    "fourth": "4",
+    "fifth": "5",
+    "sixth": "6",
+    "seventh": "7",
+    "eighth": "8",
+    "ninth": "9",
+    "tenth": "10",
+}
+_ORDINAL_QUERY = re.compile(
+    rf"\b({'|'.join(_ORDINALS)}|(\d{{1,3}})(?:st|nd|rd|th))\s+{_ORDINAL_WORDS}\b", re.IGNORECASE
+)
 # a caption or heading: the label ends its line or is followed by punctuation or a capitalised
 # word ("Figure 6: The interface", "NOTE 10 — TAXES", "TABLE II"); "Figure 6 shows…" is prose
-_DEFINES = re.compile(rf"^\s*{_WORDS}\.?\s*{_NUMBER}\b(?=[ \t]*(?:$|[:.|)\u2013\u2014-]|(?-i:[A-Z0-9(\"\u201c'])))",
-                      re.IGNORECASE | re.MULTILINE)
+_DEFINES = re.compile(
+    rf"^\s*{_WORDS}\.?\s*{_NUMBER}\b(?=[ \t]*(?:$|[:.|)\u2013\u2014-]|(?-i:[A-Z0-9(\"\u201c'])))",
+    re.IGNORECASE | re.MULTILINE,
+)
 # a caption the layout ran into other text ("…accuracy (%) Figure 5: Substantially improved…"):
 # a figure or table label, a colon and a capitalised word, anywhere in a line
 _INLINE_CAPTION = re.compile(rf"\b(figures?|fig|tables?|tab)\.?\s*{_NUMBER}\b(?=:[ \t]*(?-i:[A-Z]))", re.IGNORECASE)
@@ -128,8 +169,7 @@ class LabelIndex:
     headings: dict[Label, list[int]] = field(default_factory=dict)  # ("section", "3.2"): under "3.2 Results"
 
     @classmethod
-    def build(cls, chunks: Sequence[Chunk], heading_label: Callable[[str], Label | None] | None = None
-              ) -> "LabelIndex":
+    def build(cls, chunks: Sequence[Chunk], heading_label: Callable[[str], Label | None] | None = None) -> LabelIndex:
         """The labels of ``chunks`` (in reading order); a numbered heading ("3.2 Results", as
         papers and manuals number sections without the word) is its section's heading, at
         the first chunk under it, and so is a heading ``heading_label`` names (a lexicon's
@@ -168,19 +208,56 @@ class LabelIndex:
         else, for a section, the first under its numbered heading ("section 3.2": "3.2
         Results"); else, for a part ("figure 3a"), defining the whole; else mentioning it."""
         stem = _stem(label)
-        return (self.defines.get(label) or self.parts.get(label) or self.headings.get(label)
-                or (stem and self.defines.get(stem)) or self.mentions.get(label, []))
+        return (
+            self.defines.get(label)
+            or self.parts.get(label)
+            or self.headings.get(label)
+            or (stem and self.defines.get(stem))
+            or self.mentions.get(label, [])
+        )
 
 
 _ELEMENT_WORDS = {
-    "image": ("chart", "charts", "graph", "graphs", "plot", "plots", "figure", "figures", "fig", "diagram",
-              "diagrams", "image", "images", "picture", "pictures", "photo", "photos", "photograph",
-              "photographs", "map", "maps", "logo", "logos", "illustration", "illustrations", "icon", "icons",
-              "infographic", "infographics", "screenshot", "screenshots", "drawing", "drawings"),
+    "image": (
+        "chart",
+        "charts",
+        "graph",
+        "graphs",
+        "plot",
+        "plots",
+        "figure",
+        "figures",
+        "fig",
+        "diagram",
+        "diagrams",
+        "image",
+        "images",
+        "picture",
+        "pictures",
+        "photo",
+        "photos",
+        "photograph",
+        "photographs",
+        "map",
+        "maps",
+        "logo",
+        "logos",
+        "illustration",
+        "illustrations",
+        "icon",
+        "icons",
+        "infographic",
+        "infographics",
+        "screenshot",
+        "screenshots",
+        "drawing",
+        "drawings",
+    ),
     "table": ("table", "tables"),
 }
-_ELEMENT_QUERY = {modality: re.compile(rf"\b({'|'.join(words)})\b", re.IGNORECASE)
-                  for modality, words in _ELEMENT_WORDS.items()}
+_ELEMENT_QUERY = {
+    modality: re.compile(rf"\b({'|'.join(words)})\b", re.IGNORECASE) for modality, words in _ELEMENT_WORDS.items()
+}
 
 
 def asked_modalities(query: str) -> tuple[str, ...]:

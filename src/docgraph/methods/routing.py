@@ -31,16 +31,37 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
 from ..documents.metadata import DocumentMeta, ensure_metadata
 from ..store.base import Store
 
-LEGAL_WORDS = frozenset({"inc", "incorporated", "corp", "corporation", "company", "co", "ltd", "limited", "llc",
-                         "plc", "the", "and", "of", "group", "holdings", "sa", "ag", "nv", "se"})
+LEGAL_WORDS = frozenset(
+    {
+        "inc",
+        "incorporated",
+        "corp",
+        "corporation",
+        "company",
+        "co",
+        "ltd",
+        "limited",
+        "llc",
+        "plc",
+        "the",
+        "and",
+        "of",
+        "group",
+        "holdings",
+        "sa",
+        "ag",
+        "nv",
+        "se",
+    }
+)
 MAX_SPAN = 5  # question words run together when matching a name written as one word
 _WORD = re.compile(r"[a-z0-9]+")
 _YEAR = re.compile(r"(?<![\d.])(?:fy\s?|fiscal\s+(?:year\s+)?)?((?:19|20)\d\d)(?![\d])", re.IGNORECASE)
@@ -48,7 +69,7 @@ _CAPITALISED = re.compile(r"(?<=[\w,;:]\s)[A-Z][A-Za-z0-9&]+")  # not the questi
 _TICKER = re.compile(r"\b[A-Z][A-Z0-9]{1,5}\b")
 _ABBREVIATION = re.compile(r"\b(?=(?:[a-z&]*[A-Z]){2})[A-Za-z][A-Za-z&]{1,7}\b")  # two capitals or more: IBM, AmEx
 _SHORT_FY = re.compile(r"\bfy\s?'?(\d\d)\b", re.IGNORECASE)
-_CACHE: dict[str, "DocumentRouter"] = {}
+_CACHE: dict[str, DocumentRouter] = {}
 CACHE_SIZE = 8
 
 
@@ -91,7 +112,7 @@ class DocumentRouter:
     organisations: list[tuple[str, ...]]  # per document: its organisation's own words (for abbreviations)
 
     @classmethod
-    def build(cls, metadata: Mapping[str, DocumentMeta]) -> "DocumentRouter":
+    def build(cls, metadata: Mapping[str, DocumentMeta]) -> DocumentRouter:
         doc_ids = sorted(metadata)
         names = [[n for n in dict.fromkeys(name_words(x) for x in metadata[d].names()) if n] for d in doc_ids]
         organisations = [name_words(metadata[d].organisation) for d in doc_ids]
@@ -99,10 +120,15 @@ class DocumentRouter:
         for doc_names in names:
             for n in doc_names:
                 firsts.setdefault(n[0], set()).add(n)
-        unique = {(i, org[0]) for i, org in enumerate(organisations)
-                  if len(org) > 1 and firsts.get(org[0]) == {org}}
-        return cls(doc_ids, names, [set(metadata[d].years()) for d in doc_ids], unique,
-                   [{metadata[d].ticker} if len(metadata[d].ticker) >= 2 else set() for d in doc_ids], organisations)
+        unique = {(i, org[0]) for i, org in enumerate(organisations) if len(org) > 1 and firsts.get(org[0]) == {org}}
+        return cls(
+            doc_ids,
+            names,
+            [set(metadata[d].years()) for d in doc_ids],
+            unique,
+            [{metadata[d].ticker} if len(metadata[d].ticker) >= 2 else set() for d in doc_ids],
+            organisations,
+        )
 
     def match(self, question: str) -> np.ndarray | None:
         """Per document (``doc_ids`` order) how well the question names it, in [0, 1]; None
@@ -148,8 +174,9 @@ class DocumentRouter:
             return bonus
         if not asked:
             latest = max(max(y) for y in years if y)
-            return np.array([0.25 if y and max(y) == latest and len(set(map(frozenset, years))) > 1 else 0.0
-                             for y in years])
+            return np.array(
+                [0.25 if y and max(y) == latest and len(set(map(frozenset, years))) > 1 else 0.0 for y in years]
+            )
         held = [y & asked for y in years]
         if any(held):
             best = max(max(h) for h in held if h)
@@ -175,15 +202,15 @@ class PageDocuments:
     codes: np.ndarray
 
     @classmethod
-    def of(cls, page_docs: Sequence[str]) -> "PageDocuments":
+    def of(cls, page_docs: Sequence[str]) -> PageDocuments:
         positions: dict[str, int] = {}
-        codes = np.fromiter((positions.setdefault(d, len(positions)) for d in page_docs), dtype=np.int64,
-                            count=len(page_docs))
+        codes = np.fromiter(
+            (positions.setdefault(d, len(positions)) for d in page_docs), dtype=np.int64, count=len(page_docs)
+        )
         return cls(list(positions), codes)
 
 
-def page_weights(router: "DocumentRouter | None", question: str, floor: float,
-                 pages: PageDocuments) -> np.ndarray | None:
+def page_weights(router: DocumentRouter | None, question: str, floor: float, pages: PageDocuments) -> np.ndarray | None:
     """The routing weight of each page (its document's), or None when there is no router or
     it abstains; documents the router does not know weigh ``floor``."""
     if router is None or floor >= 1.0:
@@ -198,8 +225,9 @@ def document_router(store: Store) -> DocumentRouter:
     """The router of the workspace's documents as their labels stand now (labels guessed for
     documents that have none yet); rebuilt only when a label changes."""
     metadata = ensure_metadata(store, store.list_documents())
-    key = hashlib.sha1(json.dumps({d: m.model_dump() for d, m in sorted(metadata.items())},
-                                  sort_keys=True).encode("utf-8")).hexdigest()
+    key = hashlib.sha1(
+        json.dumps({d: m.model_dump() for d, m in sorted(metadata.items())}, sort_keys=True).encode("utf-8")
+    ).hexdigest()
     router = _CACHE.get(key)
     if router is None:
         if len(_CACHE) >= CACHE_SIZE:

@@ -9,8 +9,8 @@ runs stage after stage; ``timer.total("retrieve")`` records the seconds since th
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 
 class Timer:

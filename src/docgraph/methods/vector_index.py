@@ -21,8 +21,14 @@ def _version_key(namespace: str) -> str:
     return f"vectors_version:{namespace}"
 
 
-def write_vectors(store: Store, namespace: str, keys: list[str], matrix: np.ndarray, model: str,
-                  doc_ids: list[str | None] | None = None) -> None:
+def write_vectors(
+    store: Store,
+    namespace: str,
+    keys: list[str],
+    matrix: np.ndarray,
+    model: str,
+    doc_ids: list[str | None] | None = None,
+) -> None:
     """Store rows and bump the namespace's version so cached indexes reload."""
     if not keys:
         return

@@ -6,8 +6,38 @@ concern — ``structured``, ``retry``, ``limit``, ``cache``, ``usage``. Embeddin
 ``rerank`` (+ ``bm25``); offline NLP in ``nlp``.
 """
 
-from .base import (ChatModel, ChatResult, ImageEmbedder, ImageItem, ImagePart, Message, NamedEntity, OfflineNLP,
-                   Reranker, Role, TextAnalysis, TextEmbedder, Triple, system, user)
+from .base import (
+    ChatModel,
+    ChatResult,
+    ImageEmbedder,
+    ImageItem,
+    ImagePart,
+    Message,
+    NamedEntity,
+    OfflineNLP,
+    Reranker,
+    Role,
+    TextAnalysis,
+    TextEmbedder,
+    Triple,
+    system,
+    user,
+)
 
-__all__ = ["ChatModel", "ChatResult", "ImageEmbedder", "ImageItem", "ImagePart", "Message", "NamedEntity",
-           "OfflineNLP", "Reranker", "Role", "TextAnalysis", "TextEmbedder", "Triple", "system", "user"]
+__all__ = [
+    "ChatModel",
+    "ChatResult",
+    "ImageEmbedder",
+    "ImageItem",
+    "ImagePart",
+    "Message",
+    "NamedEntity",
+    "OfflineNLP",
+    "Reranker",
+    "Role",
+    "TextAnalysis",
+    "TextEmbedder",
+    "Triple",
+    "system",
+    "user",
+]

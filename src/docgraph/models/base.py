@@ -7,9 +7,10 @@ configured for that role: the method then runs its offline strategy.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, Sequence, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from pydantic import BaseModel
@@ -65,8 +66,9 @@ class ChatResult:
 class ChatModel(Protocol):
     model: str
 
-    def complete(self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None,
-                 **params: Any) -> ChatResult:
+    def complete(
+        self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None, **params: Any
+    ) -> ChatResult:
         """One completion. With ``schema`` the reply is parsed and validated into ``.parsed``
         (repaired or re-asked once; ``ModelOutputError`` if still invalid). ``stage`` names
         the pipeline stage for usage accounting (e.g. ``"kg4vd.extract"``)."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 import numpy as np
 
@@ -35,8 +35,9 @@ class BM25:
                 tfs.append(f)
         n = len(docs)
         # term -> (document indices, term frequencies, idf): an inverted index
-        self.postings = {t: (np.array(ids), np.array(tfs, dtype=np.float64), _idf(n, len(ids)))
-                         for t, (ids, tfs) in postings.items()}
+        self.postings = {
+            t: (np.array(ids), np.array(tfs, dtype=np.float64), _idf(n, len(ids))) for t, (ids, tfs) in postings.items()
+        }
 
     def __len__(self) -> int:
         return len(self.lengths)
@@ -84,8 +85,7 @@ def _idf(n: int, df: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
-def _accumulate(terms: Sequence[str], posting, lengths: np.ndarray, avgdl: float, k1: float,
-                b: float) -> np.ndarray:
+def _accumulate(terms: Sequence[str], posting, lengths: np.ndarray, avgdl: float, k1: float, b: float) -> np.ndarray:
     """Σ over ``terms`` (in order, repeats counted) of each document's BM25 term score;
     ``posting(term)`` gives (document indices ascending, term frequencies, idf) or None."""
     out = np.zeros(len(lengths), dtype=np.float64)
@@ -110,6 +110,9 @@ def bm25_scores(query: str, documents: Sequence[str], k1: float = 1.5, b: float 
     postings: dict[str, tuple[np.ndarray, np.ndarray, float] | None] = {}
     for term in wanted:
         ids = [i for i, c in enumerate(counts) if term in c]
-        postings[term] = (np.array(ids), np.array([counts[i][term] for i in ids], dtype=np.float64),
-                          _idf(len(docs), len(ids))) if ids else None
+        postings[term] = (
+            (np.array(ids), np.array([counts[i][term] for i in ids], dtype=np.float64), _idf(len(docs), len(ids)))
+            if ids
+            else None
+        )
     return _accumulate(terms, postings.get, lengths, avgdl, k1, b)

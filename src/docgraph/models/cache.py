@@ -12,7 +12,8 @@ against the schema counts as a miss.
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -36,16 +37,22 @@ class CachedChat(ChatWrapper):
     def key(self, messages: Sequence[Message], schema: type[BaseModel] | None, params: dict[str, Any]) -> str:
         return request_key(self.model, messages, {**self.default_params, **params}, schema)
 
-    def complete(self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None,
-                 **params: Any) -> ChatResult:
+    def complete(
+        self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None, **params: Any
+    ) -> ChatResult:
         key = self.key(messages, schema, params)
         hit = self._lookup(key, schema)
         if hit is not None:
             return hit
         result = self.inner.complete(messages, stage=stage, schema=schema, **params)
-        record = {"text": result.text, "model": result.model, "finish_reason": result.finish_reason,
-                  "parsed": result.parsed.model_dump(mode="json") if result.parsed is not None else None,
-                  "usage": result.usage.model_dump(), "stage": stage}
+        record = {
+            "text": result.text,
+            "model": result.model,
+            "finish_reason": result.finish_reason,
+            "parsed": result.parsed.model_dump(mode="json") if result.parsed is not None else None,
+            "usage": result.usage.model_dump(),
+            "stage": stage,
+        }
         self.store.cache_put(self.namespace, key, json.dumps(record, ensure_ascii=False).encode("utf-8"))
         return result
 
@@ -58,5 +65,11 @@ class CachedChat(ChatWrapper):
             parsed = schema.model_validate(record["parsed"]) if schema is not None else None
         except (ValueError, KeyError, TypeError, ValidationError):
             return None
-        return ChatResult(text=record["text"], parsed=parsed, usage=Usage(cache_hits=1), cached=True,
-                          model=record.get("model", self.model), finish_reason=record.get("finish_reason", ""))
+        return ChatResult(
+            text=record["text"],
+            parsed=parsed,
+            usage=Usage(cache_hits=1),
+            cached=True,
+            model=record.get("model", self.model),
+            finish_reason=record.get("finish_reason", ""),
+        )

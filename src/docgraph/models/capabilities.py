@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 
@@ -42,8 +43,9 @@ def server_root(base_url: str) -> str:
     return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
-def probe_props(base_url: str, timeout_s: float = PROBE_TIMEOUT_S,
-                get: Callable[..., Any] | None = None) -> dict[str, Any] | None:
+def probe_props(
+    base_url: str, timeout_s: float = PROBE_TIMEOUT_S, get: Callable[..., Any] | None = None
+) -> dict[str, Any] | None:
     """``{"slots": int | None, "vision": bool | None}`` from ``GET <root>/props``; None when the
     server could not be reached (try again later). A server without ``/props`` gives Nones."""
     get = get or httpx.get
@@ -60,8 +62,10 @@ def probe_props(base_url: str, timeout_s: float = PROBE_TIMEOUT_S,
     slots = body.get("total_slots") if isinstance(body, dict) else None
     modalities = body.get("modalities") if isinstance(body, dict) else None
     vision = modalities.get("vision") if isinstance(modalities, dict) else None
-    return {"slots": int(slots) if isinstance(slots, int) and slots > 0 else None,
-            "vision": bool(vision) if isinstance(vision, bool) else None}
+    return {
+        "slots": int(slots) if isinstance(slots, int) and slots > 0 else None,
+        "vision": bool(vision) if isinstance(vision, bool) else None,
+    }
 
 
 class CapabilityBook:
@@ -72,8 +76,13 @@ class CapabilityBook:
     only while it is below the configured mode.
     """
 
-    def __init__(self, key: str, configured: str, load: Callable[[str], str | None] | None = None,
-                 save: Callable[[str, str], None] | None = None):
+    def __init__(
+        self,
+        key: str,
+        configured: str,
+        load: Callable[[str], str | None] | None = None,
+        save: Callable[[str, str], None] | None = None,
+    ):
         self.key = META_PREFIX + key
         self._save = save
         self._lock = threading.Lock()
@@ -93,8 +102,13 @@ class CapabilityBook:
         with self._lock:
             if self.caps.structured_output == rejected:
                 self.caps.structured_output = downgrade(rejected)
-                log.warning("%s rejected response_format %s (%s); using %s from now on", endpoint, rejected,
-                            reason[:200], self.caps.structured_output)
+                log.warning(
+                    "%s rejected response_format %s (%s); using %s from now on",
+                    endpoint,
+                    rejected,
+                    reason[:200],
+                    self.caps.structured_output,
+                )
                 self._store()
             return self.caps.structured_output
 

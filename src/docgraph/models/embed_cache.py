@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -54,16 +54,21 @@ class EmbeddingCache:
     def _usable(self, raw: bytes | None, dim: int | None) -> bool:
         return raw is not None and len(raw) > 0 and len(raw) % 4 == 0 and (dim is None or len(raw) == 4 * dim)
 
-    def rows(self, keys: Sequence[str], compute: Callable[[list[int]], np.ndarray],
-             dim: int | None = None) -> np.ndarray:
+    def rows(
+        self, keys: Sequence[str], compute: Callable[[list[int]], np.ndarray], dim: int | None = None
+    ) -> np.ndarray:
         """Matrix with a row per key; ``compute(indices)`` embeds uncached ones (indices into keys),
         called once per ``PERSIST_BLOCK`` of them, each block stored before the next."""
-        found = {key: np.frombuffer(raw, dtype=np.float32)
-                 for key, raw in self.store.cache_get_many(self.namespace, keys).items() if self._usable(raw, dim)}
+        found = {
+            key: np.frombuffer(raw, dtype=np.float32)
+            for key, raw in self.store.cache_get_many(self.namespace, keys).items()
+            if self._usable(raw, dim)
+        }
         if self.shared is not None:
             wanted = [k for k in dict.fromkeys(keys) if k not in found]
-            copied = {k: raw for k, raw in self.shared.get_many(self.namespace, wanted).items()
-                      if self._usable(raw, dim)}
+            copied = {
+                k: raw for k, raw in self.shared.get_many(self.namespace, wanted).items() if self._usable(raw, dim)
+            }
             if copied:
                 self.store.cache_put_many(self.namespace, copied.items())
                 found.update((key, np.frombuffer(raw, dtype=np.float32)) for key, raw in copied.items())
@@ -73,12 +78,13 @@ class EmbeddingCache:
                 missing[key] = i
         pending = list(missing.items())
         for start in range(0, len(pending), PERSIST_BLOCK):  # each block is stored before the next is computed
-            block = pending[start:start + PERSIST_BLOCK]
+            block = pending[start : start + PERSIST_BLOCK]
             computed = normalize_rows(compute([index for _, index in block]))
             if computed.shape[0] != len(block):
                 raise ValueError(f"embedder returned {computed.shape[0]} rows for {len(block)} inputs")
-            self.store.cache_put_many(self.namespace, [(key, row.tobytes())
-                                                       for (key, _), row in zip(block, computed, strict=True)])
+            self.store.cache_put_many(
+                self.namespace, [(key, row.tobytes()) for (key, _), row in zip(block, computed, strict=True)]
+            )
             found.update((key, row) for (key, _), row in zip(block, computed))
             if self.shared is not None:
                 self.shared.put_many(self.namespace, ((key, found[key].tobytes()) for key, _ in block))
@@ -92,8 +98,13 @@ class CachedTextEmbedder:
     ``meter``, each call records texts embedded, cache hits, tokens (when ``inner`` has
     ``count_tokens``) and seconds under ``usage.embedding_stage_name``."""
 
-    def __init__(self, inner: TextEmbedder, store: Store, shared: SharedEmbeddingFile | None = None,
-                 meter: UsageMeter | None = None):
+    def __init__(
+        self,
+        inner: TextEmbedder,
+        store: Store,
+        shared: SharedEmbeddingFile | None = None,
+        meter: UsageMeter | None = None,
+    ):
         self.inner = inner
         self.model = inner.model
         self.cache = EmbeddingCache(store, f"embed:{inner.model}", shared)
@@ -116,8 +127,11 @@ class CachedTextEmbedder:
             started = time.perf_counter()
             rows = fn(batch)
             count = getattr(self.inner, "count_tokens", None)
-            spent = spent.add(Usage(calls=len(batch), input_tokens=count(batch) if count else 0,
-                                    seconds=time.perf_counter() - started))
+            spent = spent.add(
+                Usage(
+                    calls=len(batch), input_tokens=count(batch) if count else 0, seconds=time.perf_counter() - started
+                )
+            )
             return rows
 
         rows = self.cache.rows(keys, compute)

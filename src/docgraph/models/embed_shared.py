@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from ..errors import StoreError
 
@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS embeddings (namespace TEXT NOT NULL, key TEXT NOT NUL
     PRIMARY KEY (namespace, key)) WITHOUT ROWID;
 """
 _CHUNK = 500  # keys per SELECT (SQLite's default variable limit is far above this)
-_open: dict[Path, "SharedEmbeddingFile"] = {}
+_open: dict[Path, SharedEmbeddingFile] = {}
 _open_lock = threading.Lock()
 
 
@@ -44,8 +44,10 @@ class SharedEmbeddingFile:
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(_SCHEMA)
         except (sqlite3.DatabaseError, OSError) as exc:
-            raise StoreError(f"{path}: cannot use it as the shared embedding cache ({exc}); move it away "
-                             "or set models.embedding.shared_cache to another file") from exc
+            raise StoreError(
+                f"{path}: cannot use it as the shared embedding cache ({exc}); move it away "
+                "or set models.embedding.shared_cache to another file"
+            ) from exc
 
     def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
         """The stored rows among ``keys`` (missing keys are absent from the result)."""
@@ -53,11 +55,11 @@ class SharedEmbeddingFile:
         unique = list(dict.fromkeys(keys))
         with self._lock:
             for start in range(0, len(unique), _CHUNK):
-                part = unique[start:start + _CHUNK]
+                part = unique[start : start + _CHUNK]
                 marks = ",".join("?" * len(part))
                 rows = self._conn.execute(
-                    f"SELECT key, value FROM embeddings WHERE namespace = ? AND key IN ({marks})",
-                    [namespace, *part]).fetchall()
+                    f"SELECT key, value FROM embeddings WHERE namespace = ? AND key IN ({marks})", [namespace, *part]
+                ).fetchall()
                 found.update((k, bytes(v)) for k, v in rows)
         return found
 
@@ -69,8 +71,9 @@ class SharedEmbeddingFile:
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                self._conn.executemany("INSERT OR IGNORE INTO embeddings (namespace, key, value) VALUES (?, ?, ?)",
-                                       rows)
+                self._conn.executemany(
+                    "INSERT OR IGNORE INTO embeddings (namespace, key, value) VALUES (?, ?, ?)", rows
+                )
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
@@ -80,8 +83,9 @@ class SharedEmbeddingFile:
         with self._lock:
             if namespace is None:
                 return int(self._conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
-            return int(self._conn.execute("SELECT COUNT(*) FROM embeddings WHERE namespace = ?",
-                                          [namespace]).fetchone()[0])
+            return int(
+                self._conn.execute("SELECT COUNT(*) FROM embeddings WHERE namespace = ?", [namespace]).fetchone()[0]
+            )
 
 
 def shared_embedding_file(path: str | Path) -> SharedEmbeddingFile:

@@ -7,7 +7,8 @@ name, a description for error messages, the retry policy and an OpenAI client â€
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..errors import ConfigError
 from .http import guarded, make_client

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import openai
 
@@ -27,8 +28,16 @@ class EndpointError(ModelError):
     responses; ``retry_after`` holds the server's Retry-After (seconds) when it sent one.
     """
 
-    def __init__(self, message: str, *, endpoint: str, retryable: bool, status: int | None = None,
-                 retry_after: float | None = None, kind: str = "error"):
+    def __init__(
+        self,
+        message: str,
+        *,
+        endpoint: str,
+        retryable: bool,
+        status: int | None = None,
+        retry_after: float | None = None,
+        kind: str = "error",
+    ):
         self.endpoint = endpoint
         self.retryable = retryable
         self.status = status
@@ -45,8 +54,7 @@ def api_key(env_name: str | None, environ: dict[str, str] | None = None) -> str:
 
 def make_client(base_url: str, api_key_env: str | None, timeout_s: float) -> openai.OpenAI:
     """An OpenAI client for ``base_url`` with its own retries off (``retry.py`` retries)."""
-    return openai.OpenAI(base_url=base_url.rstrip("/"), api_key=api_key(api_key_env),
-                         timeout=timeout_s, max_retries=0)
+    return openai.OpenAI(base_url=base_url.rstrip("/"), api_key=api_key(api_key_env), timeout=timeout_s, max_retries=0)
 
 
 def parse_retry_after(headers: Any) -> float | None:
@@ -82,25 +90,46 @@ def translate_error(exc: Exception, endpoint: str) -> EndpointError:
         return EndpointError(f"{endpoint}: request timed out", endpoint=endpoint, retryable=True, kind="timeout")
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
-        return EndpointError(f"{endpoint}: connection failed ({type(cause).__name__}: {cause})",
-                             endpoint=endpoint, retryable=True, kind="connection")
+        return EndpointError(
+            f"{endpoint}: connection failed ({type(cause).__name__}: {cause})",
+            endpoint=endpoint,
+            retryable=True,
+            kind="connection",
+        )
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         retry_after = parse_retry_after(exc.response.headers) if exc.response is not None else None
         body = _short(exc.response.text if exc.response is not None else str(exc))
         if status == 429 or status >= 500 or status == 408:
             kind = "rate_limit" if status == 429 else "server"
-            return EndpointError(f"{endpoint}: HTTP {status} {body}", endpoint=endpoint, retryable=True,
-                                 status=status, retry_after=retry_after, kind=kind)
+            return EndpointError(
+                f"{endpoint}: HTTP {status} {body}",
+                endpoint=endpoint,
+                retryable=True,
+                status=status,
+                retry_after=retry_after,
+                kind=kind,
+            )
         hint = _STATUS_HINTS.get(status, "check the endpoint settings")
-        return EndpointError(f"{endpoint}: HTTP {status} {body} — {hint}", endpoint=endpoint,
-                             retryable=False, status=status, kind="client")
-    if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError, ValueError, KeyError,
-                        TypeError, IndexError)):
-        return EndpointError(f"{endpoint}: unreadable response ({type(exc).__name__}: {_short(str(exc))})",
-                             endpoint=endpoint, retryable=True, kind="malformed")
-    return EndpointError(f"{endpoint}: {type(exc).__name__}: {_short(str(exc))}", endpoint=endpoint,
-                         retryable=False, kind="error")
+        return EndpointError(
+            f"{endpoint}: HTTP {status} {body} — {hint}",
+            endpoint=endpoint,
+            retryable=False,
+            status=status,
+            kind="client",
+        )
+    if isinstance(
+        exc, (openai.APIResponseValidationError, json.JSONDecodeError, ValueError, KeyError, TypeError, IndexError)
+    ):
+        return EndpointError(
+            f"{endpoint}: unreadable response ({type(exc).__name__}: {_short(str(exc))})",
+            endpoint=endpoint,
+            retryable=True,
+            kind="malformed",
+        )
+    return EndpointError(
+        f"{endpoint}: {type(exc).__name__}: {_short(str(exc))}", endpoint=endpoint, retryable=False, kind="error"
+    )
 
 
 def guarded(endpoint: str, fn: Callable[[], R]) -> R:

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..config import ModelsSettings
 from ..errors import ConfigError, EmbeddingMismatchError
@@ -55,8 +56,15 @@ class ModelHub:
     ``record_file``: append every live chat reply to this replay file (for later replay).
     """
 
-    def __init__(self, settings: ModelsSettings, store: Store, root: Path | str, *,
-                 record_file: Path | str | None = None, embedder_wrapper: EmbedderWrapper | None = None):
+    def __init__(
+        self,
+        settings: ModelsSettings,
+        store: Store,
+        root: Path | str,
+        *,
+        record_file: Path | str | None = None,
+        embedder_wrapper: EmbedderWrapper | None = None,
+    ):
         self.settings = settings
         self.embedder_wrapper = embedder_wrapper  # e.g. multi-text calls on a Ray cluster (scale.ray_embed)
         self.store = store
@@ -137,9 +145,15 @@ class ModelHub:
             return cs.max_concurrency
         with self._lock:
             if cs.base_url not in self._limits:
-                log.warning("chat endpoint %s runs %d request(s) at once; models.%s.max_concurrency = %d "
-                            "lowered to %d so requests do not queue inside the server", cs.base_url, slots,
-                            role, cs.max_concurrency, slots)
+                log.warning(
+                    "chat endpoint %s runs %d request(s) at once; models.%s.max_concurrency = %d "
+                    "lowered to %d so requests do not queue inside the server",
+                    cs.base_url,
+                    slots,
+                    role,
+                    cs.max_concurrency,
+                    slots,
+                )
                 self._limits[cs.base_url] = Limit(slots)
             return self._limits[cs.base_url]
 
@@ -231,15 +245,19 @@ class ModelHub:
         recorded = self.store.get_meta(META_TEXT_MODEL)
         if recorded:
             return recorded
-        return next((base_model(m) for m in self.store.vector_models().values() if not m.startswith("text-fallback:")),
-                    None)
+        return next(
+            (base_model(m) for m in self.store.vector_models().values() if not m.startswith("text-fallback:")), None
+        )
 
     def check_embedding_model(self, method: str | None = None) -> None:
         """Raise ``EmbeddingMismatchError`` if stored vectors (of ``method``'s namespaces, or all)
         were built with an embedding model other than the configured text/image models. (A
         chunk-vector recipe of its own is not a mismatch: see ``methods.chunk_vectors.renew_stale_recipe``.)"""
-        vector_models = {ns: m for ns, m in self.store.vector_models().items()
-                         if method is None or ns == method or ns.startswith(method + ".")}
+        vector_models = {
+            ns: m
+            for ns, m in self.store.vector_models().items()
+            if method is None or ns == method or ns.startswith(method + ".")
+        }
         if not vector_models:
             return
         models = self.configured_embedding_models()
@@ -255,7 +273,8 @@ class ModelHub:
             f"workspace {self.root}: {where} were built with embedding model {old!r}, but the configured "
             f"models are {self.text_embedder.model!r} (text) and {self.image_embedder.model!r} (image). "
             f"Rebuild the vectors with: docgraph build --method {method} --rebuild-vectors "
-            f"(or set models.embedding / models.image_embedding back to the model that built them)")
+            f"(or set models.embedding / models.image_embedding back to the model that built them)"
+        )
 
     def record_embedding_model(self) -> None:
         """Record the configured embedding models (and text dimension) in the workspace metadata;

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -52,9 +52,12 @@ class TextFallbackImageEmbedder:
             first = self.model not in _warned
             _warned.add(self.model)
         if first:
-            log.warning("no image embedding model configured: page images and crops are embedded by their "
-                        "text with %s (set models.image_embedding.backend = \"openai\" and base_url for a "
-                        "served GME / Qwen-VL embedder)", self.text_embedder.model)
+            log.warning(
+                "no image embedding model configured: page images and crops are embedded by their "
+                'text with %s (set models.image_embedding.backend = "openai" and base_url for a '
+                "served GME / Qwen-VL embedder)",
+                self.text_embedder.model,
+            )
         if self.store is not None and self.store.get_meta(META_KEY) != self.model:
             self.store.set_meta(META_KEY, self.model)
 

@@ -7,7 +7,8 @@ text) in the embedding cache (and the shared file behind it, when configured).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -28,8 +29,13 @@ class EndpointImageEmbedder(EndpointBackend):
 
     is_text_fallback = False
 
-    def __init__(self, settings: ImageEmbeddingSettings, store: Store, policy: RetryPolicy | None = None,
-                 shared: SharedEmbeddingFile | None = None):
+    def __init__(
+        self,
+        settings: ImageEmbeddingSettings,
+        store: Store,
+        policy: RetryPolicy | None = None,
+        shared: SharedEmbeddingFile | None = None,
+    ):
         super().__init__(settings, "image embeddings", "image_embedding", policy)
         self.cache = EmbeddingCache(store, f"embed:{settings.model}", shared)
         self._dim: int | None = None
@@ -41,8 +47,9 @@ class EndpointImageEmbedder(EndpointBackend):
         return self._dim
 
     def _post(self, body: dict[str, Any], expected: int) -> np.ndarray:
-        rows = self.request(lambda: rows_from_response(post_json(self._client, "/embeddings", body)["data"],
-                                                       expected, self.endpoint))
+        rows = self.request(
+            lambda: rows_from_response(post_json(self._client, "/embeddings", body)["data"], expected, self.endpoint)
+        )
         self._dim = rows.shape[1]
         return rows
 
@@ -51,15 +58,17 @@ class EndpointImageEmbedder(EndpointBackend):
         if item.image_path is not None:
             content.append({"type": "image_url", "image_url": {"url": data_uri(ImagePart(path=item.image_path))}})
         content.append({"type": "text", "text": item.text or ""})
-        return {"model": self.model, "encoding_format": "float",
-                "messages": [{"role": "user", "content": content}]}
+        return {"model": self.model, "encoding_format": "float", "messages": [{"role": "user", "content": content}]}
 
     def embed_items(self, items: Sequence[ImageItem]) -> np.ndarray:
         items = list(items)
-        keys = [content_key("item", image_digest(ImagePart(path=i.image_path)) if i.image_path else "", i.text)
-                for i in items]
-        return self.cache.rows(keys, lambda idx: np.concatenate(
-            [self._post(self._item_body(items[i]), 1) for i in idx]))
+        keys = [
+            content_key("item", image_digest(ImagePart(path=i.image_path)) if i.image_path else "", i.text)
+            for i in items
+        ]
+        return self.cache.rows(
+            keys, lambda idx: np.concatenate([self._post(self._item_body(items[i]), 1) for i in idx])
+        )
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         texts = [t if t.strip() else " " for t in texts]
@@ -68,8 +77,14 @@ class EndpointImageEmbedder(EndpointBackend):
 
         def compute(idx: list[int]) -> np.ndarray:
             batch = [texts[i] for i in idx]
-            return np.concatenate([self._post({"model": self.model, "input": batch[s:s + size],
-                                               "encoding_format": "float"}, len(batch[s:s + size]))
-                                   for s in range(0, len(batch), size)])
+            return np.concatenate(
+                [
+                    self._post(
+                        {"model": self.model, "input": batch[s : s + size], "encoding_format": "float"},
+                        len(batch[s : s + size]),
+                    )
+                    for s in range(0, len(batch), size)
+                ]
+            )
 
         return self.cache.rows(keys, compute)

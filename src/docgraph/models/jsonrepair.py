@@ -16,8 +16,17 @@ import re
 from typing import Any
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON|js|javascript)?[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
-_LITERALS = {"true": "true", "false": "false", "null": "null", "True": "true", "False": "false",
-             "None": "null", "NaN": "null", "Infinity": "null", "undefined": "null"}
+_LITERALS = {
+    "true": "true",
+    "false": "false",
+    "null": "null",
+    "True": "true",
+    "False": "false",
+    "None": "null",
+    "NaN": "null",
+    "Infinity": "null",
+    "undefined": "null",
+}
 _NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _WORD = re.compile(r"[A-Za-z_$][\w$\-]*")
 
@@ -53,7 +62,7 @@ def _candidates(text: str) -> list[str]:
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
     if starts:
         start = min(starts)
-        out.append(text[start:_matching_end(text, start)])
+        out.append(text[start : _matching_end(text, start)])
     return [c for c in dict.fromkeys(out) if c]
 
 
@@ -136,8 +145,8 @@ def _read_string(src: str, i: int) -> tuple[str, int]:
         ch = src[j]
         if ch == "\\" and j + 1 < len(src):
             nxt = src[j + 1]
-            if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", src[j + 2:j + 6] or ""):
-                buf.append(chr(int(src[j + 2:j + 6], 16)))
+            if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", src[j + 2 : j + 6] or ""):
+                buf.append(chr(int(src[j + 2 : j + 6], 16)))
                 j += 6
                 continue
             buf.append(escapes.get(nxt, nxt))

@@ -13,9 +13,10 @@ import base64
 import hashlib
 import json
 import threading
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -82,10 +83,15 @@ def messages_payload(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return [{"role": m.role, "text": m.text, "images": [image_digest(i) for i in m.images]} for m in messages]
 
 
-def request_key(model: str, messages: Sequence[Message], params: Mapping[str, Any],
-                schema: type[BaseModel] | None) -> str:
+def request_key(
+    model: str, messages: Sequence[Message], params: Mapping[str, Any], schema: type[BaseModel] | None
+) -> str:
     """sha256 hex of model + messages (image content hashes) + params + schema."""
-    payload = {"model": model, "messages": messages_payload(messages),
-               "params": {k: params[k] for k in sorted(params)}, "schema": schema_fingerprint(schema)}
+    payload = {
+        "model": model,
+        "messages": messages_payload(messages),
+        "params": {k: params[k] for k in sorted(params)},
+        "schema": schema_fingerprint(schema),
+    }
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()

@@ -8,7 +8,8 @@ wrappers may share one ``Limit`` (e.g. two roles on the same server).
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -28,7 +29,7 @@ class Limit:
         self.in_flight = 0
         self.peak = 0
 
-    def __enter__(self) -> "Limit":
+    def __enter__(self) -> Limit:
         self._sem.acquire()
         with self._lock:
             self.in_flight += 1
@@ -48,7 +49,8 @@ class LimitedChat(ChatWrapper):
         super().__init__(inner)
         self.limit = limit if isinstance(limit, Limit) else Limit(limit)
 
-    def complete(self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None,
-                 **params: Any) -> ChatResult:
+    def complete(
+        self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None, **params: Any
+    ) -> ChatResult:
         with self.limit:
             return self.inner.complete(messages, stage=stage, schema=schema, **params)

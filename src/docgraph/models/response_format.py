@@ -18,18 +18,21 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from pydantic import BaseModel
 
 MODES = ("json_schema", "json_object", "none")
 _NAME = re.compile(r"[^A-Za-z0-9_-]+")
-_REJECTION = re.compile(r"response_format|json_schema|json_object|grammar|guided|structured output|schema",
-                        re.IGNORECASE)
+_REJECTION = re.compile(
+    r"response_format|json_schema|json_object|grammar|guided|structured output|schema", re.IGNORECASE
+)
 
 
-def bound_arrays(schema: dict[str, Any], default_max: int | None,
-                 max_items: Mapping[str, int] | None = None) -> dict[str, Any]:
+def bound_arrays(
+    schema: dict[str, Any], default_max: int | None, max_items: Mapping[str, int] | None = None
+) -> dict[str, Any]:
     """A copy of a JSON schema whose arrays carry ``maxItems``.
 
     ``max_items`` maps a property name to its bound (wherever that property is an array,
@@ -65,16 +68,20 @@ def bound_arrays(schema: dict[str, Any], default_max: int | None,
     return out
 
 
-def json_schema_format(schema: type[BaseModel], *, max_items: Mapping[str, int] | None = None,
-                       default_max: int | None = None) -> dict[str, Any]:
+def json_schema_format(
+    schema: type[BaseModel], *, max_items: Mapping[str, int] | None = None, default_max: int | None = None
+) -> dict[str, Any]:
     """The ``json_schema`` response_format for ``schema`` with bounded arrays (see ``bound_arrays``)."""
     body = bound_arrays(schema.model_json_schema(), default_max, max_items)
-    return {"type": "json_schema", "json_schema": {"name": _NAME.sub("_", schema.__name__)[:64] or "reply",
-                                                   "schema": body}}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": _NAME.sub("_", schema.__name__)[:64] or "reply", "schema": body},
+    }
 
 
-def format_for(mode: str, schema: type[BaseModel], given: dict[str, Any] | None,
-               default_max: int | None) -> dict[str, Any] | None:
+def format_for(
+    mode: str, schema: type[BaseModel], given: dict[str, Any] | None, default_max: int | None
+) -> dict[str, Any] | None:
     """What to send as ``response_format`` in ``mode``: ``given`` (a call's own json_schema
     format) or one built from ``schema``; ``{"type": "json_object"}``; or None."""
     if mode == "none":

@@ -16,8 +16,9 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -58,17 +59,19 @@ class RetryPolicy:
     rng: random.Random = field(default_factory=random.Random, repr=False)
 
     @classmethod
-    def from_settings(cls, settings: ChatSettings | Any) -> "RetryPolicy":
+    def from_settings(cls, settings: ChatSettings | Any) -> RetryPolicy:
         """From any settings section with max_retries/backoff fields (defaults where absent)."""
-        return cls(max_retries=getattr(settings, "max_retries", 4),
-                   backoff_base_s=getattr(settings, "backoff_base_s", 1.0),
-                   backoff_max_s=getattr(settings, "backoff_max_s", 60.0))
+        return cls(
+            max_retries=getattr(settings, "max_retries", 4),
+            backoff_base_s=getattr(settings, "backoff_base_s", 1.0),
+            backoff_max_s=getattr(settings, "backoff_max_s", 60.0),
+        )
 
     def delay(self, attempt: int, error: EndpointError) -> float:
         """Seconds to wait before retry number ``attempt + 1`` (0-based ``attempt``)."""
         if error.retry_after is not None:
             return min(error.retry_after, self.backoff_max_s)
-        base = min(self.backoff_max_s, self.backoff_base_s * (2 ** attempt))
+        base = min(self.backoff_max_s, self.backoff_base_s * (2**attempt))
         return base * (0.5 + 0.5 * self.rng.random())
 
     def call(self, fn: Callable[[], R], endpoint: str, on_retry: Callable[[EndpointError], None] | None = None) -> R:
@@ -85,7 +88,9 @@ class RetryPolicy:
                     advice = _ADVICE.get(exc.kind, "check the endpoint")
                     raise RetriesExhausted(
                         f"{endpoint} failed after {attempt + 1} attempt(s): {exc} — {advice}",
-                        last=exc, attempts=attempt + 1) from exc
+                        last=exc,
+                        attempts=attempt + 1,
+                    ) from exc
                 wait = self.delay(attempt, exc)
                 log.info("%s: %s; retry %d/%d in %.2fs", endpoint, exc.kind, attempt + 1, self.max_retries, wait)
                 if on_retry is not None:
@@ -101,16 +106,20 @@ class RetryingChat(ChatWrapper):
         super().__init__(inner)
         self.policy = policy
 
-    def complete(self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None,
-                 **params: Any) -> ChatResult:
+    def complete(
+        self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None, **params: Any
+    ) -> ChatResult:
         retried: list[EndpointError] = []
         try:
-            result = self.policy.call(lambda: self.inner.complete(messages, stage=stage, schema=schema, **params),
-                                      endpoint=self.endpoint, on_retry=retried.append)
+            result = self.policy.call(
+                lambda: self.inner.complete(messages, stage=stage, schema=schema, **params),
+                endpoint=self.endpoint,
+                on_retry=retried.append,
+            )
         except ModelError as exc:
             if retried:
                 carried = getattr(exc, "usage", Usage())
-                exc.usage = carried.add(Usage(retries=len(retried)))  # type: ignore[attr-defined]
+                exc.usage = carried.add(Usage(retries=len(retried)))  # type: ignore[attr-defined]  # exceptions carry the usage of the failed call
             raise
         if retried:
             result.usage = result.usage.add(Usage(retries=len(retried)))

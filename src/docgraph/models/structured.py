@@ -33,8 +33,9 @@ import json
 import re
 import time
 import typing
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -86,8 +87,11 @@ def _wrap_bare_list(data: Any, schema: type[BaseModel]) -> Any:
     """A bare list for a schema with exactly one list field becomes ``{field: list}``."""
     if not isinstance(data, list):
         return data
-    list_fields = [name for name, f in schema.model_fields.items()
-                   if typing.get_origin(f.annotation) in (list, tuple, set) or f.annotation in (list, tuple)]
+    list_fields = [
+        name
+        for name, f in schema.model_fields.items()
+        if typing.get_origin(f.annotation) in (list, tuple, set) or f.annotation in (list, tuple)
+    ]
     return {list_fields[0]: data} if len(list_fields) == 1 else data
 
 
@@ -95,8 +99,11 @@ def reask_message(error: str, schema: type[BaseModel], truncated: bool) -> Messa
     """The follow-up user message asking for a corrected reply."""
     cut = " Your reply was cut off at the token limit; answer more concisely." if truncated else ""
     body = json.dumps(schema.model_json_schema(), separators=(",", ":"))
-    return Message("user", f"Your previous reply could not be used: {error}.{cut}\n"
-                           f"Reply again with only one JSON value that matches this JSON schema, no prose:\n{body}")
+    return Message(
+        "user",
+        f"Your previous reply could not be used: {error}.{cut}\n"
+        f"Reply again with only one JSON value that matches this JSON schema, no prose:\n{body}",
+    )
 
 
 class StructuredChat(ChatWrapper):
@@ -107,8 +114,9 @@ class StructuredChat(ChatWrapper):
         self.errors_dir = Path(errors_dir) if errors_dir is not None else None
         self.reasks = reasks
 
-    def complete(self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None,
-                 **params: Any) -> ChatResult:
+    def complete(
+        self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None, **params: Any
+    ) -> ChatResult:
         if schema is None:
             return self._free_text(messages, stage, params)
         conversation = list(messages)
@@ -128,14 +136,21 @@ class StructuredChat(ChatWrapper):
             try:
                 parsed, repaired = parse_reply_repaired(result.text, schema)
                 if truncated:
-                    raise ValueError("the reply was cut off at the token limit "
-                                     f"(max_tokens={call_params.get('max_tokens') or original})")
+                    raise ValueError(
+                        "the reply was cut off at the token limit "
+                        f"(max_tokens={call_params.get('max_tokens') or original})"
+                    )
             except ValueError as exc:
                 error = str(exc)
             else:
-                return ChatResult(text=result.text, parsed=parsed, usage=usage.add(Usage(repairs=int(repaired))),
-                                  cached=result.cached,
-                                  model=result.model, finish_reason=result.finish_reason)
+                return ChatResult(
+                    text=result.text,
+                    parsed=parsed,
+                    usage=usage.add(Usage(repairs=int(repaired))),
+                    cached=result.cached,
+                    model=result.model,
+                    finish_reason=result.finish_reason,
+                )
             if truncated:
                 _grow_limit(call_params, original)
                 conversation = [*messages, reask_message(error, schema, True)]
@@ -143,21 +158,32 @@ class StructuredChat(ChatWrapper):
                 conversation = [*conversation, Message("assistant", result.text), reask_message(error, schema, False)]
         saved = self._save(stage, schema, messages, replies, error, params)
         kind = ModelOutputTruncated if truncated else ModelOutputError
-        hint = (" — raise max_output_tokens for this role, or lower schema_max_items so the reply fits"
-                if truncated else "")
-        exc = kind(f"{self.endpoint}: stage {stage!r} gave no valid {schema.__name__} after "
-                   f"{len(replies)} attempt(s): {error}{hint}", raw=replies[-1], saved_to=saved)
-        exc.usage = usage  # type: ignore[attr-defined]
+        hint = (
+            " — raise max_output_tokens for this role, or lower schema_max_items so the reply fits" if truncated else ""
+        )
+        exc = kind(
+            f"{self.endpoint}: stage {stage!r} gave no valid {schema.__name__} after "
+            f"{len(replies)} attempt(s): {error}{hint}",
+            raw=replies[-1],
+            saved_to=saved,
+        )
+        exc.usage = usage  # type: ignore[attr-defined]  # exceptions carry the usage of the failed call
         raise exc
 
-    def _ask(self, conversation: Sequence[Message], stage: str, schema: type[BaseModel] | None,
-             params: dict[str, Any], usage: Usage) -> ChatResult:
+    def _ask(
+        self,
+        conversation: Sequence[Message],
+        stage: str,
+        schema: type[BaseModel] | None,
+        params: dict[str, Any],
+        usage: Usage,
+    ) -> ChatResult:
         """One request below; an exception leaves carrying the usage of the attempts before it."""
         try:
             return self.inner.complete(conversation, stage=stage, schema=schema, **params)
         except Exception as exc:
             if usage != Usage():
-                exc.usage = usage.add(getattr(exc, "usage", None) or Usage())  # type: ignore[attr-defined]
+                exc.usage = usage.add(getattr(exc, "usage", None) or Usage())  # type: ignore[attr-defined]  # exceptions carry the usage of the failed call
             raise
 
     def _free_text(self, messages: Sequence[Message], stage: str, params: dict[str, Any]) -> ChatResult:
@@ -180,22 +206,39 @@ class StructuredChat(ChatWrapper):
             else:
                 _grow_limit(call_params, original)
                 conversation = list(messages)
-        exc = ModelOutputError(f"{self.endpoint}: stage {stage!r} gave an empty reply {self.reasks + 1} time(s); "
-                               "check the server's logs (out of memory? a stop sequence at the start?)", raw="")
-        exc.usage = usage  # type: ignore[attr-defined]
+        exc = ModelOutputError(
+            f"{self.endpoint}: stage {stage!r} gave an empty reply {self.reasks + 1} time(s); "
+            "check the server's logs (out of memory? a stop sequence at the start?)",
+            raw="",
+        )
+        exc.usage = usage  # type: ignore[attr-defined]  # exceptions carry the usage of the failed call
         raise exc
 
-    def _save(self, stage: str, schema: type[BaseModel], messages: Sequence[Message], replies: list[str],
-              error: str, params: dict[str, Any]) -> str | None:
+    def _save(
+        self,
+        stage: str,
+        schema: type[BaseModel],
+        messages: Sequence[Message],
+        replies: list[str],
+        error: str,
+        params: dict[str, Any],
+    ) -> str | None:
         """Write the failed exchange to ``model_errors/``; the path, or None when not possible."""
         if self.errors_dir is None:
             return None
         key = request_key(self.model, messages, params, schema)
         safe_stage = re.sub(r"[^\w.-]+", "_", stage)
         path = self.errors_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe_stage}-{key[:12]}.json"
-        record = {"stage": stage, "model": self.model, "endpoint": self.endpoint, "schema": schema.__name__,
-                  "error": error, "replies": replies, "params": params,
-                  "messages": [{"role": m.role, "text": m.text, "images": len(m.images)} for m in messages]}
+        record = {
+            "stage": stage,
+            "model": self.model,
+            "endpoint": self.endpoint,
+            "schema": schema.__name__,
+            "error": error,
+            "replies": replies,
+            "params": params,
+            "messages": [{"role": m.role, "text": m.text, "images": len(m.images)} for m in messages],
+        }
         try:
             self.errors_dir.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str), encoding="utf-8")

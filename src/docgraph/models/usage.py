@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -144,8 +145,9 @@ class MeteredChat(ChatWrapper):
         super().__init__(inner)
         self.meter = meter
 
-    def complete(self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None,
-                 **params: Any) -> ChatResult:
+    def complete(
+        self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None, **params: Any
+    ) -> ChatResult:
         start = time.perf_counter()
         token = CALLS.begin(stage)
         try:

@@ -8,12 +8,11 @@ vectors of another recipe (``ModelHub.check_embedding_model``) or re-index (base
 
 from __future__ import annotations
 
-
 TAG_PREFIX = "+context"
 
 
 def recipe_tag(embedding_settings) -> str:
-    """"" for "joint" (the recipe of every workspace made before the setting existed),
+    """ "" for "joint" (the recipe of every workspace made before the setting existed),
     "context<w>" for "separate" with ``context_weight`` w."""
     if embedding_settings.chunk_context == "joint":
         return ""

@@ -8,7 +8,8 @@ parameters the backend applies when a call gives none, part of the cache key),
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -37,8 +38,9 @@ class ChatWrapper:
     def endpoint(self) -> str:
         return str(getattr(self.inner, "endpoint", self.model))
 
-    def complete(self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None,
-                 **params: Any) -> ChatResult:
+    def complete(
+        self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None, **params: Any
+    ) -> ChatResult:
         return self.inner.complete(messages, stage=stage, schema=schema, **params)
 
     def unwrap(self, kind: type) -> Any:

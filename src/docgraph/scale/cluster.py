@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 from ..config import RaySettings
 from ..errors import ConfigError
-
 
 # Set in every worker before it starts: one CPU per task, and OpenMP threads that sleep
 # instead of spinning while they wait (spinning made embedding tens of times slower on
@@ -34,12 +34,17 @@ def connect(settings: RaySettings) -> ModuleType:
     try:
         import ray
     except ImportError as exc:
-        raise ConfigError("distributed work (--ray, ray.enabled) needs Ray: pip install 'docgraph[ray]', "
-                          "or run without --ray") from exc
+        raise ConfigError(
+            "distributed work (--ray, ray.enabled) needs Ray: pip install 'docgraph[ray]', or run without --ray"
+        ) from exc
     if ray.is_initialized():
         return ray
-    options: dict = {"ignore_reinit_error": True, "include_dashboard": False, "log_to_driver": False,
-                     "runtime_env": {"env_vars": WORKER_ENV}}
+    options: dict = {
+        "ignore_reinit_error": True,
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "runtime_env": {"env_vars": WORKER_ENV},
+    }
     if settings.address:
         options["address"] = settings.address
     else:
@@ -51,8 +56,10 @@ def connect(settings: RaySettings) -> ModuleType:
         ray.init(**options)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = settings.address or "a local cluster"
-        raise ConfigError(f"could not connect to the Ray cluster at {where}: {exc} - check that it runs "
-                          "(`ray status`) and that the address is right, or run without --ray") from exc
+        raise ConfigError(
+            f"could not connect to the Ray cluster at {where}: {exc} - check that it runs "
+            "(`ray status`) and that the address is right, or run without --ray"
+        ) from exc
     return ray
 
 

@@ -19,7 +19,7 @@ travel to the cluster.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -61,8 +61,7 @@ class RayTextEmbedder:
         self.settings = settings
         self._ray = connect(settings)
         self.threads = min(settings.embed_threads, largest_node_cpus(self._ray))
-        self._task = remote_task(self._ray, embed_task, "embed", threads=self.threads,
-                                 max_retries=settings.max_retries)
+        self._task = remote_task(self._ray, embed_task, "embed", threads=self.threads, max_retries=settings.max_retries)
         self.parts = max(1, cluster_cpus(self._ray) // self.threads)
 
     @property
@@ -78,16 +77,19 @@ class RayTextEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)  # dim reads the tokenizer side only
         if is_query and len(texts) == 1:
             return self.local.embed_queries(texts)
-        refs = [self._task.remote(self.spec, texts[a:b], is_query, self.threads)
-                for a, b in shards(len(texts), self.parts)]
+        refs = [
+            self._task.remote(self.spec, texts[a:b], is_query, self.threads) for a, b in shards(len(texts), self.parts)
+        ]
         try:
             parts = self._ray.get(refs)
         except self._ray.exceptions.RayTaskError as exc:
             raise task_error(self._ray, exc) from None
         except self._ray.exceptions.RayError as exc:  # workers died more often than max_retries allows
-            raise ModelError(f"embedding on the Ray cluster failed ({type(exc).__name__}: its worker died "
-                             f"{self.settings.max_retries + 1} times); run the build again to resume, or "
-                             "without --ray") from exc
+            raise ModelError(
+                f"embedding on the Ray cluster failed ({type(exc).__name__}: its worker died "
+                f"{self.settings.max_retries + 1} times); run the build again to resume, or "
+                "without --ray"
+            ) from exc
         return np.concatenate(parts).astype(np.float32, copy=False)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
@@ -98,8 +100,9 @@ class RayTextEmbedder:
 
     def __repr__(self) -> str:
         where = self.settings.address or "a local cluster"
-        return (f"RayTextEmbedder({self.model!r} on {where}, {self.parts} shard(s) per call, "
-                f"{self.threads} thread(s) each)")
+        return (
+            f"RayTextEmbedder({self.model!r} on {where}, {self.parts} shard(s) per call, {self.threads} thread(s) each)"
+        )
 
 
 def ray_embedder(ray: RaySettings) -> Callable[[TextEmbedder, LocalSpec], TextEmbedder]:

@@ -13,8 +13,8 @@ their own (``cluster.remote_task``), which Ray retires once other docgraph work 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from concurrent.futures.process import BrokenProcessPool
-from typing import Callable, Iterator
 
 from ..config import IngestSettings, RaySettings
 from ..documents import pages
@@ -44,8 +44,10 @@ class RayPageRunner:
         if recycle_after > 0:
             options["max_calls"] = recycle_after  # pages per worker process; 0 = never replaced
         self._task = remote_task(self._ray, page_task, "pages", **options)
-        note(f"pages run as Ray tasks on {self.workers} CPU(s)"
-             + (f" of the cluster at {settings.address}" if settings.address else " of a local cluster"))
+        note(
+            f"pages run as Ray tasks on {self.workers} CPU(s)"
+            + (f" of the cluster at {settings.address}" if settings.address else " of a local cluster")
+        )
 
     def _outcome(self, ref) -> PageResult | Exception:
         ray = self._ray
@@ -54,7 +56,7 @@ class RayPageRunner:
         except ray.exceptions.RayTaskError as exc:
             cause = task_error(ray, exc)
             if not isinstance(cause, Exception):
-                raise cause  # KeyboardInterrupt / SystemExit in the task
+                raise cause from exc  # KeyboardInterrupt / SystemExit in the task
             return cause
         except ray.exceptions.RayError as exc:  # the worker died more often than max_retries allows
             return BrokenProcessPool(f"the Ray worker running this page died ({type(exc).__name__})")

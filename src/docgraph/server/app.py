@@ -10,9 +10,9 @@ other origins refused.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import AsyncIterator, Iterable
 
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
@@ -20,8 +20,7 @@ from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
 from ..api import Workspace
-from ..errors import (ConfigError, DocgraphError, InputError, ModelError, NotBuiltError, StoreError,
-                      WorkspaceBusyError)
+from ..errors import ConfigError, DocgraphError, InputError, ModelError, NotBuiltError, StoreError, WorkspaceBusyError
 from .auth import OriginGuard, TokenAuth, login_router
 from .jobs import JobManager
 from .routes import ROUTERS
@@ -34,7 +33,11 @@ DEFAULT_MAX_UPLOAD_MB = 200
 
 # DocgraphError subclasses → HTTP status (first match wins; order: most specific first)
 ERROR_STATUS: tuple[tuple[type[DocgraphError], int], ...] = (
-    (NotBuiltError, 409), (WorkspaceBusyError, 409), (InputError, 400), (ConfigError, 400), (ModelError, 502),
+    (NotBuiltError, 409),
+    (WorkspaceBusyError, 409),
+    (InputError, 400),
+    (ConfigError, 400),
+    (ModelError, 502),
     (StoreError, 500),
     (DocgraphError, 400),
 )
@@ -56,9 +59,13 @@ async def docgraph_error_handler(request: Request, exc: Exception) -> JSONRespon
     return JSONResponse({"detail": str(exc), "error": type(exc).__name__}, status_code=status)
 
 
-def create_app(workspace: str | Path | Workspace, token: str | None = None,
-               max_upload_mb: float = DEFAULT_MAX_UPLOAD_MB, cors_origins: Iterable[str] = (),
-               allowed_hosts: Iterable[str] | None = None) -> FastAPI:
+def create_app(
+    workspace: str | Path | Workspace,
+    token: str | None = None,
+    max_upload_mb: float = DEFAULT_MAX_UPLOAD_MB,
+    cors_origins: Iterable[str] = (),
+    allowed_hosts: Iterable[str] | None = None,
+) -> FastAPI:
     """The web app over ``workspace`` (a folder, opened here and closed on shutdown, or an open
     ``Workspace``, left open).
 
@@ -68,12 +75,13 @@ def create_app(workspace: str | Path | Workspace, token: str | None = None,
     accept (guards a loopback server against DNS rebinding); None accepts any.
     """
     owns = not isinstance(workspace, Workspace)
-    ws = Workspace(workspace) if owns else workspace  # type: ignore[arg-type]
+    ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     if max_upload_mb <= 0:
         raise ValueError("max_upload_mb must be positive")
     max_bytes = int(max_upload_mb * (1 << 20))
-    state = ServerState(ws=ws, jobs=JobManager(ws.usage), token=token or None, max_upload_bytes=max_bytes,
-                        owns_workspace=owns)
+    state = ServerState(
+        ws=ws, jobs=JobManager(ws.usage), token=token or None, max_upload_bytes=max_bytes, owns_workspace=owns
+    )
     origins = tuple(cors_origins)
 
     @asynccontextmanager
@@ -84,10 +92,16 @@ def create_app(workspace: str | Path | Workspace, token: str | None = None,
             ws.close()
 
     # no /docs or /redoc: their pages load scripts from a CDN; the schema is at /openapi.json
-    app = FastAPI(title="docgraph", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
-                  description="Questions over long, visually rich documents, answered with citations to page "
-                              "regions. With a token set, send `Authorization: Bearer <token>` (or a `token` "
-                              "query parameter, or sign in at /login for a cookie) on every request.")
+    app = FastAPI(
+        title="docgraph",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        description="Questions over long, visually rich documents, answered with citations to page "
+        "regions. With a token set, send `Authorization: Bearer <token>` (or a `token` "
+        "query parameter, or sign in at /login for a cookie) on every request.",
+    )
     app.state.docgraph = state
     app.add_exception_handler(DocgraphError, docgraph_error_handler)
     app.include_router(login_router())
@@ -97,8 +111,7 @@ def create_app(workspace: str | Path | Workspace, token: str | None = None,
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
-        return FileResponse(STATIC_DIR / "index.html", media_type="text/html",
-                            headers={"Cache-Control": "no-cache"})
+        return FileResponse(STATIC_DIR / "index.html", media_type="text/html", headers={"Cache-Control": "no-cache"})
 
     # middleware: the last added runs first
     app.add_middleware(BodyLimit, max_bytes=max_bytes + MULTIPART_SLACK)
@@ -108,8 +121,13 @@ def create_app(workspace: str | Path | Workspace, token: str | None = None,
     if origins:
         from fastapi.middleware.cors import CORSMiddleware
 
-        app.add_middleware(CORSMiddleware, allow_origins=list(origins), allow_credentials=True,
-                           allow_methods=["GET", "POST", "DELETE"], allow_headers=["Authorization", "Content-Type"])
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(origins),
+            allow_credentials=True,
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type"],
+        )
     if allowed_hosts is not None:
         from starlette.middleware.trustedhost import TrustedHostMiddleware
 

@@ -20,8 +20,8 @@ import html
 from urllib.parse import parse_qs, urlsplit
 
 from fastapi import APIRouter, Request
-from starlette.requests import HTTPConnection
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 COOKIE_NAME = "docgraph_token"
@@ -76,8 +76,9 @@ def login_page(message: str = "", status_code: int = 401) -> HTMLResponse:
 
 
 def _with_cookie(response: Response, token: str, request: Request) -> Response:
-    response.set_cookie(COOKIE_NAME, token, httponly=True, samesite="strict", path="/",
-                        secure=request.url.scheme == "https")
+    response.set_cookie(
+        COOKIE_NAME, token, httponly=True, samesite="strict", path="/", secure=request.url.scheme == "https"
+    )
     return response
 
 
@@ -114,14 +115,21 @@ class TokenAuth:
 
     @staticmethod
     def _refuse(request: Request) -> Response:
-        wants_page = (not request.url.path.startswith("/api/") and request.method == "GET"
-                      and "text/html" in request.headers.get("accept", ""))
+        wants_page = (
+            not request.url.path.startswith("/api/")
+            and request.method == "GET"
+            and "text/html" in request.headers.get("accept", "")
+        )
         if wants_page:
             response: Response = login_page()
         else:
-            response = JSONResponse({"detail": "missing or wrong token: send 'Authorization: Bearer <token>', "
-                                               "a 'token' query parameter, or sign in at /login"},
-                                    status_code=401)
+            response = JSONResponse(
+                {
+                    "detail": "missing or wrong token: send 'Authorization: Bearer <token>', "
+                    "a 'token' query parameter, or sign in at /login"
+                },
+                status_code=401,
+            )
         response.headers["WWW-Authenticate"] = 'Bearer realm="docgraph"'
         return response
 
@@ -165,8 +173,11 @@ def login_router() -> APIRouter:
             return RedirectResponse("/", status_code=303)
         return login_page(status_code=200)
 
-    @router.post(LOGIN_PATH, response_class=HTMLResponse,
-                 summary="Check the token (form field 'token'), set the session cookie and go to the page")
+    @router.post(
+        LOGIN_PATH,
+        response_class=HTMLResponse,
+        summary="Check the token (form field 'token'), set the session cookie and go to the page",
+    )
     async def login_submit(request: Request) -> Response:
         expected = request.app.state.docgraph.token
         if not expected:

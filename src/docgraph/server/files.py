@@ -22,8 +22,11 @@ def workspace_file(root: Path, relative: str | None) -> Path:
     """
     if not relative or "\x00" in relative:
         raise HTTPException(status_code=404, detail="file not found in the workspace")
-    if PurePosixPath(relative).is_absolute() or PureWindowsPath(relative).is_absolute() \
-            or PureWindowsPath(relative).drive:
+    if (
+        PurePosixPath(relative).is_absolute()
+        or PureWindowsPath(relative).is_absolute()
+        or PureWindowsPath(relative).drive
+    ):
         raise HTTPException(status_code=404, detail="file not found in the workspace")
     base = root.resolve()
     candidate = (base / relative).resolve()

@@ -8,7 +8,8 @@ that mention them, for click-through.
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 from fastapi import HTTPException
@@ -53,9 +54,16 @@ def entity_json(entity: Entity, degree: float = 0.0) -> dict[str, Any]:
     pages: dict[tuple[str, int], set[str]] = {}
     for mention in entity.mentions:
         pages.setdefault((mention.doc_id, mention.page), set()).update(mention.component_ids)
-    return {"id": entity.id, "name": entity.name, "type": entity.type, "modality": entity.modality,
-            "description": entity.description, "aliases": entity.aliases, "degree": int(degree),
-            "pages": [{"doc_id": d, "page": p, "component_ids": sorted(c)} for (d, p), c in sorted(pages.items())]}
+    return {
+        "id": entity.id,
+        "name": entity.name,
+        "type": entity.type,
+        "modality": entity.modality,
+        "description": entity.description,
+        "aliases": entity.aliases,
+        "degree": int(degree),
+        "pages": [{"doc_id": d, "page": p, "component_ids": sorted(c)} for (d, p), c in sorted(pages.items())],
+    }
 
 
 def neighbourhood(store: Store, seed_ids: list[str], hops: int = 1, limit: int = 80) -> dict[str, Any]:
@@ -69,8 +77,9 @@ def neighbourhood(store: Store, seed_ids: list[str], hops: int = 1, limit: int =
         known = [s for s in dict.fromkeys(seed_ids) if s in view.ids]
         missing = [s for s in seed_ids if s not in view.ids]
         if not known:
-            raise HTTPException(status_code=404, detail=f"no entity {', '.join(seed_ids) or '(none given)'} "
-                                                        "in the KG4VD graph")
+            raise HTTPException(
+                status_code=404, detail=f"no entity {', '.join(seed_ids) or '(none given)'} in the KG4VD graph"
+            )
         seeds = view.ids.indices(known)
         reachable = bounded_subgraph(view.adjacency, seeds, hops, limit + 1)  # one more: is it cut?
         nodes = np.asarray(reachable[:limit], dtype=np.int64)
@@ -80,11 +89,25 @@ def neighbourhood(store: Store, seed_ids: list[str], hops: int = 1, limit: int =
             item = entity_json(entity, view.degree[int(index)])
             item["seed"] = int(index) in seed_set
             node_json.append(item)
-        edges = [{"id": rel.id, "source": rel.source, "target": rel.target, "label": rel.label,
-                  "description": rel.description, "cross_page": rel.cross_page}
-                 for rel in view.relations_of(store, view.relations_within(nodes))]
-        return {"nodes": node_json, "edges": edges, "seeds": known, "missing": missing, "hops": hops,
-                "truncated": len(reachable) > len(nodes)}
+        edges = [
+            {
+                "id": rel.id,
+                "source": rel.source,
+                "target": rel.target,
+                "label": rel.label,
+                "description": rel.description,
+                "cross_page": rel.cross_page,
+            }
+            for rel in view.relations_of(store, view.relations_within(nodes))
+        ]
+        return {
+            "nodes": node_json,
+            "edges": edges,
+            "seeds": known,
+            "missing": missing,
+            "hops": hops,
+            "truncated": len(reachable) > len(nodes),
+        }
 
     return with_graph(store, read)
 
@@ -92,12 +115,14 @@ def neighbourhood(store: Store, seed_ids: list[str], hops: int = 1, limit: int =
 def entities_on_page(store: Store, doc_id: str, page: int) -> list[dict[str, Any]]:
     """Entities grounded on one page, with the components of that page that mention them,
     best connected first."""
+
     def read(view: Any) -> list[dict[str, Any]]:
         out = []
         nodes = view.nodes_on_pages([(doc_id, page)])
         for index, entity in zip(nodes, view.entities_of(store, nodes)):
-            components = sorted({c for m in entity.mentions if m.doc_id == doc_id and m.page == page
-                                 for c in m.component_ids})
+            components = sorted(
+                {c for m in entity.mentions if m.doc_id == doc_id and m.page == page for c in m.component_ids}
+            )
             item = entity_json(entity, view.degree[int(index)])
             item["component_ids"] = components
             out.append(item)
@@ -121,7 +146,7 @@ def search_entities(store: Store, query: str, limit: int = 20) -> list[dict[str,
             rank = 0 if q in names else 1 if any(n.startswith(q) for n in names) else 2
             scored.append((rank if q else 0, -view.degree[index], name.lower(), index))
         scored.sort()
-        best = [i for *_, i in scored[:max(1, limit)]]
+        best = [i for *_, i in scored[: max(1, limit)]]
         return [entity_json(e, view.degree[i]) for i, e in zip(best, view.entities_of(store, best))]
 
     return with_graph(store, read)

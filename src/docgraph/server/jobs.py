@@ -14,9 +14,10 @@ import queue
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable, Literal
+from datetime import UTC, datetime
+from typing import Any, Literal
 
 from ..errors import DocgraphError
 from ..models.usage import subtract
@@ -31,7 +32,7 @@ MAX_FINISHED = 50
 
 
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def json_scalar(value: Any) -> Any:
@@ -92,10 +93,17 @@ class LiveProgress:
                 eta = 0.0
             elif self._done > 0 and elapsed > 0:
                 eta = (self._total - self._done) * elapsed / self._done
-            return {"description": self._description, "phase": self._phase, "done": self._done,
-                    "total": self._total, "elapsed_s": round(elapsed, 2),
-                    "eta_s": None if eta is None else round(eta, 1), "stats": dict(self._stats),
-                    "notes": list(self._notes), "closed": self._closed}
+            return {
+                "description": self._description,
+                "phase": self._phase,
+                "done": self._done,
+                "total": self._total,
+                "elapsed_s": round(elapsed, 2),
+                "eta_s": None if eta is None else round(eta, 1),
+                "stats": dict(self._stats),
+                "notes": list(self._notes),
+                "closed": self._closed,
+            }
 
 
 @dataclass
@@ -142,8 +150,14 @@ class JobManager:
         self._stopping = False
 
     # ------------------------------------------------------------------ submitting
-    def submit(self, kind: Literal["build", "ingest"], key: str, label: str,
-               run: Callable[[LiveProgress], dict[str, Any]], method: str | None = None) -> tuple[Job, bool]:
+    def submit(
+        self,
+        kind: Literal["build", "ingest"],
+        key: str,
+        label: str,
+        run: Callable[[LiveProgress], dict[str, Any]],
+        method: str | None = None,
+    ) -> tuple[Job, bool]:
         """Queue a job; returns ``(job, created)``. A queued or running job with the same
         ``key`` (e.g. ``build:kg4vd``) is returned instead of queueing a twin."""
         with self._lock:
@@ -163,7 +177,7 @@ class JobManager:
 
     def _forget_old(self) -> None:
         finished = [j for j in self._jobs.values() if not j.active]
-        for job in finished[:max(0, len(finished) - MAX_FINISHED)]:
+        for job in finished[: max(0, len(finished) - MAX_FINISHED)]:
             del self._jobs[job.id]
 
     # ------------------------------------------------------------------ reading
@@ -186,9 +200,20 @@ class JobManager:
         if job.usage_at_start is not None:
             now = job.usage_at_end or total_usage(self._usage())
             usage = {k: round(v, 3) for k, v in subtract(now, job.usage_at_start).model_dump().items()}
-        return {"id": job.id, "kind": job.kind, "method": job.method, "label": job.label, "state": job.state,
-                "created_at": job.created_at, "started_at": job.started_at, "finished_at": job.finished_at,
-                "progress": job.progress.snapshot(), "usage": usage, "result": job.result, "error": job.error}
+        return {
+            "id": job.id,
+            "kind": job.kind,
+            "method": job.method,
+            "label": job.label,
+            "state": job.state,
+            "created_at": job.created_at,
+            "started_at": job.started_at,
+            "finished_at": job.finished_at,
+            "progress": job.progress.snapshot(),
+            "usage": usage,
+            "result": job.result,
+            "error": job.error,
+        }
 
     # ------------------------------------------------------------------ running
     def _work(self) -> None:

@@ -50,7 +50,7 @@ def safe_upload_name(filename: str | None) -> str:
         stem, ext = name, ""
     stem = re.sub(r"[^\w.\- ]+", "_", stem).strip(" ._") or "upload"
     ext = re.sub(r"[^A-Za-z0-9]+", "", ext).lower()
-    stem = stem[:120 - len(ext) - 1]
+    stem = stem[: 120 - len(ext) - 1]
     return f"{stem}.{ext}" if ext else stem
 
 
@@ -71,8 +71,10 @@ def content_error(name: str, head: bytes) -> str | None:
 
 
 def too_large(limit_bytes: int) -> HTTPException:
-    return HTTPException(status_code=413, detail=f"upload larger than the limit of "
-                                                 f"{limit_bytes / (1 << 20):g} MB (serve --max-upload-mb)")
+    return HTTPException(
+        status_code=413,
+        detail=f"upload larger than the limit of {limit_bytes / (1 << 20):g} MB (serve --max-upload-mb)",
+    )
 
 
 async def save_upload(upload: UploadFile, root: Path, budget: int) -> tuple[Path, int, bool]:
@@ -97,7 +99,7 @@ async def save_upload(upload: UploadFile, root: Path, budget: int) -> tuple[Path
                 if size > budget:
                     raise too_large(budget)
                 if len(head) < SNIFF_BYTES:
-                    head += chunk[:SNIFF_BYTES - len(head)]
+                    head += chunk[: SNIFF_BYTES - len(head)]
                 digest.update(chunk)
                 out.write(chunk)
         if size == 0:

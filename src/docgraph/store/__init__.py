@@ -21,7 +21,9 @@ def open_store(root: Path | str, settings: StoreSettings | None = None) -> Store
         from .postgres import PostgresStore
 
         if not settings.url:
-            raise ConfigError('store.backend = "postgres" needs store.url = "postgresql://user@host:5432/dbname" '
-                              "(docgraph.toml [store], or DOCGRAPH_STORE__URL)")
+            raise ConfigError(
+                'store.backend = "postgres" needs store.url = "postgresql://user@host:5432/dbname" '
+                "(docgraph.toml [store], or DOCGRAPH_STORE__URL)"
+            )
         return PostgresStore(root, settings.url, settings.pg_schema)
     raise ValueError(f"unknown store backend {backend!r}")

@@ -32,6 +32,8 @@ def _free(root: Path) -> str:
 
 def disk_full_error(root: Path | str) -> DiskFullError:
     root = Path(root)
-    return DiskFullError(f"no space left on the disk holding workspace {root} ({_free(root)} free): the change in "
-                         "progress was rolled back and nothing half-written is kept; free some space (or move the "
-                         "workspace to a larger disk) and run the same command again — it resumes where it stopped")
+    return DiskFullError(
+        f"no space left on the disk holding workspace {root} ({_free(root)} free): the change in "
+        "progress was rolled back and nothing half-written is kept; free some space (or move the "
+        "workspace to a larger disk) and run the same command again — it resumes where it stopped"
+    )

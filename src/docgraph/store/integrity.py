@@ -28,7 +28,7 @@ import shutil
 import sqlite3
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from .writelock import holder, write_lock
 
@@ -68,9 +68,14 @@ class CheckReport:
     def ok(self) -> bool:
         return not self.errors
 
-    def to_dict(self) -> dict:
-        return {"root": str(self.root), "ok": self.ok, "findings": [asdict(f) for f in self.findings],
-                "repaired": self.repaired, "stats": self.stats}
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "root": str(self.root),
+            "ok": self.ok,
+            "findings": [asdict(f) for f in self.findings],
+            "repaired": self.repaired,
+            "stats": self.stats,
+        }
 
 
 def check_workspace(root: Path | str, *, repair: bool = False) -> CheckReport:
@@ -83,9 +88,16 @@ def check_workspace(root: Path | str, *, repair: bool = False) -> CheckReport:
     report = _check(root)
     writer = holder(root) if (root / DB_NAME).is_file() else None
     if writer:
-        report.findings.insert(0, Finding("busy", f"`docgraph {writer.get('what')}` (pid {writer.get('pid')}) is "
-                                                  "writing to this workspace now: files and rows it has in flight "
-                                                  "may show below; check again when it is done", severity="warning"))
+        report.findings.insert(
+            0,
+            Finding(
+                "busy",
+                f"`docgraph {writer.get('what')}` (pid {writer.get('pid')}) is "
+                "writing to this workspace now: files and rows it has in flight "
+                "may show below; check again when it is done",
+                severity="warning",
+            ),
+        )
     return report
 
 
@@ -122,12 +134,22 @@ def _check(root: Path) -> CheckReport:
     db_path = root / DB_NAME
     backend = _configured_backend(root)
     if backend != "sqlite":
-        add(Finding("unsupported-backend", f"{root} keeps its rows in {backend} (store.backend); docgraph check "
-                    "reads SQLite workspaces only — check that database with its own tools"))
+        add(
+            Finding(
+                "unsupported-backend",
+                f"{root} keeps its rows in {backend} (store.backend); docgraph check "
+                "reads SQLite workspaces only — check that database with its own tools",
+            )
+        )
         return report
     if not db_path.is_file():
-        add(Finding("no-database", f"{db_path} does not exist; this is not a docgraph workspace "
-                    "(add documents to create one: docgraph add FILE... --workspace DIR)"))
+        add(
+            Finding(
+                "no-database",
+                f"{db_path} does not exist; this is not a docgraph workspace "
+                "(add documents to create one: docgraph add FILE... --workspace DIR)",
+            )
+        )
         return report
     try:
         conn = _connect(db_path)
@@ -136,8 +158,13 @@ def _check(root: Path) -> CheckReport:
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
-        add(Finding("sqlite", f"{db_path}: the database cannot be read ({exc}); restore it from a backup, "
-                    "or move the workspace away and add the documents again"))
+        add(
+            Finding(
+                "sqlite",
+                f"{db_path}: the database cannot be read ({exc}); restore it from a backup, "
+                "or move the workspace away and add the documents again",
+            )
+        )
     return report
 
 
@@ -149,17 +176,27 @@ def _check_database(conn: sqlite3.Connection, root: Path, report: CheckReport) -
     add = report.findings.append
     problems = [r[0] for r in conn.execute("PRAGMA integrity_check(20)")]
     if problems != ["ok"]:
-        add(Finding("sqlite", f"{root / DB_NAME} is damaged: {'; '.join(problems[:5])}"
-                    f"{' …' if len(problems) > 5 else ''}; restore it from a backup, or move the workspace "
-                    "away and add the documents again", count=len(problems)))
+        add(
+            Finding(
+                "sqlite",
+                f"{root / DB_NAME} is damaged: {'; '.join(problems[:5])}"
+                f"{' …' if len(problems) > 5 else ''}; restore it from a backup, or move the workspace "
+                "away and add the documents again",
+                count=len(problems),
+            )
+        )
         return
     missing = {"documents", *OWNED_TABLES} - _tables(conn)
     if missing:
-        add(Finding("schema", f"{root / DB_NAME} has no table(s) {', '.join(sorted(missing))}; it is not a "
-                    "docgraph workspace database"))
+        add(
+            Finding(
+                "schema",
+                f"{root / DB_NAME} has no table(s) {', '.join(sorted(missing))}; it is not a "
+                "docgraph workspace database",
+            )
+        )
         return
-    report.stats = {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-                    for t in ("documents", *OWNED_TABLES)}
+    report.stats = {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("documents", *OWNED_TABLES)}
 
     violations: dict[str, int] = {}
     for table, _rowid, parent, _fk in conn.execute("PRAGMA foreign_key_check"):
@@ -170,23 +207,35 @@ def _check_database(conn: sqlite3.Connection, root: Path, report: CheckReport) -
 
     for table in OWNED_TABLES:
         group = "'pages'" if table == "pages" else "namespace"
-        rows = conn.execute(f"SELECT {group}, COUNT(*) FROM {table} WHERE doc_id IS NOT NULL AND doc_id NOT IN "
-                            f"(SELECT id FROM documents) GROUP BY 1 ORDER BY 1").fetchall()
+        rows = conn.execute(
+            f"SELECT {group}, COUNT(*) FROM {table} WHERE doc_id IS NOT NULL AND doc_id NOT IN "
+            f"(SELECT id FROM documents) GROUP BY 1 ORDER BY 1"
+        ).fetchall()
         for name, n in rows:
             where = table if table == "pages" else f"{table}/{name}"
-            add(Finding("orphan-rows", f"{n} row(s) of {where} belong to a document that is no longer in the "
-                        "workspace", repairable=True, count=n))
+            add(
+                Finding(
+                    "orphan-rows",
+                    f"{n} row(s) of {where} belong to a document that is no longer in the workspace",
+                    repairable=True,
+                    count=n,
+                )
+            )
 
-    for table, column, fix in (("pages", "data", "remove the document and add it again"),
-                               ("records", "value", "rebuild the method: docgraph build --method NAME")):
+    for table, column, fix in (
+        ("pages", "data", "remove the document and add it again"),
+        ("records", "value", "rebuild the method: docgraph build --method NAME"),
+    ):
         label = "'pages'" if table == "pages" else "namespace"
-        for name, n in conn.execute(f"SELECT {label}, COUNT(*) FROM {table} WHERE json_valid({column}) = 0 "
-                                    "GROUP BY 1 ORDER BY 1"):
+        for name, n in conn.execute(
+            f"SELECT {label}, COUNT(*) FROM {table} WHERE json_valid({column}) = 0 GROUP BY 1 ORDER BY 1"
+        ):
             add(Finding("bad-json", f"{n} {name} row(s) hold data that does not parse; {fix}", count=n))
 
     for ns, dims, models, bad_len in conn.execute(
-            "SELECT namespace, GROUP_CONCAT(DISTINCT dim), GROUP_CONCAT(DISTINCT model), "
-            "SUM(length(vec) != 4 * dim) FROM vectors GROUP BY namespace ORDER BY namespace"):
+        "SELECT namespace, GROUP_CONCAT(DISTINCT dim), GROUP_CONCAT(DISTINCT model), "
+        "SUM(length(vec) != 4 * dim) FROM vectors GROUP BY namespace ORDER BY namespace"
+    ):
         method = ns.split(".")[0]
         fix = f"rebuild them: docgraph build --method {method} --rebuild-vectors"
         dim_list = sorted({int(d) for d in str(dims).split(",")})
@@ -195,21 +244,36 @@ def _check_database(conn: sqlite3.Connection, root: Path, report: CheckReport) -
         if "," in str(models):
             add(Finding("vector-model", f"vectors of {ns} come from several embedding models ({models}); {fix}"))
         if bad_len:
-            add(Finding("vector-size", f"{bad_len} vector(s) of {ns} do not hold dim × 4 bytes; {fix}",
-                        count=int(bad_len)))
+            add(
+                Finding(
+                    "vector-size", f"{bad_len} vector(s) of {ns} do not hold dim × 4 bytes; {fix}", count=int(bad_len)
+                )
+            )
 
-    docs = {doc_id: (status, page_count, path) for doc_id, status, page_count, path in
-            conn.execute("SELECT id, status, page_count, path FROM documents")}
+    docs = {
+        doc_id: (status, page_count, path)
+        for doc_id, status, page_count, path in conn.execute("SELECT id, status, page_count, path FROM documents")
+    }
     stored = dict(conn.execute("SELECT doc_id, COUNT(*) FROM pages GROUP BY doc_id").fetchall())
     for doc_id, (status, page_count, path) in sorted(docs.items()):
         have = stored.get(doc_id, 0)
         if status == "ready" and have != page_count:
-            add(Finding("missing-pages", f"document {doc_id} ({path}) is ready but has {have} of {page_count} "
-                        f"pages stored; remove and add it again: docgraph rm {doc_id} && docgraph add {path}"))
+            add(
+                Finding(
+                    "missing-pages",
+                    f"document {doc_id} ({path}) is ready but has {have} of {page_count} "
+                    f"pages stored; remove and add it again: docgraph rm {doc_id} && docgraph add {path}",
+                )
+            )
         elif status != "ready":
-            add(Finding("incomplete", f"document {doc_id} ({path}) was not fully added ({have}/{page_count} "
-                        f"pages, status {status}); add the same file again to resume: docgraph add {path}",
-                        severity="warning"))
+            add(
+                Finding(
+                    "incomplete",
+                    f"document {doc_id} ({path}) was not fully added ({have}/{page_count} "
+                    f"pages, status {status}); add the same file again to resume: docgraph add {path}",
+                    severity="warning",
+                )
+            )
     _check_files(conn, root, docs, report)
 
 
@@ -229,7 +293,7 @@ def _page_files(conn: sqlite3.Connection) -> dict[str, set[str]]:
     return named
 
 
-def _dangling(root: Path, docs: dict, named: dict[str, set[str]]) -> list[Path]:
+def _dangling(root: Path, docs: dict[str, Any], named: dict[str, set[str]]) -> list[Path]:
     """Files and folders under pages/, crops/, marks/ that no document row or page row names."""
     out: list[Path] = []
     for folder in (PAGE_DIR, CROP_DIR, MARKS_DIR):
@@ -246,28 +310,39 @@ def _dangling(root: Path, docs: dict, named: dict[str, set[str]]) -> list[Path]:
                 if path.is_dir():
                     continue
                 rel = path.relative_to(root).as_posix()
-                derived = folder == CROP_DIR and path.name.startswith(DERIVED_CROP_PREFIX) \
-                    and path.suffix == ".png"
+                derived = folder == CROP_DIR and path.name.startswith(DERIVED_CROP_PREFIX) and path.suffix == ".png"
                 if rel not in named.get(sub.name, set()) and not derived:
                     out.append(path)
     return out
 
 
-def _check_files(conn: sqlite3.Connection, root: Path, docs: dict, report: CheckReport) -> None:
+def _check_files(conn: sqlite3.Connection, root: Path, docs: dict[str, Any], report: CheckReport) -> None:
     add = report.findings.append
     named = _page_files(conn)
     for doc_id, files in sorted(named.items()):
         missing = sorted(f for f in files - {UNKNOWN} if not (root / f).is_file())
         if missing and doc_id in docs:
             path = docs[doc_id][2]
-            add(Finding("missing-files", f"document {doc_id}: {len(missing)} page image/crop file(s) are missing "
-                        f"(e.g. {missing[0]}); remove and add it again: docgraph rm {doc_id} && docgraph add {path}",
-                        count=len(missing)))
+            add(
+                Finding(
+                    "missing-files",
+                    f"document {doc_id}: {len(missing)} page image/crop file(s) are missing "
+                    f"(e.g. {missing[0]}); remove and add it again: docgraph rm {doc_id} && docgraph add {path}",
+                    count=len(missing),
+                )
+            )
     dangling = _dangling(root, docs, named)
     if dangling:
         shown = ", ".join(p.relative_to(root).as_posix() for p in dangling[:3])
-        add(Finding("dangling-files", f"{len(dangling)} file(s)/folder(s) belong to no stored page or document "
-                    f"({shown}{' …' if len(dangling) > 3 else ''})", repairable=True, count=len(dangling)))
+        add(
+            Finding(
+                "dangling-files",
+                f"{len(dangling)} file(s)/folder(s) belong to no stored page or document "
+                f"({shown}{' …' if len(dangling) > 3 else ''})",
+                repairable=True,
+                count=len(dangling),
+            )
+        )
 
 
 # ---------------------------------------------------------------------------- repairing
@@ -279,8 +354,9 @@ def _repair(root: Path) -> list[str]:
         conn.execute("BEGIN IMMEDIATE")
         try:
             for table in OWNED_TABLES:
-                n = conn.execute(f"DELETE FROM {table} WHERE doc_id IS NOT NULL AND doc_id NOT IN "
-                                 "(SELECT id FROM documents)").rowcount
+                n = conn.execute(
+                    f"DELETE FROM {table} WHERE doc_id IS NOT NULL AND doc_id NOT IN (SELECT id FROM documents)"
+                ).rowcount
                 if n:
                     done.append(f"deleted {n} orphan {table} row(s)")
             for table, rowid, _parent, _fk in conn.execute("PRAGMA foreign_key_check").fetchall():

@@ -27,9 +27,10 @@ import hashlib
 import json
 import struct
 import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -66,12 +67,14 @@ CREATE TABLE IF NOT EXISTS usage (stage {_C} PRIMARY KEY, data TEXT NOT NULL);
 """
 
 
-def _psycopg():
+def _psycopg() -> Any:
     try:
         import psycopg
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise StoreError("store.backend = \"postgres\" needs psycopg 3: pip install 'docgraph[postgres]' "
-                         "(or: pip install 'psycopg[binary]')") from exc
+        raise StoreError(
+            "store.backend = \"postgres\" needs psycopg 3: pip install 'docgraph[postgres]' "
+            "(or: pip install 'psycopg[binary]')"
+        ) from exc
     return psycopg
 
 
@@ -84,7 +87,7 @@ class _Vector:
         self.row = row
 
 
-def _register_vector(conn) -> None:
+def _register_vector(conn: Any) -> None:
     """Binary dumper (``_Vector``) and loader (raw bytes) for pgvector's ``vector`` type."""
     from psycopg.adapt import Dumper, Loader
     from psycopg.pq import Format
@@ -105,7 +108,7 @@ def _register_vector(conn) -> None:
     class VectorLoader(Loader):
         format = Format.BINARY
 
-        def load(self, data) -> bytes:
+        def load(self, data: Any) -> bytes:
             return bytes(data)
 
     conn.adapters.register_dumper(_Vector, VectorDumper)
@@ -136,18 +139,21 @@ class PostgresStore(SQLReads):
             self.set_meta("schema_version", SCHEMA_VERSION)
         elif version != SCHEMA_VERSION:
             self._conn.close()
-            raise StoreError(f"{self._safe_url()} schema {schema}: workspace schema {version} is not supported by "
-                             f"this docgraph (expects {SCHEMA_VERSION}); use another store.pg_schema")
+            raise StoreError(
+                f"{self._safe_url()} schema {schema}: workspace schema {version} is not supported by "
+                f"this docgraph (expects {SCHEMA_VERSION}); use another store.pg_schema"
+            )
 
-    def _connect(self, create: bool = False):
+    def _connect(self, create: bool = False) -> Any:
         """A new autocommit connection with this schema on its search path (``create``: set the
         schema up first)."""
         psycopg = _psycopg()
         try:
             conn = psycopg.connect(self.url, autocommit=True)
         except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to the PostgreSQL store at {self._safe_url()}: "
-                             f"{str(exc).strip()}; check store.url") from exc
+            raise StoreError(
+                f"cannot connect to the PostgreSQL store at {self._safe_url()}: {str(exc).strip()}; check store.url"
+            ) from exc
         try:
             if create:
                 with conn.transaction():
@@ -158,8 +164,7 @@ class PostgresStore(SQLReads):
             _register_vector(conn)
         except psycopg.Error as exc:
             conn.close()
-            raise StoreError(f"cannot set up schema {self.schema!r} in {self._safe_url()}: "
-                             f"{str(exc).strip()}") from exc
+            raise StoreError(f"cannot set up schema {self.schema!r} in {self._safe_url()}: {str(exc).strip()}") from exc
         return conn
 
     def _alive(self) -> None:
@@ -212,12 +217,12 @@ class PostgresStore(SQLReads):
             except Exception:  # a broken connection has nothing left to roll back
                 pass
 
-    def _query(self, sql: str, params: Iterable[Any] = (), binary: bool = False) -> list[tuple]:
+    def _query(self, sql: str, params: Iterable[Any] = (), binary: bool = False) -> list[tuple[Any, ...]]:
         with self._lock:
             self._alive()
-            return self._conn.execute(sql, tuple(params), binary=binary).fetchall()
+            return list(self._conn.execute(sql, tuple(params), binary=binary).fetchall())
 
-    def _executemany(self, sql: str, rows: list[tuple]) -> None:
+    def _executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         with self._conn.cursor() as cur:
             cur.executemany(sql, rows)
 
@@ -228,30 +233,36 @@ class PostgresStore(SQLReads):
 
     # ------------------------------------------------------------------ documents
     def put_page(self, page: Page) -> None:
-        self._write("INSERT INTO pages (doc_id, number, data) VALUES (%s, %s, %s) "
-                    "ON CONFLICT (doc_id, number) DO UPDATE SET data = EXCLUDED.data",
-                    [page.doc_id, page.number, page.model_dump_json()])
+        self._write(
+            "INSERT INTO pages (doc_id, number, data) VALUES (%s, %s, %s) "
+            "ON CONFLICT (doc_id, number) DO UPDATE SET data = EXCLUDED.data",
+            [page.doc_id, page.number, page.model_dump_json()],
+        )
 
     # ------------------------------------------------------------------ records
     def put_records(self, namespace: str, items: Iterable[tuple[str, Any, str | None]]) -> None:
-        self._write_many("INSERT INTO records (namespace, key, doc_id, value) VALUES (%s, %s, %s, %s) "
-                         "ON CONFLICT (namespace, key) DO UPDATE SET doc_id = EXCLUDED.doc_id, "
-                         "value = EXCLUDED.value",
-                         ((namespace, key, doc_id, json.dumps(value, ensure_ascii=False))
-                          for key, value, doc_id in items))
+        self._write_many(
+            "INSERT INTO records (namespace, key, doc_id, value) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (namespace, key) DO UPDATE SET doc_id = EXCLUDED.doc_id, "
+            "value = EXCLUDED.value",
+            ((namespace, key, doc_id, json.dumps(value, ensure_ascii=False)) for key, value, doc_id in items),
+        )
 
     def _delete_keyed(self, table: str, namespace: str, keys: Iterable[str] | None, doc_id: str | None) -> int:
         with self.transaction():
             if keys is not None:
-                return self._exec(f"DELETE FROM {table} WHERE namespace = %s AND key = ANY(%s)",
-                                  [namespace, list(dict.fromkeys(keys))])
+                return self._exec(
+                    f"DELETE FROM {table} WHERE namespace = %s AND key = ANY(%s)",
+                    [namespace, list(dict.fromkeys(keys))],
+                )
             if doc_id is not None:
                 return self._exec(f"DELETE FROM {table} WHERE namespace = %s AND doc_id = %s", [namespace, doc_id])
             return self._exec(f"DELETE FROM {table} WHERE namespace = %s", [namespace])
 
     # ------------------------------------------------------------------ vectors
-    def put_vectors(self, namespace: str, keys: list[str], matrix: np.ndarray, model: str,
-                    doc_ids: list[str | None] | None = None) -> None:
+    def put_vectors(
+        self, namespace: str, keys: list[str], matrix: np.ndarray, model: str, doc_ids: list[str | None] | None = None
+    ) -> None:
         matrix = np.asarray(matrix, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(keys):
             raise StoreError(f"vectors for {namespace}: {len(keys)} keys but matrix shape {matrix.shape}")
@@ -265,8 +276,11 @@ class PostgresStore(SQLReads):
                 "INSERT INTO vectors (namespace, key, doc_id, model, dim, vec) VALUES (%s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT (namespace, key) DO UPDATE SET doc_id = EXCLUDED.doc_id, model = EXCLUDED.model, "
                 "dim = EXCLUDED.dim, vec = EXCLUDED.vec",
-                ((namespace, key, owner, model, dim, _Vector(matrix[i]))
-                 for i, (key, owner) in enumerate(zip(keys, owners))))
+                (
+                    (namespace, key, owner, model, dim, _Vector(matrix[i]))
+                    for i, (key, owner) in enumerate(zip(keys, owners))
+                ),
+            )
 
     def _ensure_hnsw(self, namespace: str, dim: int) -> None:
         """The namespace's HNSW index on ``vec::vector(dim)`` (created once, inside the write's
@@ -274,14 +288,17 @@ class PostgresStore(SQLReads):
         if (namespace, dim) in self._indexed or not 0 < dim <= HNSW_MAX_DIM:
             return
         literal = namespace.replace("'", "''")
-        self._exec(f"CREATE INDEX IF NOT EXISTS {_hnsw_name(namespace, dim)} ON vectors "
-                   f"USING hnsw ((vec::vector({dim})) vector_ip_ops) "
-                   f"WHERE namespace = '{literal}' AND dim = {dim}")
+        self._exec(
+            f"CREATE INDEX IF NOT EXISTS {_hnsw_name(namespace, dim)} ON vectors "
+            f"USING hnsw ((vec::vector({dim})) vector_ip_ops) "
+            f"WHERE namespace = '{literal}' AND dim = {dim}"
+        )
         self._indexed.add((namespace, dim))
 
     def load_vectors(self, namespace: str) -> tuple[list[str], np.ndarray]:
-        rows = self._query("SELECT key, dim, vec FROM vectors WHERE namespace = %s ORDER BY key", [namespace],
-                           binary=True)
+        rows = self._query(
+            "SELECT key, dim, vec FROM vectors WHERE namespace = %s ORDER BY key", [namespace], binary=True
+        )
         if not rows:
             return [], np.zeros((0, 0), dtype=np.float32)
         dim = rows[0][1]
@@ -301,30 +318,43 @@ class PostgresStore(SQLReads):
         rows = self._query(
             f"SELECT key, -((vec::vector({dim})) <#> %s) AS score FROM vectors "
             f"WHERE namespace = '{literal}' AND dim = {dim} ORDER BY (vec::vector({dim})) <#> %s LIMIT %s",
-            [_Vector(query), _Vector(query), int(k)])
+            [_Vector(query), _Vector(query), int(k)],
+        )
         return [(key, float(score)) for key, score in rows]
 
     def vector_models(self) -> dict[str, str]:
-        return {ns: model for ns, model in
-                self._query("SELECT namespace, MIN(model COLLATE \"C\") FROM vectors GROUP BY namespace")}
+        return {
+            ns: model
+            for ns, model in self._query('SELECT namespace, MIN(model COLLATE "C") FROM vectors GROUP BY namespace')
+        }
 
     # ------------------------------------------------------------------ cache, usage, meta
     def cache_put(self, namespace: str, key: str, value: bytes) -> None:
-        self._write("INSERT INTO cache (namespace, key, value) VALUES (%s, %s, %s) "
-                    "ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value", [namespace, key, value])
+        self._write(
+            "INSERT INTO cache (namespace, key, value) VALUES (%s, %s, %s) "
+            "ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value",
+            [namespace, key, value],
+        )
 
     def cache_put_many(self, namespace: str, items: Iterable[tuple[str, bytes]]) -> None:
-        self._write_many("INSERT INTO cache (namespace, key, value) VALUES (%s, %s, %s) "
-                         "ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value",
-                         ((namespace, key, value) for key, value in items))
+        self._write_many(
+            "INSERT INTO cache (namespace, key, value) VALUES (%s, %s, %s) "
+            "ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value",
+            ((namespace, key, value) for key, value in items),
+        )
 
     def add_usage(self, stage: str, usage: Usage) -> None:
         with self.transaction():
             rows = self._conn.execute("SELECT data FROM usage WHERE stage = %s FOR UPDATE", [stage]).fetchall()
             total = Usage.model_validate_json(rows[0][0]).add(usage) if rows else usage
-            self._exec("INSERT INTO usage (stage, data) VALUES (%s, %s) "
-                       "ON CONFLICT (stage) DO UPDATE SET data = EXCLUDED.data", [stage, total.model_dump_json()])
+            self._exec(
+                "INSERT INTO usage (stage, data) VALUES (%s, %s) "
+                "ON CONFLICT (stage) DO UPDATE SET data = EXCLUDED.data",
+                [stage, total.model_dump_json()],
+            )
 
     def set_meta(self, key: str, value: str) -> None:
-        self._write("INSERT INTO meta (key, value) VALUES (%s, %s) "
-                    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", [key, value])
+        self._write(
+            "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            [key, value],
+        )

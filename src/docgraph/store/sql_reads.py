@@ -12,9 +12,11 @@ vector column. What does not differ lives here once: the statements are written 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime
 from itertools import islice
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 from ..types import Document, Page, Pages, Usage
 
@@ -24,21 +26,28 @@ WRITE_SLICE = 1000  # rows serialised and sent at a time by one ``_write_many``
 
 
 class SQLReads:
+    # what a backend provides (see the module docstring)
+    _conn: Any
+    _query: Callable[..., list[tuple[Any, ...]]]
+    _executemany: Callable[[str, list[tuple[Any, ...]]], None]
+    transaction: Callable[[], AbstractContextManager[Any]]
+    put_records: Callable[[str, Iterable[tuple[str, Any, str | None]]], None]  # the backend's upsert
+
     PARAM = "?"
 
     def _sql(self, statement: str) -> str:
         return statement if self.PARAM == "?" else statement.replace("?", self.PARAM)
 
-    def _rows(self, statement: str, params: Iterable[Any] = ()) -> list[tuple]:
-        return self._query(self._sql(statement), list(params))  # type: ignore[attr-defined]
+    def _rows(self, statement: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._query(self._sql(statement), list(params))
 
     def _exec(self, sql: str, params: Iterable[Any] = ()) -> int:
         """Run one statement inside the current transaction; its row count."""
-        return self._conn.execute(sql, tuple(params)).rowcount  # type: ignore[attr-defined]
+        return int(self._conn.execute(sql, tuple(params)).rowcount)
 
     def _write(self, sql: str, params: Iterable[Any] = ()) -> int:
         """One statement in its own transaction (or the caller's); its row count."""
-        with self.transaction():  # type: ignore[attr-defined]
+        with self.transaction():
             return self._exec(sql, params)
 
     def _write_many(self, sql: str, rows: Iterable[Iterable[Any]]) -> None:
@@ -50,30 +59,42 @@ class SQLReads:
         first = next(slices, None)
         if first is None:
             return
-        with self.transaction():  # type: ignore[attr-defined]
-            self._executemany(sql, first)  # type: ignore[attr-defined]
+        with self.transaction():
+            self._executemany(sql, first)
             for chunk in slices:
-                self._executemany(sql, chunk)  # type: ignore[attr-defined]
+                self._executemany(sql, chunk)
 
     # ------------------------------------------------------------------ documents
     _DOC_COLUMNS = "id, sha256, title, path, kind, page_count, status, added_at"
 
-    def _doc_from_row(self, row: tuple, with_pages: bool = False) -> Document:
+    def _doc_from_row(self, row: tuple[Any, ...], with_pages: bool = False) -> Document:
         """A Document from its row; its pages read now (``with_pages``) or on first use."""
         doc_id, sha, title, path, kind, page_count, status, added_at = row
         pages = Pages(self.iter_pages(doc_id)) if with_pages else Pages(loader=lambda: self.iter_pages(doc_id))
-        return Document(id=doc_id, sha256=sha, title=title, path=path, kind=kind,
-                        page_count=page_count, status=status, added_at=added_at, pages=pages)
+        return Document(
+            id=doc_id,
+            sha256=sha,
+            title=title,
+            path=path,
+            kind=kind,
+            page_count=page_count,
+            status=status,
+            added_at=added_at,
+            pages=pages,
+        )
 
     def put_document(self, doc: Document) -> None:
         """Insert or update a document row (its sha256 and first ``added_at`` are kept)."""
-        added = doc.added_at or datetime.now(timezone.utc).isoformat(timespec="seconds")
-        self._write(self._sql(
-            "INSERT INTO documents (id, sha256, title, path, kind, page_count, status, added_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET title = EXCLUDED.title, "
-            "path = EXCLUDED.path, kind = EXCLUDED.kind, page_count = EXCLUDED.page_count, "
-            "status = EXCLUDED.status"),
-            [doc.id, doc.sha256, doc.title, doc.path, doc.kind, doc.page_count, doc.status, added])
+        added = doc.added_at or datetime.now(UTC).isoformat(timespec="seconds")
+        self._write(
+            self._sql(
+                "INSERT INTO documents (id, sha256, title, path, kind, page_count, status, added_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET title = EXCLUDED.title, "
+                "path = EXCLUDED.path, kind = EXCLUDED.kind, page_count = EXCLUDED.page_count, "
+                "status = EXCLUDED.status"
+            ),
+            [doc.id, doc.sha256, doc.title, doc.path, doc.kind, doc.page_count, doc.status, added],
+        )
 
     def find_document_by_sha(self, sha256: str) -> Document | None:
         rows = self._rows(f"SELECT {self._DOC_COLUMNS} FROM documents WHERE sha256 = ?", [sha256])
@@ -84,15 +105,17 @@ class SQLReads:
         return self._doc_from_row(rows[0], with_pages) if rows else None
 
     def list_documents(self, with_pages: bool = False) -> list[Document]:
-        return [self._doc_from_row(r, with_pages) for r in
-                self._rows(f"SELECT {self._DOC_COLUMNS} FROM documents ORDER BY added_at, id")]
+        return [
+            self._doc_from_row(r, with_pages)
+            for r in self._rows(f"SELECT {self._DOC_COLUMNS} FROM documents ORDER BY added_at, id")
+        ]
 
     def delete_document(self, doc_id: str) -> None:
         """The document row and every page, record and vector it owns, in one transaction."""
-        with self.transaction():  # type: ignore[attr-defined]
+        with self.transaction():
             for table in ("records", "vectors", "pages"):
-                self._exec(self._sql(f"DELETE FROM {table} WHERE doc_id = ?"), [doc_id])  # type: ignore[attr-defined]
-            self._exec(self._sql("DELETE FROM documents WHERE id = ?"), [doc_id])  # type: ignore[attr-defined]
+                self._exec(self._sql(f"DELETE FROM {table} WHERE doc_id = ?"), [doc_id])
+            self._exec(self._sql("DELETE FROM documents WHERE id = ?"), [doc_id])
 
     # ------------------------------------------------------------------ pages
     def page_numbers(self, doc_id: str) -> set[int]:
@@ -112,7 +135,7 @@ class SQLReads:
 
     # ------------------------------------------------------------------ records
     def put_record(self, namespace: str, key: str, value: Any, doc_id: str | None = None) -> None:
-        self.put_records(namespace, [(key, value, doc_id)])  # type: ignore[attr-defined]
+        self.put_records(namespace, [(key, value, doc_id)])
 
     def get_record(self, namespace: str, key: str) -> Any | None:
         rows = self._rows("SELECT value FROM records WHERE namespace = ? AND key = ?", [namespace, key])
@@ -126,10 +149,11 @@ class SQLReads:
         """``(key, value)`` rows of ``table`` for the given keys that exist, ``CACHE_BATCH`` per query."""
         wanted = list(dict.fromkeys(keys))
         for start in range(0, len(wanted), CACHE_BATCH):
-            batch = wanted[start:start + CACHE_BATCH]
+            batch = wanted[start : start + CACHE_BATCH]
             marks = ", ".join("?" * len(batch))
-            yield from self._rows(f"SELECT key, value FROM {table} WHERE namespace = ? AND key IN ({marks})",
-                                  [namespace, *batch])
+            yield from self._rows(
+                f"SELECT key, value FROM {table} WHERE namespace = ? AND key IN ({marks})", [namespace, *batch]
+            )
 
     def iter_records(self, namespace: str, doc_id: str | None = None) -> Iterator[tuple[str, Any]]:
         """Records in key order, read ``RECORD_PAGE`` rows at a time (keyset pagination), so a
@@ -140,41 +164,45 @@ class SQLReads:
         after: str | None = None
         while True:
             if after is None:
-                rows = self._rows(f"SELECT key, value FROM records WHERE namespace = ?{owner} "
-                                  f"ORDER BY key LIMIT {RECORD_PAGE}", [namespace, *extra])
+                rows = self._rows(
+                    f"SELECT key, value FROM records WHERE namespace = ?{owner} ORDER BY key LIMIT {RECORD_PAGE}",
+                    [namespace, *extra],
+                )
             else:
-                rows = self._rows(f"SELECT key, value FROM records WHERE namespace = ?{owner} AND key > ? "
-                                  f"ORDER BY key LIMIT {RECORD_PAGE}", [namespace, *extra, after])
+                rows = self._rows(
+                    f"SELECT key, value FROM records WHERE namespace = ?{owner} AND key > ? "
+                    f"ORDER BY key LIMIT {RECORD_PAGE}",
+                    [namespace, *extra, after],
+                )
             for key, value in rows:
                 yield key, json.loads(value)
             if len(rows) < RECORD_PAGE:
                 return
             after = rows[-1][0]
 
-    def delete_records(self, namespace: str, keys: Iterable[str] | None = None,
-                       doc_id: str | None = None) -> int:
+    def delete_records(self, namespace: str, keys: Iterable[str] | None = None, doc_id: str | None = None) -> int:
         return self._delete_keyed("records", namespace, keys, doc_id)
 
     def count_records(self, namespace: str) -> int:
-        return self._rows("SELECT COUNT(*) FROM records WHERE namespace = ?", [namespace])[0][0]
+        return int(self._rows("SELECT COUNT(*) FROM records WHERE namespace = ?", [namespace])[0][0])
 
     def record_keys(self, namespace: str) -> list[str]:
-        return [key for (key,) in self._rows("SELECT key FROM records WHERE namespace = ? ORDER BY key",
-                                             [namespace])]
+        return [key for (key,) in self._rows("SELECT key FROM records WHERE namespace = ? ORDER BY key", [namespace])]
 
     def _delete_keyed(self, table: str, namespace: str, keys: Iterable[str] | None, doc_id: str | None) -> int:
         """Delete the given keys, or a document's rows, or the whole namespace; rows deleted."""
-        exec_ = self._exec  # type: ignore[attr-defined]
-        with self.transaction():  # type: ignore[attr-defined]
+        exec_ = self._exec
+        with self.transaction():
             if keys is not None:
-                return sum(exec_(self._sql(f"DELETE FROM {table} WHERE namespace = ? AND key = ?"), [namespace, key])
-                           for key in dict.fromkeys(keys))
+                return sum(
+                    exec_(self._sql(f"DELETE FROM {table} WHERE namespace = ? AND key = ?"), [namespace, key])
+                    for key in dict.fromkeys(keys)
+                )
             if doc_id is not None:
                 return exec_(self._sql(f"DELETE FROM {table} WHERE namespace = ? AND doc_id = ?"), [namespace, doc_id])
             return exec_(self._sql(f"DELETE FROM {table} WHERE namespace = ?"), [namespace])
 
-    def delete_vectors(self, namespace: str, keys: Iterable[str] | None = None,
-                       doc_id: str | None = None) -> int:
+    def delete_vectors(self, namespace: str, keys: Iterable[str] | None = None, doc_id: str | None = None) -> int:
         return self._delete_keyed("vectors", namespace, keys, doc_id)
 
     def has_vectors(self, namespace: str) -> bool:
@@ -190,8 +218,10 @@ class SQLReads:
         return {key: bytes(value) for key, value in self._by_keys("cache", namespace, keys)}
 
     def usage(self) -> dict[str, Usage]:
-        return {stage: Usage.model_validate_json(data)
-                for stage, data in self._rows("SELECT stage, data FROM usage ORDER BY stage")}
+        return {
+            stage: Usage.model_validate_json(data)
+            for stage, data in self._rows("SELECT stage, data FROM usage ORDER BY stage")
+        }
 
     def get_meta(self, key: str) -> str | None:
         rows = self._rows("SELECT value FROM meta WHERE key = ?", [key])

@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -64,21 +65,26 @@ class SQLiteStore(SQLReads):
         self._readers_lock = threading.Lock()
         self._closed = False
         try:
-            self._conn = sqlite3.connect(self.root / self.DB_NAME, check_same_thread=False,
-                                         isolation_level=None, timeout=30)
+            self._conn = sqlite3.connect(
+                self.root / self.DB_NAME, check_same_thread=False, isolation_level=None, timeout=30
+            )
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.root / self.DB_NAME}: not a readable docgraph database ({exc}); "
-                             "move it away or choose another --workspace") from exc
+            raise StoreError(
+                f"{self.root / self.DB_NAME}: not a readable docgraph database ({exc}); "
+                "move it away or choose another --workspace"
+            ) from exc
         version = self.get_meta("schema_version")
         if version is None:
             self.set_meta("schema_version", SCHEMA_VERSION)
         elif version != SCHEMA_VERSION:
-            raise StoreError(f"{self.root}: workspace schema {version} is not supported by this docgraph "
-                             f"(expects {SCHEMA_VERSION}); create a new workspace")
+            raise StoreError(
+                f"{self.root}: workspace schema {version} is not supported by this docgraph "
+                f"(expects {SCHEMA_VERSION}); create a new workspace"
+            )
 
     # ------------------------------------------------------------------ plumbing
     @contextmanager
@@ -113,13 +119,13 @@ class SQLiteStore(SQLReads):
         if self._conn.in_transaction:
             self._conn.execute("ROLLBACK")
 
-    def _query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
+    def _query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         if self._lock.acquire(blocking=False):  # free, or held by this thread (its own transaction)
             try:
-                return self._conn.execute(sql, tuple(params)).fetchall()
+                return list(self._conn.execute(sql, tuple(params)).fetchall())
             finally:
                 self._lock.release()
-        return self._reader().execute(sql, tuple(params)).fetchall()
+        return list(self._reader().execute(sql, tuple(params)).fetchall())
 
     def _reader(self) -> sqlite3.Connection:
         """This thread's read-only connection (opened on first use, closed with the store)."""
@@ -128,14 +134,15 @@ class SQLiteStore(SQLReads):
             with self._readers_lock:
                 if self._closed:
                     raise StoreError(f"{self.root / self.DB_NAME}: the store is closed")
-                conn = sqlite3.connect(self.root / self.DB_NAME, check_same_thread=False,
-                                       isolation_level=None, timeout=30)
+                conn = sqlite3.connect(
+                    self.root / self.DB_NAME, check_same_thread=False, isolation_level=None, timeout=30
+                )
                 conn.execute("PRAGMA query_only=ON")
                 self._reader_connections.append(conn)
             self._readers.conn = conn
         return conn
 
-    def _executemany(self, sql: str, rows: list[tuple]) -> None:
+    def _executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         self._conn.executemany(sql, rows)
 
     def close(self) -> None:
@@ -148,26 +155,33 @@ class SQLiteStore(SQLReads):
 
     # ------------------------------------------------------------------ documents
     def put_page(self, page: Page) -> None:
-        self._write("INSERT OR REPLACE INTO pages (doc_id, number, data) VALUES (?, ?, ?)",
-                    [page.doc_id, page.number, page.model_dump_json()])
+        self._write(
+            "INSERT OR REPLACE INTO pages (doc_id, number, data) VALUES (?, ?, ?)",
+            [page.doc_id, page.number, page.model_dump_json()],
+        )
 
     # ------------------------------------------------------------------ records
     def put_records(self, namespace: str, items: Iterable[tuple[str, Any, str | None]]) -> None:
-        self._write_many("INSERT OR REPLACE INTO records (namespace, key, doc_id, value) VALUES (?, ?, ?, ?)",
-                         ((namespace, key, doc_id, json.dumps(value, ensure_ascii=False))
-                          for key, value, doc_id in items))
+        self._write_many(
+            "INSERT OR REPLACE INTO records (namespace, key, doc_id, value) VALUES (?, ?, ?, ?)",
+            ((namespace, key, doc_id, json.dumps(value, ensure_ascii=False)) for key, value, doc_id in items),
+        )
 
     # ------------------------------------------------------------------ vectors
-    def put_vectors(self, namespace: str, keys: list[str], matrix: np.ndarray, model: str,
-                    doc_ids: list[str | None] | None = None) -> None:
+    def put_vectors(
+        self, namespace: str, keys: list[str], matrix: np.ndarray, model: str, doc_ids: list[str | None] | None = None
+    ) -> None:
         matrix = np.asarray(matrix, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(keys):
             raise StoreError(f"vectors for {namespace}: {len(keys)} keys but matrix shape {matrix.shape}")
         owners = doc_ids if doc_ids is not None else [None] * len(keys)
         self._write_many(
             "INSERT OR REPLACE INTO vectors (namespace, key, doc_id, model, dim, vec) VALUES (?, ?, ?, ?, ?, ?)",
-            ((namespace, key, owner, model, matrix.shape[1], matrix[i].tobytes())
-             for i, (key, owner) in enumerate(zip(keys, owners))))
+            (
+                (namespace, key, owner, model, matrix.shape[1], matrix[i].tobytes())
+                for i, (key, owner) in enumerate(zip(keys, owners))
+            ),
+        )
 
     def load_vectors(self, namespace: str) -> tuple[list[str], np.ndarray]:
         rows = self._query("SELECT key, dim, vec FROM vectors WHERE namespace = ? ORDER BY key", [namespace])
@@ -185,15 +199,18 @@ class SQLiteStore(SQLReads):
         self._write("INSERT OR REPLACE INTO cache (namespace, key, value) VALUES (?, ?, ?)", [namespace, key, value])
 
     def cache_put_many(self, namespace: str, items: Iterable[tuple[str, bytes]]) -> None:
-        self._write_many("INSERT OR REPLACE INTO cache (namespace, key, value) VALUES (?, ?, ?)",
-                         ((namespace, key, value) for key, value in items))
+        self._write_many(
+            "INSERT OR REPLACE INTO cache (namespace, key, value) VALUES (?, ?, ?)",
+            ((namespace, key, value) for key, value in items),
+        )
 
     def add_usage(self, stage: str, usage: Usage) -> None:
         with self.transaction():
             rows = self._conn.execute("SELECT data FROM usage WHERE stage = ?", [stage]).fetchall()
             total = Usage.model_validate_json(rows[0][0]).add(usage) if rows else usage
-            self._conn.execute("INSERT OR REPLACE INTO usage (stage, data) VALUES (?, ?)",
-                               [stage, total.model_dump_json()])
+            self._conn.execute(
+                "INSERT OR REPLACE INTO usage (stage, data) VALUES (?, ?)", [stage, total.model_dump_json()]
+            )
 
     def set_meta(self, key: str, value: str) -> None:
         self._write("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [key, value])

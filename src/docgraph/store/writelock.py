@@ -21,9 +21,10 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any
 
 from ..errors import WorkspaceBusyError
 
@@ -33,7 +34,7 @@ _held: dict[Path, tuple[int, int, int]] = {}  # root -> (thread id, depth, fd)
 _guard = threading.Lock()
 
 
-def holder(root: Path) -> dict | None:
+def holder(root: Path) -> dict[str, Any] | None:
     """Who holds the write lock of ``root`` now ({pid, what, since}), or None when nobody does."""
     path = Path(root) / LOCK_FILE
     if not path.exists():
@@ -50,19 +51,22 @@ def holder(root: Path) -> dict | None:
         os.close(fd)
 
 
-def _read(path: Path) -> dict | None:
+def _read(path: Path) -> dict[str, Any] | None:
     try:
-        return json.loads(path.read_text(encoding="utf-8") or "null")
+        info = json.loads(path.read_text(encoding="utf-8") or "null")
+        return info if isinstance(info, dict) else None
     except (OSError, ValueError):
         return None
 
 
-def busy_message(root: Path, info: dict | None, what: str) -> str:
+def busy_message(root: Path, info: dict[str, Any] | None, what: str) -> str:
     who = "another docgraph process"
     if info:
         who = f"`docgraph {info.get('what')}` (pid {info.get('pid')}, since {info.get('since')})"
-    return (f"workspace {root} is busy: {who} is writing to it, so `{what}` was not started. Wait for it "
-            "to finish (or stop it) and run this again; asking and browsing work meanwhile")
+    return (
+        f"workspace {root} is busy: {who} is writing to it, so `{what}` was not started. Wait for it "
+        "to finish (or stop it) and run this again; asking and browsing work meanwhile"
+    )
 
 
 @contextmanager

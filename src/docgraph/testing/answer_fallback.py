@@ -14,9 +14,10 @@ from __future__ import annotations
 import shutil
 import socket
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ..api import Workspace
 from ..config import Settings, load_settings
@@ -34,11 +35,11 @@ class AnswerFallbackResult:
     case: str
     methods: list[str]
     asked: int = 0
-    answered: int = 0      # an Answer came back (no exception)
-    marked: int = 0        # model_used False, one warning naming the failed stage, fallbacks=1 in its usage
-    cited: int = 0         # with citations (methods in NO_EVIDENCE aside)
-    counted: int = 0       # fallbacks added to docgraph usage
-    failures: int = 0      # failed model calls added to docgraph usage
+    answered: int = 0  # an Answer came back (no exception)
+    marked: int = 0  # model_used False, one warning naming the failed stage, fallbacks=1 in its usage
+    cited: int = 0  # with citations (methods in NO_EVIDENCE aside)
+    counted: int = 0  # fallbacks added to docgraph usage
+    failures: int = 0  # failed model calls added to docgraph usage
     retries: int = 0
     slowest_s: float = 0.0
     changed_rows: int = 0
@@ -47,8 +48,12 @@ class AnswerFallbackResult:
     @property
     def survived(self) -> bool:
         expected_cited = self.asked * sum(m not in NO_EVIDENCE for m in self.methods) // len(self.methods)
-        return (self.answered == self.marked == self.counted == self.asked and self.cited == expected_cited
-                and not self.changed_rows and not self.errors)
+        return (
+            self.answered == self.marked == self.counted == self.asked
+            and self.cited == expected_cited
+            and not self.changed_rows
+            and not self.errors
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "survived": self.survived}
@@ -56,8 +61,14 @@ class AnswerFallbackResult:
 
 def answer_settings(url: str) -> Settings:
     """Only the answer role on ``url``: the shipped retries, a short timeout, fast backoff."""
-    role = {"base_url": url, "model": "stub-model", "timeout_s": TIMEOUT_S, "max_retries": MAX_RETRIES,
-            "backoff_base_s": 0.02, "backoff_max_s": 0.2}
+    role = {
+        "base_url": url,
+        "model": "stub-model",
+        "timeout_s": TIMEOUT_S,
+        "max_retries": MAX_RETRIES,
+        "backoff_base_s": 0.02,
+        "backoff_max_s": 0.2,
+    }
     return load_settings(None, environ={}, overrides={"models": {"answer": role}})
 
 
@@ -73,6 +84,7 @@ def _stub(setup: Callable[[OpenAIStub], None]) -> Callable[[], Iterator[str]]:
         with OpenAIStub(default_reply="An answer [1].") as stub:
             setup(stub)
             yield stub.url
+
     return endpoint
 
 
@@ -81,14 +93,15 @@ def _closed() -> Iterator[str]:
 
 
 CASES: dict[str, Callable[[], Iterator[str]]] = {
-    "endpoint down (HTTP 500 to every request)": _stub(lambda s: s.fault("500", times=10 ** 9)),
+    "endpoint down (HTTP 500 to every request)": _stub(lambda s: s.fault("500", times=10**9)),
     "connection refused (nothing listening on the port)": _closed,
     "replies unusable (empty, re-asked, empty again)": _stub(lambda s: s.reply("")),
 }
 
 
-def answer_fallback_cases(base: Path, work: Path, *, methods: tuple[str, ...] = METHODS,
-                          questions: tuple[str, ...] = QUESTIONS[:2]) -> list[AnswerFallbackResult]:
+def answer_fallback_cases(
+    base: Path, work: Path, *, methods: tuple[str, ...] = METHODS, questions: tuple[str, ...] = QUESTIONS[:2]
+) -> list[AnswerFallbackResult]:
     root = Path(shutil.copytree(base, work / "ws"))
     with Workspace(root) as ws:
         for method in methods:
@@ -112,8 +125,12 @@ def answer_fallback_cases(base: Path, work: Path, *, methods: tuple[str, ...] = 
                         result.slowest_s = max(result.slowest_s, time.perf_counter() - started)
                         result.answered += 1
                         stages = [s for s, u in answer.usage.items() if u.fallbacks == 1]
-                        result.marked += (not answer.model_used and len(answer.warnings) == 1
-                                          and len(stages) == 1 and stages[0] in answer.warnings[0])
+                        result.marked += (
+                            not answer.model_used
+                            and len(answer.warnings) == 1
+                            and len(stages) == 1
+                            and stages[0] in answer.warnings[0]
+                        )
                         result.cited += bool(answer.citations)
                 used = total(model_stages(ws.usage()))
             result.counted = used.fallbacks - used_before.fallbacks

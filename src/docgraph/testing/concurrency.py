@@ -44,9 +44,9 @@ BUSY = "is busy: `docgraph build --method dense`"
 @dataclass
 class ConcurrencyResult:
     case: str
-    refused: int = 0            # writers told "workspace busy" naming the holder
-    writers: int = 0            # writers started beside the build
-    reads: int = 0              # reads answered while the build ran
+    refused: int = 0  # writers told "workspace busy" naming the holder
+    writers: int = 0  # writers started beside the build
+    reads: int = 0  # reads answered while the build ran
     read_errors: list[str] = field(default_factory=list)
     slowest_read_s: float = 0.0  # of the web app's answers (a CLI reader's time is mostly Python starting)
     lost: int = 0
@@ -59,14 +59,25 @@ class ConcurrencyResult:
 
     @property
     def survived(self) -> bool:
-        return (self.refused == self.writers and not self.read_errors and self.reads > 0
-                and self.slowest_read_s < self.max_latency_s and not (self.lost or self.duplicated or self.changed)
-                and not self.check_problems and not self.problems)
+        return (
+            self.refused == self.writers
+            and not self.read_errors
+            and self.reads > 0
+            and self.slowest_read_s < self.max_latency_s
+            and not (self.lost or self.duplicated or self.changed)
+            and not self.check_problems
+            and not self.problems
+        )
 
 
 def _start(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
-    return subprocess.Popen(docgraph_command("--workspace", str(root), *args), env=env or subprocess_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        docgraph_command("--workspace", str(root), *args),
+        env=env or subprocess_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_for_writer(root: Path, proc: subprocess.Popen, timeout: float = 60) -> dict:
@@ -100,8 +111,11 @@ def cli_writers_case(base: Path, reference: Path, work: Path, add: Path) -> Conc
     info = wait_for_writer(root, build)
     if info.get("pid") != build.pid:
         result.problems.append(f"the lock names {info}, not the build (pid {build.pid})")
-    writers = [_start(root, "build", "--method", "hvm"), _start(root, "add", str(add)),
-               _start(root, "check", "--repair")]
+    writers = [
+        _start(root, "build", "--method", "hvm"),
+        _start(root, "add", str(add)),
+        _start(root, "check", "--repair"),
+    ]
     readers = [_start(root, "ls"), _start(root, "check")]
     for proc in writers:
         rc, err = proc.wait(timeout=300), proc.communicate()[1]
@@ -128,8 +142,12 @@ def serve_workspace(root: Path, timeout: float = 120) -> tuple[subprocess.Popen,
     Its output goes to ``root/../serve-<port>.log``."""
     port = _free_port()
     log = open(root.parent / f"serve-{port}.log", "w")  # noqa: SIM115 - the server writes to it while it runs
-    server = subprocess.Popen(docgraph_command("-w", str(root), "serve", "--port", str(port)),
-                              env={**subprocess_env(), "DOCGRAPH_TOKEN": TOKEN}, stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        docgraph_command("-w", str(root), "serve", "--port", str(port)),
+        env={**subprocess_env(), "DOCGRAPH_TOKEN": TOKEN},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     log.close()
     base = f"http://127.0.0.1:{port}/api"
     deadline = time.monotonic() + timeout
@@ -180,8 +198,9 @@ def web_app_case(base: Path, reference: Path, work: Path, doc_id: str) -> Concur
     return _compare(result, reference, root)
 
 
-def _client(api: str, kind: str, upload: Path, until: float, seen: Counter, slowest: list[float],
-            lock: threading.Lock) -> None:
+def _client(
+    api: str, kind: str, upload: Path, until: float, seen: Counter, slowest: list[float], lock: threading.Lock
+) -> None:
     with httpx.Client(headers=AUTH, timeout=120) as http:
         i = 0
         while time.monotonic() < until:
@@ -189,13 +208,13 @@ def _client(api: str, kind: str, upload: Path, until: float, seen: Counter, slow
             try:
                 if kind == "upload":
                     with open(upload, "rb") as fh:
-                        status = http.post(f"{api}/upload", files={"files": (upload.name, fh, "application/pdf")}
-                                           ).status_code
+                        status = http.post(
+                            f"{api}/upload", files={"files": (upload.name, fh, "application/pdf")}
+                        ).status_code
                 elif kind == "build":
                     status = http.post(f"{api}/build", json={"method": "dense"}).status_code
                 elif kind == "ask":
-                    status = http.post(f"{api}/ask", json={"question": QUESTIONS[i % 2], "method": "dense"}
-                                       ).status_code
+                    status = http.post(f"{api}/ask", json={"question": QUESTIONS[i % 2], "method": "dense"}).status_code
                 else:
                     status = http.get(f"{api}/documents").status_code
             except httpx.HTTPError as exc:
@@ -213,11 +232,13 @@ def _wait_idle(api: str, timeout: float = 600) -> None:
         time.sleep(0.5)
 
 
-def mixed_clients_case(base: Path, upload: Path, work: Path, clients: int = 8, seconds: float = 60
-                       ) -> ConcurrencyResult:
+def mixed_clients_case(
+    base: Path, upload: Path, work: Path, clients: int = 8, seconds: float = 60
+) -> ConcurrencyResult:
     """See the module doc; ``base`` has dense built, ``upload`` is a PDF it does not hold yet."""
-    result = ConcurrencyResult(f"{clients} web clients uploading, building, asking and listing for {seconds:g} s",
-                               max_latency_s=MAX_MIXED_S)
+    result = ConcurrencyResult(
+        f"{clients} web clients uploading, building, asking and listing for {seconds:g} s", max_latency_s=MAX_MIXED_S
+    )
     root = Path(shutil.copytree(base, work / "mixed"))
     server, api = serve_workspace(root)
     seen: Counter = Counter()
@@ -225,8 +246,10 @@ def mixed_clients_case(base: Path, upload: Path, work: Path, clients: int = 8, s
     kinds = ["upload", "build", "ask", "list"]
     try:
         until = time.monotonic() + seconds
-        threads = [threading.Thread(target=_client, args=(api, kinds[i % 4], upload, until, seen, slowest, lock))
-                   for i in range(clients)]
+        threads = [
+            threading.Thread(target=_client, args=(api, kinds[i % 4], upload, until, seen, slowest, lock))
+            for i in range(clients)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -239,8 +262,9 @@ def mixed_clients_case(base: Path, upload: Path, work: Path, clients: int = 8, s
         server.wait(timeout=30)
     result.reads = sum(seen.values())
     result.slowest_read_s = slowest[0]
-    result.read_errors = [f"{key}: {n}" for key, n in sorted(seen.items())
-                          if not key.split()[1].isdigit() or int(key.split()[1]) >= 500]
+    result.read_errors = [
+        f"{key}: {n}" for key, n in sorted(seen.items()) if not key.split()[1].isdigit() or int(key.split()[1]) >= 500
+    ]
     result.answered = dict(sorted(seen.items()))
     uploaded = sorted((root / "uploads").rglob(upload.name))
     if len(uploaded) != 1:

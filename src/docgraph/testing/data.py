@@ -20,8 +20,12 @@ def shared_data_dir() -> Path:
 
 
 # the shared documents by short name (benchmarks' --docs / --offline-docs options)
-SHARED_DOCUMENTS = {"world": "openstax_world_history_v1_excerpt.pdf",
-                    "jstor": "jstor_open_access_latin_america_report.pdf",
-                    "slides": "dl_comp_mech_slides_ch3_1.pdf", "books": "bookdash_picture_books.pdf",
-                    "audit": "st_mary_witney_social_audit.pdf", "grammar": "grammar_matters_textbook.pdf",
-                    "esg": "acciona_sustainability_report_2020_p1.pdf"}
+SHARED_DOCUMENTS = {
+    "world": "openstax_world_history_v1_excerpt.pdf",
+    "jstor": "jstor_open_access_latin_america_report.pdf",
+    "slides": "dl_comp_mech_slides_ch3_1.pdf",
+    "books": "bookdash_picture_books.pdf",
+    "audit": "st_mary_witney_social_audit.pdf",
+    "grammar": "grammar_matters_textbook.pdf",
+    "esg": "acciona_sustainability_report_2020_p1.pdf",
+}

@@ -16,10 +16,10 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from ..store.integrity import check_workspace
 from .faults import canonical_dump, compare_dumps, docgraph_command, subprocess_env
@@ -31,8 +31,9 @@ MESSAGE = "no space left on the disk holding workspace"
 def tmpfs_unavailable() -> str | None:
     """Why a tmpfs cannot be mounted here, or None when it can."""
     with tempfile.TemporaryDirectory() as folder:
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", folder], capture_output=True,
-                              text=True)
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", folder], capture_output=True, text=True
+        )
         if done.returncode != 0:
             return f"cannot mount a tmpfs (needs root with CAP_SYS_ADMIN): {done.stderr.strip() or done.returncode}"
         subprocess.run(["umount", folder], check=True)
@@ -57,7 +58,7 @@ def fill(folder: Path, leave_kb: int) -> Path:
         out.truncate(0)
         chunk = b"\0" * (1 << 20)
         while free > 0:
-            out.write(chunk[:min(len(chunk), free)])
+            out.write(chunk[: min(len(chunk), free)])
             free -= len(chunk)
     return ballast
 
@@ -67,23 +68,29 @@ class DiskFullResult:
     case: str
     command: str
     runs: int = 0
-    hit: int = 0                # runs in which the disk filled up (the others had room enough)
-    clear_errors: int = 0       # of those, failed with the one clear message and no traceback
-    survived: int = 0           # runs whose rerun after freeing space equals the reference
+    hit: int = 0  # runs in which the disk filled up (the others had room enough)
+    clear_errors: int = 0  # of those, failed with the one clear message and no traceback
+    survived: int = 0  # runs whose rerun after freeing space equals the reference
     lost: int = 0
     duplicated: int = 0
     changed: int = 0
-    check_problems: int = 0     # errors found by docgraph check, after the failure or after the rerun
+    check_problems: int = 0  # errors found by docgraph check, after the failure or after the rerun
     failures: list[str] = field(default_factory=list)
 
 
 def _run(root: Path, args: Sequence[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(docgraph_command("--workspace", str(root), *args), env=subprocess_env(),
-                          capture_output=True, text=True, timeout=1800)
+    return subprocess.run(
+        docgraph_command("--workspace", str(root), *args),
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
 
 
-def disk_full_case(case: str, base: Path, args: Sequence[str], reference: Path, work: Path,
-                   free_kb: Sequence[int]) -> DiskFullResult:
+def disk_full_case(
+    case: str, base: Path, args: Sequence[str], reference: Path, work: Path, free_kb: Sequence[int]
+) -> DiskFullResult:
     result = DiskFullResult(case, "docgraph --workspace WS " + " ".join(args))
     reference_dump = canonical_dump(reference)
     for leave in free_kb:
@@ -107,8 +114,9 @@ def disk_full_case(case: str, base: Path, args: Sequence[str], reference: Path, 
             ballast.unlink()
             second = _run(root, args)
             if second.returncode != 0:
-                problems.append(f"{leave} KB free, rerun after freeing space: exit {second.returncode}: "
-                                f"{second.stderr[-600:]}")
+                problems.append(
+                    f"{leave} KB free, rerun after freeing space: exit {second.returncode}: {second.stderr[-600:]}"
+                )
             diff = compare_dumps(reference_dump, canonical_dump(root))
             findings = check_workspace(root).findings
             result.lost += sum(diff.lost.values())

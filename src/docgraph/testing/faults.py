@@ -29,17 +29,19 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..store.integrity import check_workspace
 
 DB_NAME = "docgraph.sqlite"
-VOLATILE_KEYS = frozenset({"added_at", "seconds", "elapsed_s", "built_at", "updated_at", "timings",
-                           "usage"})  # a stored record's model usage is a meter: a resumed run has cache hits
+VOLATILE_KEYS = frozenset(
+    {"added_at", "seconds", "elapsed_s", "built_at", "updated_at", "timings", "usage"}
+)  # a stored record's model usage is a meter: a resumed run has cache hits
 VECTOR_ATOL = 1e-4  # embedding in other block compositions may move float32 sums in the last bits
 
 
@@ -70,21 +72,32 @@ def canonical_dump(root: Path) -> dict[str, dict]:
     db = sqlite3.connect(f"file:{root / DB_NAME}?mode=ro", uri=True)
     try:
         out: dict[str, dict] = {
-            "documents": {r[0]: r[1:] for r in db.execute(
-                "SELECT id, sha256, title, path, kind, page_count, status FROM documents")},
+            "documents": {
+                r[0]: r[1:]
+                for r in db.execute("SELECT id, sha256, title, path, kind, page_count, status FROM documents")
+            },
             "pages": {(d, n): _json(data) for d, n, data in db.execute("SELECT doc_id, number, data FROM pages")},
-            "records": {(ns, k): (doc, _json(v)) for ns, k, doc, v in db.execute(
-                "SELECT namespace, key, doc_id, value FROM records")},
-            "vectors": {(ns, k): (doc, model, dim, np.frombuffer(vec, dtype=np.float32))
-                        for ns, k, doc, model, dim, vec in db.execute(
-                            "SELECT namespace, key, doc_id, model, dim, vec FROM vectors")},
+            "records": {
+                (ns, k): (doc, _json(v))
+                for ns, k, doc, v in db.execute("SELECT namespace, key, doc_id, value FROM records")
+            },
+            "vectors": {
+                (ns, k): (doc, model, dim, np.frombuffer(vec, dtype=np.float32))
+                for ns, k, doc, model, dim, vec in db.execute(
+                    "SELECT namespace, key, doc_id, model, dim, vec FROM vectors"
+                )
+            },
             "meta": {k: v for k, v in db.execute("SELECT key, value FROM meta") if not _volatile_meta(k)},
         }
     finally:
         db.close()
-    out["files"] = {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-                    for folder in ("pages", "crops") if (root / folder).is_dir()
-                    for p in sorted((root / folder).rglob("*")) if p.is_file()}
+    out["files"] = {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for folder in ("pages", "crops")
+        if (root / folder).is_dir()
+        for p in sorted((root / folder).rglob("*"))
+        if p.is_file()
+    }
     return out
 
 
@@ -92,16 +105,20 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
         return all(_same(x, y) for x, y in zip(a, b))
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
-                and bool(np.allclose(a, b, atol=VECTOR_ATOL)))
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and bool(np.allclose(a, b, atol=VECTOR_ATOL))
+        )
     return a == b
 
 
 @dataclass
 class Diff:
-    lost: dict[str, int] = field(default_factory=dict)      # table → rows of the reference missing
-    extra: dict[str, int] = field(default_factory=dict)     # table → rows the reference has not (duplicates)
-    changed: dict[str, int] = field(default_factory=dict)   # table → same key, other value
+    lost: dict[str, int] = field(default_factory=dict)  # table → rows of the reference missing
+    extra: dict[str, int] = field(default_factory=dict)  # table → rows the reference has not (duplicates)
+    changed: dict[str, int] = field(default_factory=dict)  # table → same key, other value
     examples: list[str] = field(default_factory=list)
 
     @property
@@ -155,29 +172,37 @@ def _rows(root: Path) -> int:
         return 0
 
 
-def run_and_kill(command: Sequence[str], cwd: Path, *, after_s: float | None = None,
-                 at_rows: tuple[Path, int] | None = None) -> bool:
+def run_and_kill(
+    command: Sequence[str], cwd: Path, *, after_s: float | None = None, at_rows: tuple[Path, int] | None = None
+) -> bool:
     """Start ``command`` and SIGKILL its process group (page workers too) after ``after_s``
     seconds, or once the workspace ``at_rows[0]`` holds ``at_rows[1]`` rows or more (a point of
     progress, whatever the machine's speed). Whether it was killed (False: it finished first,
     and must have succeeded)."""
-    proc = subprocess.Popen(list(command), cwd=cwd, env=subprocess_env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(
+        list(command),
+        cwd=cwd,
+        env=subprocess_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     started = time.perf_counter()
     try:
         while proc.poll() is None:
-            if (after_s is not None and time.perf_counter() - started >= after_s) or \
-                    (at_rows is not None and _rows(at_rows[0]) >= at_rows[1]):
+            if (after_s is not None and time.perf_counter() - started >= after_s) or (
+                at_rows is not None and _rows(at_rows[0]) >= at_rows[1]
+            ):
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 return True
             time.sleep(0.02)
-        err = proc.stderr.read().decode(errors="replace")  # type: ignore[union-attr]
+        err = proc.stderr.read().decode(errors="replace")  # type: ignore[union-attr]  # started with stderr=PIPE
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} exited {proc.returncode} before the kill:\n{err}")
         return False
     finally:
-        proc.stderr.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]  # started with stderr=PIPE
 
 
 @dataclass
@@ -185,8 +210,8 @@ class KillResult:
     case: str
     command: str
     trials: int = 0
-    kills: int = 0                 # SIGKILLs that landed (the others found the run finished)
-    survived: int = 0              # trials whose resumed workspace equals the reference and passes check
+    kills: int = 0  # SIGKILLs that landed (the others found the run finished)
+    survived: int = 0  # trials whose resumed workspace equals the reference and passes check
     lost: int = 0
     duplicated: int = 0
     changed: int = 0
@@ -199,19 +224,31 @@ class KillResult:
         return asdict(self)
 
 
-def kill_case(case: str, base: Path, args: Sequence[str], work: Path, *, trials: int, kills_per_trial: int,
-              seed: int, complete: Callable[[Path], str | None] | None = None,
-              reference: Path | None = None, by: str = "time",
-              dump: Callable[[Path], dict[str, dict]] = canonical_dump,
-              check: Callable[[Path], list[str]] | None = None, min_kills: int = 0) -> KillResult:
+def kill_case(
+    case: str,
+    base: Path,
+    args: Sequence[str],
+    work: Path,
+    *,
+    trials: int,
+    kills_per_trial: int,
+    seed: int,
+    complete: Callable[[Path], str | None] | None = None,
+    reference: Path | None = None,
+    by: str = "time",
+    dump: Callable[[Path], dict[str, dict]] = canonical_dump,
+    check: Callable[[Path], list[str]] | None = None,
+    min_kills: int = 0,
+) -> KillResult:
     """Kill ``docgraph --workspace WS ARGS`` (``{ws}`` in an argument stands for WS)
     ``kills_per_trial`` times per trial on a fresh copy of ``base`` (missing: an empty
     workspace), then run it to completion and compare with the
     reference: ``reference`` (a workspace the same work finished on) or an uninterrupted run
     made here. Kill points are seeded: ``by="time"`` the first at a random fraction of the
     reference run's duration, each next one at a random fraction of what is left of it (needs
-    the run made here); ``by="rows"`` once a random number of the rows the work adds is written. ``complete(ws_root)`` returns a reason when the finished
-    workspace is not complete, else None. ``dump``/``check``: what is compared and checked
+    the run made here); ``by="rows"`` once a random number of the rows the work adds is
+    written. ``complete(ws_root)`` returns a reason when the finished workspace is not
+    complete, else None. ``dump``/``check``: what is compared and checked
     (default: the workspace's ``canonical_dump`` and ``docgraph check``'s findings).
     ``min_kills``: run more trials (up to four times ``trials``) until that many kills have
     landed — a resumed run is shorter, so later kill points often find it finished."""
@@ -269,8 +306,9 @@ def kill_case(case: str, base: Path, args: Sequence[str], work: Path, *, trials:
             result.survived += 1
             shutil.rmtree(root)
         else:
-            result.failures.append(f"trial {trial} ({root}): " + "; ".join(
-                diff.examples + findings + ([reason] if reason else [])))
+            result.failures.append(
+                f"trial {trial} ({root}): " + "; ".join(diff.examples + findings + ([reason] if reason else []))
+            )
         trial += 1
     return result
 
@@ -324,8 +362,7 @@ def eval_dump(root: Path) -> dict[str, dict]:
             key = (path.name, *map(repr, record_key(record)))
             records[key] = {k: v for k, v in _strip(record).items() if k not in EVAL_VOLATILE}
             lines[key] = lines.get(key, 0) + (not record.get("error"))
-    out: dict[str, dict] = {"eval.records": records,
-                            "eval.duplicates": {k: n - 1 for k, n in lines.items() if n > 1}}
+    out: dict[str, dict] = {"eval.records": records, "eval.duplicates": {k: n - 1 for k, n in lines.items() if n > 1}}
     for ws in _corpus_workspaces(root):
         name = ws.relative_to(root / "corpora").as_posix()
         out.update({f"{name}/{table}": rows for table, rows in canonical_dump(ws).items()})

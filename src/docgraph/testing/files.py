@@ -64,9 +64,11 @@ def long_pdf(out: Path, pages: int, *, size: tuple[float, float] = (420, 595)) -
         for number in range(1, pages + 1):
             page = doc.new_page(width=size[0], height=size[1])
             page.insert_text((50, 80), f"Section {number} of a long generated document", fontsize=14)
-            page.insert_textbox(pymupdf.Rect(50, 100, size[0] - 50, 300),
-                                f"Paragraph on page {number}: grounded answers cite the page and the region "
-                                "they come from.", fontsize=10)
+            page.insert_textbox(
+                pymupdf.Rect(50, 100, size[0] - 50, 300),
+                f"Paragraph on page {number}: grounded answers cite the page and the region they come from.",
+                fontsize=10,
+            )
         doc.save(out, garbage=1, deflate=True)
     return out
 

@@ -17,8 +17,9 @@ Helpers (plain functions, usable without pytest):
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import pytest
 
@@ -28,8 +29,14 @@ from ..models.replay import write_replay
 from .openai_stub import OpenAIStub
 from .postgres import postgres_url  # noqa: F401  (session fixture: a throwaway PostgreSQL server)
 
-FAST_CHAT = {"model": "stub-model", "timeout_s": 2.0, "max_retries": 2, "backoff_base_s": 0.01,
-             "backoff_max_s": 0.05, "max_concurrency": 4}
+FAST_CHAT = {
+    "model": "stub-model",
+    "timeout_s": 2.0,
+    "max_retries": 2,
+    "backoff_base_s": 0.01,
+    "backoff_max_s": 0.05,
+    "max_concurrency": 4,
+}
 
 
 def _merge(base: dict, extra: Mapping) -> dict:
@@ -39,9 +46,16 @@ def _merge(base: dict, extra: Mapping) -> dict:
     return out
 
 
-def stub_settings(stub: OpenAIStub, *, roles: Sequence[str] = ROLES, embeddings: bool = False,
-                  image_embeddings: bool = False, rerank: bool = False,
-                  overrides: Mapping[str, Any] | None = None, **chat: Any) -> Settings:
+def stub_settings(
+    stub: OpenAIStub,
+    *,
+    roles: Sequence[str] = ROLES,
+    embeddings: bool = False,
+    image_embeddings: bool = False,
+    rerank: bool = False,
+    overrides: Mapping[str, Any] | None = None,
+    **chat: Any,
+) -> Settings:
     """Settings whose chat ``roles`` (and the chosen embedding/rerank endpoints) use ``stub``.
 
     ``chat`` overrides the fast test defaults (``FAST_CHAT``) for every role; ``overrides``
@@ -65,13 +79,15 @@ def make_hub(settings: Settings, root: Path | str, **kwargs: Any) -> ModelHub:
     return ModelHub(settings.models, SQLiteStore(root), Path(root), **kwargs)
 
 
-def replay_hub(root: Path | str, entries: Iterable[Mapping[str, Any] | tuple[str, Any]],
-               overrides: Mapping[str, Any] | None = None) -> ModelHub:
+def replay_hub(
+    root: Path | str, entries: Iterable[Mapping[str, Any] | tuple[str, Any]], overrides: Mapping[str, Any] | None = None
+) -> ModelHub:
     """A hub whose chat roles answer from ``entries`` (written to ``root/replay.jsonl``)."""
     root = Path(root)
     path = write_replay(root / "replay.jsonl", entries)
-    settings = load_settings(None, environ={}, overrides=_merge({"models": {"replay_file": str(path)}},
-                                                               overrides or {}))
+    settings = load_settings(
+        None, environ={}, overrides=_merge({"models": {"replay_file": str(path)}}, overrides or {})
+    )
     return make_hub(settings, root)
 
 

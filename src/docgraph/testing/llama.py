@@ -6,8 +6,8 @@ server. Both packages are the ``llm`` extras; nothing is downloaded.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 MODEL_NAME = "gemma-3-270m"
 
@@ -38,5 +38,14 @@ def llama_server(threads: int = 2, context: int = 4096) -> Iterator[str]:
 def chat_settings(url: str, max_tokens: int, **extra) -> dict:
     """``models.build`` / ``answer`` / ``judge`` settings for the served model (one retry,
     short replies, arrays bounded by ``schema_max_items``)."""
-    return {"base_url": url, "model": MODEL_NAME, "timeout_s": 600, "max_output_tokens": max_tokens,
-            "max_retries": 1, "backoff_base_s": 0.1, "max_concurrency": 8, "schema_max_items": 4, **extra}
+    return {
+        "base_url": url,
+        "model": MODEL_NAME,
+        "timeout_s": 600,
+        "max_output_tokens": max_tokens,
+        "max_retries": 1,
+        "backoff_base_s": 0.1,
+        "max_concurrency": 8,
+        "schema_max_items": 4,
+        **extra,
+    }

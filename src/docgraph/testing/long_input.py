@@ -31,10 +31,10 @@ class LongInputResult:
     pages: int
     parser: str
     generate_s: float = 0.0
-    killed_at_pages: int = 0        # pages stored when the SIGKILL landed (0: it finished first)
-    resume_s: float = 0.0           # the second add, to completion
-    resumed_pages: int = 0          # pages the second add processed
-    progress_lines: int = 0         # progress lines of the second add naming the file
+    killed_at_pages: int = 0  # pages stored when the SIGKILL landed (0: it finished first)
+    resume_s: float = 0.0  # the second add, to completion
+    resumed_pages: int = 0  # pages the second add processed
+    progress_lines: int = 0  # progress lines of the second add naming the file
     stored_pages: int = 0
     duplicated: int = 0
     lost: int = 0
@@ -46,9 +46,15 @@ class LongInputResult:
 
     @property
     def ok(self) -> bool:
-        return (self.stored_pages == self.pages == self.images and not self.duplicated and not self.lost
-                and self.status == "ready" and not self.check_findings and not self.rest_changed
-                and self.progress_lines > 0)
+        return (
+            self.stored_pages == self.pages == self.images
+            and not self.duplicated
+            and not self.lost
+            and self.status == "ready"
+            and not self.check_findings
+            and not self.rest_changed
+            and self.progress_lines > 0
+        )
 
     def to_dict(self) -> dict:
         return {**asdict(self), "ok": self.ok}
@@ -57,20 +63,21 @@ class LongInputResult:
 def _pages(root: Path, doc_id: str) -> tuple[int, int, int, str]:
     """(page rows, distinct page numbers, highest number, document status)."""
     with sqlite3.connect(f"file:{root / SQLiteStore.DB_NAME}?mode=ro", uri=True) as db:
-        rows, distinct, top = db.execute("SELECT COUNT(*), COUNT(DISTINCT number), COALESCE(MAX(number), 0) "
-                                         "FROM pages WHERE doc_id = ?", [doc_id]).fetchone()
+        rows, distinct, top = db.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT number), COALESCE(MAX(number), 0) FROM pages WHERE doc_id = ?", [doc_id]
+        ).fetchone()
         status = db.execute("SELECT status FROM documents WHERE id = ?", [doc_id]).fetchone()
     return rows, distinct, top, status[0] if status else ""
 
 
-def long_input_case(base: Path, work: Path, *, pages: int = 5000, kill_fraction: float = 0.4,
-                    parser: str = "pymupdf-fast") -> LongInputResult:
+def long_input_case(
+    base: Path, work: Path, *, pages: int = 5000, kill_fraction: float = 0.4, parser: str = "pymupdf-fast"
+) -> LongInputResult:
     import shutil
 
     work.mkdir(parents=True, exist_ok=True)
     name = f"long{pages}.pdf"
-    result = LongInputResult(f"{pages:,}-page PDF, killed at {kill_fraction:.0%} and added again", name, pages,
-                             parser)
+    result = LongInputResult(f"{pages:,}-page PDF, killed at {kill_fraction:.0%} and added again", name, pages, parser)
     started = time.perf_counter()
     path = long_pdf(work / name, pages)
     result.generate_s = time.perf_counter() - started

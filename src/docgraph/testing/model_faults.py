@@ -25,9 +25,10 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..api import Workspace
 from ..config import CONFIG_FILE, Settings
@@ -37,14 +38,18 @@ from ..models.usage import model_stages, total
 from ..store.integrity import check_workspace
 from .faults import canonical_dump, compare_dumps
 from .fixtures import stub_settings
-from .openai_stub import MODEL_FAULTS, Matcher, OpenAIStub
+from .openai_stub import OpenAIStub
 from .scripted_model import first_message, scripted_reply
+from .stub_rules import MODEL_FAULTS, Matcher
 
-QUESTIONS = ("Who are the senior contributing authors?", "Which university is Ryan J. Lynch at?",
-             "What does the book say about the Arab conquests?")
-TIMEOUT_S = 1.0        # the client's timeout: a "hang" fault outlasts it
+QUESTIONS = (
+    "Who are the senior contributing authors?",
+    "Which university is Ryan J. Lynch at?",
+    "What does the book say about the Arab conquests?",
+)
+TIMEOUT_S = 1.0  # the client's timeout: a "hang" fault outlasts it
 HANG_S = 1.6
-MAX_RETRIES = 4        # the shipped default
+MAX_RETRIES = 4  # the shipped default
 MAX_BUILDS = 5
 # The offline fallbacks a method logs in its build report's stats (a reply still unusable after its re-ask).
 FALLBACK_STATS = ("notes", "fallbacks", "openie_fallbacks")
@@ -55,18 +60,18 @@ class ModelFaultResult:
     case: str
     rate: float
     kinds: list[str] = field(default_factory=list)
-    requests: int = 0                     # chat requests the stub served in the faulty run
+    requests: int = 0  # chat requests the stub served in the faulty run
     faults: dict[str, int] = field(default_factory=dict)
-    retries: int = 0                      # from the workspace's usage (docgraph usage)
+    retries: int = 0  # from the workspace's usage (docgraph usage)
     repairs: int = 0
     failures: int = 0
-    builds: int = 0                       # builds run until the status said complete
+    builds: int = 0  # builds run until the status said complete
     complete: bool = False
     failed_parts: list[str] = field(default_factory=list)  # what builds reported failed (retried next build)
-    fallbacks: int = 0                    # offline fallbacks the builds logged
-    unusable: int = 0                     # exchanges whose replies stayed unusable (model_errors/)
+    fallbacks: int = 0  # offline fallbacks the builds logged
+    unusable: int = 0  # exchanges whose replies stayed unusable (model_errors/)
     answers: int = 0
-    answered: int = 0                     # answers with text and at least one citation
+    answered: int = 0  # answers with text and at least one citation
     answer_errors: list[str] = field(default_factory=list)
     lost: int = 0
     duplicated: int = 0
@@ -85,25 +90,37 @@ class ModelFaultResult:
 
     @property
     def survived(self) -> bool:
-        return (self.complete and self.accounted and self.answered == self.answers and not self.lost
-                and not self.duplicated and not self.changed and not self.check_problems)
+        return (
+            self.complete
+            and self.accounted
+            and self.answered == self.answers
+            and not self.lost
+            and not self.duplicated
+            and not self.changed
+            and not self.check_problems
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "faults_total": self.faults_total, "accounted": self.accounted,
-                "survived": self.survived}
+        return {
+            **asdict(self),
+            "faults_total": self.faults_total,
+            "accounted": self.accounted,
+            "survived": self.survived,
+        }
 
 
 def fault_settings(stub: OpenAIStub) -> Settings:
     """Every chat role on ``stub``: a short timeout, the default retries, fast backoff."""
-    return stub_settings(stub, timeout_s=TIMEOUT_S, max_retries=MAX_RETRIES, backoff_base_s=0.02,
-                         backoff_max_s=0.2)
+    return stub_settings(stub, timeout_s=TIMEOUT_S, max_retries=MAX_RETRIES, backoff_base_s=0.02, backoff_max_s=0.2)
 
 
 def point_at_stub(root: Path, stub: OpenAIStub) -> Path:
     """Write ``root/docgraph.toml`` with every chat role on ``stub`` (as ``fault_settings``),
     for ``docgraph`` commands run in another process (the kill matrix's scripted-model builds)."""
-    role = (f'base_url = "{stub.url}"\nmodel = "stub-model"\ntimeout_s = {TIMEOUT_S * 5}\n'
-            f"max_retries = {MAX_RETRIES}\nbackoff_base_s = 0.02\nbackoff_max_s = 0.2\n")
+    role = (
+        f'base_url = "{stub.url}"\nmodel = "stub-model"\ntimeout_s = {TIMEOUT_S * 5}\n'
+        f"max_retries = {MAX_RETRIES}\nbackoff_base_s = 0.02\nbackoff_max_s = 0.2\n"
+    )
     (root / CONFIG_FILE).write_text("".join(f"[models.{name}]\n{role}\n" for name in ROLES), encoding="utf-8")
     return root
 
@@ -120,6 +137,7 @@ def _fallbacks(stats: dict[str, Any]) -> int:
 def _note_heads(dump: dict[str, dict]) -> dict[str, dict]:
     """The dump with each record's ``notes`` cut to what happened ("model reply invalid, offline
     extraction used instead"): the rest names the endpoint's port, the error and a file."""
+
     def head(value: Any) -> Any:
         if isinstance(value, dict) and isinstance(value.get("notes"), list):
             return {**value, "notes": [str(n).split(":", 1)[0] for n in value["notes"]]}
@@ -139,8 +157,9 @@ def unusable_exchanges(root: Path) -> Counter:
     return out
 
 
-def _build(ws: Workspace, method: str, result: ModelFaultResult | None = None,
-           after_first: Callable[[], None] | None = None) -> bool:
+def _build(
+    ws: Workspace, method: str, result: ModelFaultResult | None = None, after_first: Callable[[], None] | None = None
+) -> bool:
     """Build until the status says complete (at most ``MAX_BUILDS`` times); whether it did.
     ``after_first`` runs after the first build (an outage ends)."""
     for number in range(1, MAX_BUILDS + 1):
@@ -176,9 +195,17 @@ def _build_reference(method: str, base: Path, dest: Path, unusable: Counter) -> 
     return root
 
 
-def model_fault_case(method: str, base: Path, work: Path, *, rate: float = 0.3, seed: int = 15,
-                     kinds: tuple[str, ...] = MODEL_FAULTS, outage: Matcher = None,
-                     questions: tuple[str, ...] = QUESTIONS) -> ModelFaultResult:
+def model_fault_case(
+    method: str,
+    base: Path,
+    work: Path,
+    *,
+    rate: float = 0.3,
+    seed: int = 15,
+    kinds: tuple[str, ...] = MODEL_FAULTS,
+    outage: Matcher = None,
+    questions: tuple[str, ...] = QUESTIONS,
+) -> ModelFaultResult:
     """Run one case (see the module doc) in ``work`` (``faulty/`` and ``reference/``).
 
     ``outage``: instead of random faults, every request it matches (a text the prompt
@@ -186,12 +213,13 @@ def model_fault_case(method: str, base: Path, work: Path, *, rate: float = 0.3, 
     during the first build — the endpoint down for one page or chunk; the builds after it
     run without faults."""
     work.mkdir(parents=True, exist_ok=True)
-    result = ModelFaultResult(method, 0.0 if outage is not None else rate,
-                              kinds=["500"] if outage is not None else list(kinds))
+    result = ModelFaultResult(
+        method, 0.0 if outage is not None else rate, kinds=["500"] if outage is not None else list(kinds)
+    )
     root = Path(shutil.copytree(base, work / "faulty"))
     with OpenAIStub(default_reply=scripted_reply, hang_s=HANG_S) as stub:
         if outage is not None:
-            stub.fault("500", times=10 ** 9, when=outage)
+            stub.fault("500", times=10**9, when=outage)
         else:
             stub.fault_rate(rate, kinds=kinds, seed=seed)
         with Workspace(root, settings=fault_settings(stub)) as ws:

@@ -46,141 +46,26 @@ import socket
 import struct
 import threading
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-STAGE_HEADER = "X-Docgraph-Stage"
-FAULT_KINDS = ("400", "401", "404", "429", "500", "503", "hang", "malformed", "truncated", "disconnect", "reset",
-               "schema", "empty", "broken")
-# What a flaky endpoint does (issue 15's model faults): every kind a client must survive.
-ENDPOINT_FAULTS = ("hang", "429", "500", "reset", "disconnect", "malformed")
-REPLY_FAULTS = ("truncated", "schema", "empty", "broken")
-MODEL_FAULTS = ENDPOINT_FAULTS + REPLY_FAULTS
-JSON_ONLY_FAULTS = ("schema", "broken")  # drawn only for requests that ask for JSON
-_WRONG_SHAPE = [[{"wrong": True}]]  # fails a str, number, list-of-anything or object field alike
+from .stub_rules import (
+    FAULT_KINDS,
+    MODEL_FAULTS,
+    Matcher,
+    RateRule,
+    Reply,
+    Rule,
+    SeenRequest,
+    broken_json,
+    wrong_shape,
+)
+
 TOKENS_PER_IMAGE = 100
 _WORDS = re.compile(r"\w+", re.UNICODE)
-
-Reply = Any  # str | dict | list | Callable[[SeenRequest], str | dict | list]
-Matcher = Any  # None | str (substring of the prompt) | Callable[[SeenRequest], bool]
-
-
-@dataclass
-class SeenRequest:
-    """One request as the stub received it, and what it answered."""
-
-    path: str
-    body: Any
-    headers: dict[str, str]
-    status: int = 200
-    fault: str | None = None
-
-    @property
-    def stage(self) -> str | None:
-        return self.headers.get(STAGE_HEADER.lower())
-
-    def _parts(self) -> list[dict[str, Any]]:
-        parts: list[dict[str, Any]] = []
-        for m in (self.body or {}).get("messages", []) if isinstance(self.body, dict) else []:
-            content = m.get("content")
-            if isinstance(content, str):
-                parts.append({"type": "text", "text": content})
-            elif isinstance(content, list):
-                parts.extend(p for p in content if isinstance(p, dict))
-        return parts
-
-    @property
-    def texts(self) -> list[str]:
-        """Every text part of the messages (chat) or the inputs (embeddings), in order."""
-        if isinstance(self.body, dict) and "input" in self.body:
-            value = self.body["input"]
-            return [value] if isinstance(value, str) else [str(v) for v in value]
-        if isinstance(self.body, dict) and "query" in self.body:
-            return [self.body["query"], *map(str, self.body.get("documents", []))]
-        return [p.get("text", "") for p in self._parts() if p.get("type") == "text"]
-
-    @property
-    def prompt(self) -> str:
-        return "\n".join(self.texts)
-
-    @property
-    def response_format(self) -> dict[str, Any] | None:
-        """The request's ``response_format``, if it sent one."""
-        return self.body.get("response_format") if isinstance(self.body, dict) else None
-
-    @property
-    def image_urls(self) -> list[str]:
-        return [p["image_url"]["url"] for p in self._parts() if p.get("type") == "image_url"]
-
-
-@dataclass
-class _Rule:
-    reply: Reply
-    match: Matcher = None
-    stage: str | None = None
-    times: int | None = None
-    path: str = "/chat/completions"
-    kind: str | None = None  # fault kind; None for a reply rule
-    retry_after: float | None = None
-    used: int = field(default=0)
-
-    def applies(self, req: SeenRequest) -> bool:
-        if self.times is not None and self.used >= self.times:
-            return False
-        if not req.path.endswith(self.path):
-            return False
-        if self.stage is not None and req.stage != self.stage:
-            return False
-        if self.match is None:
-            return True
-        if isinstance(self.match, str):
-            return self.match in req.prompt
-        return bool(self.match(req))
-
-
-@dataclass
-class _RateRule:
-    """A seeded random share ``rate`` of the requests matching ``path``/``stage`` get a fault."""
-
-    rate: float
-    kinds: tuple[str, ...]
-    rng: random.Random
-    path: str = "/chat/completions"
-    stage: str | None = None
-    retry_after: float | None = None
-
-    def draw(self, req: SeenRequest) -> str | None:
-        """A fault kind for ``req``, or None; ``JSON_ONLY_FAULTS`` only for a request that asks for
-        JSON (free text has no JSON to break: another kind is drawn instead)."""
-        if not req.path.endswith(self.path) or (self.stage is not None and req.stage != self.stage):
-            return None
-        if self.rng.random() >= self.rate:
-            return None
-        kinds = self.kinds if req.response_format else tuple(k for k in self.kinds if k not in JSON_ONLY_FAULTS)
-        return self.rng.choice(kinds or self.kinds)
-
-
-def _broken(text: str) -> str:
-    """``text``'s JSON as a small model might write it (repairable: ``models.jsonrepair``)."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return text
-    written = repr(value)
-    if isinstance(value, (dict, list)):  # a comment inside: even {} needs repairing
-        written = written[0] + " // as asked\n" + written[1:]
-    return "Here is the JSON you asked for:\n" + written
-
-
-def _wrong_shape(req: SeenRequest) -> str:
-    """JSON that parses but violates the request's schema (see ``_WRONG_SHAPE``)."""
-    fmt = req.response_format or {}
-    schema = (fmt.get("json_schema") or {}).get("schema") if isinstance(fmt, dict) else None
-    props = (schema or {}).get("properties") or {}
-    return json.dumps({name: _WRONG_SHAPE for name in props} if props else _WRONG_SHAPE)
 
 
 def _words(text: str) -> int:
@@ -207,10 +92,19 @@ def overlap_score(query: str, document: str) -> float:
 class OpenAIStub:
     """The stub server (see module doc). Use as a context manager or ``start()``/``stop()``."""
 
-    def __init__(self, default_reply: Reply = "OK", *, delay_s: float = 0.0, hang_s: float = 5.0,
-                 embedding_dim: int = 64, embed_fn: Callable[[str], list[float]] | None = None,
-                 rerank_fn: Callable[[str, str], float] | None = None, slots: int | None = None,
-                 vision: bool = True, reject_formats: set[str] | frozenset[str] = frozenset()):
+    def __init__(
+        self,
+        default_reply: Reply = "OK",
+        *,
+        delay_s: float = 0.0,
+        hang_s: float = 5.0,
+        embedding_dim: int = 64,
+        embed_fn: Callable[[str], list[float]] | None = None,
+        rerank_fn: Callable[[str, str], float] | None = None,
+        slots: int | None = None,
+        vision: bool = True,
+        reject_formats: set[str] | frozenset[str] = frozenset(),
+    ):
         self.default_reply = default_reply
         self.slots = slots
         self.vision = vision
@@ -225,41 +119,63 @@ class OpenAIStub:
         self.in_flight = 0
         self.max_in_flight = 0
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "images": 0}
-        self._rules: list[_Rule] = []
-        self._faults: list[_Rule] = []
-        self._rate: _RateRule | None = None
+        self._rules: list[Rule] = []
+        self._faults: list[Rule] = []
+        self._rate: RateRule | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ scripting
-    def reply(self, reply: Reply, *, when: Matcher = None, stage: str | None = None, times: int | None = None,
-              path: str = "/chat/completions") -> "OpenAIStub":
+    def reply(
+        self,
+        reply: Reply,
+        *,
+        when: Matcher = None,
+        stage: str | None = None,
+        times: int | None = None,
+        path: str = "/chat/completions",
+    ) -> OpenAIStub:
         """Answer matching requests with ``reply`` (``times`` uses at most; None = always)."""
         with self._lock:
-            self._rules.append(_Rule(reply, when, stage, times, path))
+            self._rules.append(Rule(reply, when, stage, times, path))
         return self
 
-    def fault(self, kind: str, *, times: int = 1, when: Matcher = None, stage: str | None = None,
-              retry_after: float | None = None, path: str = "/chat/completions") -> "OpenAIStub":
+    def fault(
+        self,
+        kind: str,
+        *,
+        times: int = 1,
+        when: Matcher = None,
+        stage: str | None = None,
+        retry_after: float | None = None,
+        path: str = "/chat/completions",
+    ) -> OpenAIStub:
         """Inject ``kind`` (one of ``FAULT_KINDS``) into the next ``times`` matching requests."""
         if kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault {kind!r}; use one of {FAULT_KINDS}")
         with self._lock:
-            self._faults.append(_Rule(None, when, stage, times, path, kind, retry_after))
+            self._faults.append(Rule(None, when, stage, times, path, kind, retry_after))
         return self
 
-    def fault_rate(self, rate: float, *, kinds: tuple[str, ...] | list[str] = MODEL_FAULTS, seed: int = 0,
-                   stage: str | None = None, retry_after: float | None = 0.05,
-                   path: str = "/chat/completions") -> "OpenAIStub":
+    def fault_rate(
+        self,
+        rate: float,
+        *,
+        kinds: tuple[str, ...] | list[str] = MODEL_FAULTS,
+        seed: int = 0,
+        stage: str | None = None,
+        retry_after: float | None = 0.05,
+        path: str = "/chat/completions",
+    ) -> OpenAIStub:
         """Give a seeded random ``rate`` of the matching requests one of ``kinds`` each (``rate=0``
         turns it off); a 429 carries ``Retry-After: retry_after``."""
         unknown = [k for k in kinds if k not in FAULT_KINDS]
         if unknown or not 0 <= rate <= 1 or not kinds:
             raise ValueError(f"fault_rate({rate}, kinds={list(kinds)}): rate in [0, 1], kinds among {FAULT_KINDS}")
         with self._lock:
-            self._rate = _RateRule(rate, tuple(kinds), random.Random(seed), path, stage, retry_after) if rate else None
+            self._rate = RateRule(rate, tuple(kinds), random.Random(seed), path, stage, retry_after) if rate else None
         return self
 
     def clear_faults(self) -> None:
@@ -289,8 +205,11 @@ class OpenAIStub:
 
     def seen(self, path: str | None = None, stage: str | None = None) -> list[SeenRequest]:
         with self._lock:
-            return [r for r in self.requests if (path is None or r.path.endswith(path))
-                    and (stage is None or r.stage == stage)]
+            return [
+                r
+                for r in self.requests
+                if (path is None or r.path.endswith(path)) and (stage is None or r.stage == stage)
+            ]
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -300,12 +219,13 @@ class OpenAIStub:
             raise RuntimeError("stub not started")
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def start(self) -> "OpenAIStub":
+    def start(self) -> OpenAIStub:
         handler = type("StubHandler", (_Handler,), {"stub": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="openai-stub", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="openai-stub", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -317,14 +237,14 @@ class OpenAIStub:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> "OpenAIStub":
+    def __enter__(self) -> OpenAIStub:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
     # ------------------------------------------------------------------ serving (handler threads)
-    def _pick(self, req: SeenRequest) -> tuple[_Rule | None, Reply]:
+    def _pick(self, req: SeenRequest) -> tuple[Rule | None, Reply]:
         with self._lock:
             self.requests.append(req)
             for rule in self._faults:
@@ -335,7 +255,7 @@ class OpenAIStub:
             kind = self._rate.draw(req) if self._rate is not None else None
             if kind is not None:
                 req.fault = kind
-                return _Rule(None, kind=kind, retry_after=self._rate.retry_after if kind == "429" else None), None
+                return Rule(None, kind=kind, retry_after=self._rate.retry_after if kind == "429" else None), None
             for rule in self._rules:
                 if rule.applies(req):
                     rule.used += 1
@@ -350,24 +270,35 @@ class OpenAIStub:
     def _chat_body(self, req: SeenRequest, text: str, finish: str) -> dict[str, Any]:
         prompt_tokens = sum(_words(t) for t in req.texts) + TOKENS_PER_IMAGE * len(req.image_urls)
         completion_tokens = _words(text)
-        return {"id": f"chatcmpl-stub-{len(self.requests)}", "object": "chat.completion", "created": 0,
-                "model": (req.body or {}).get("model", "stub"),
-                "choices": [{"index": 0, "finish_reason": finish,
-                             "message": {"role": "assistant", "content": text}}],
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                          "total_tokens": prompt_tokens + completion_tokens}}
+        return {
+            "id": f"chatcmpl-stub-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": (req.body or {}).get("model", "stub"),
+            "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": text}}],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
 
     def _embeddings_body(self, req: SeenRequest) -> dict[str, Any]:
         body = req.body or {}
         if "messages" in body:  # vLLM-style multimodal embedding request: one item
-            key = " ".join(req.texts) + " " + " ".join(hashlib.sha256(u.encode()).hexdigest()[:8]
-                                                        for u in req.image_urls)
+            key = (
+                " ".join(req.texts) + " " + " ".join(hashlib.sha256(u.encode()).hexdigest()[:8] for u in req.image_urls)
+            )
             inputs = [key]
         else:
             inputs = req.texts
         data = [{"object": "embedding", "index": i, "embedding": self.embed_fn(t)} for i, t in enumerate(inputs)]
-        return {"object": "list", "data": data, "model": body.get("model", "stub"),
-                "usage": {"prompt_tokens": sum(_words(t) for t in inputs), "total_tokens": 0}}
+        return {
+            "object": "list",
+            "data": data,
+            "model": body.get("model", "stub"),
+            "usage": {"prompt_tokens": sum(_words(t) for t in inputs), "total_tokens": 0},
+        }
 
     def _rerank_body(self, req: SeenRequest) -> dict[str, Any]:
         body = req.body or {}
@@ -396,11 +327,19 @@ class OpenAIStub:
                 err = {"error": {"message": f"stub fault {kind}", "type": "stub", "code": kind}}
                 return req.status, headers, json.dumps(err).encode(), None
             fmt = req.response_format
-            if (req.path.endswith("/chat/completions") and isinstance(fmt, dict)
-                    and fmt.get("type") in self.reject_formats):
+            if (
+                req.path.endswith("/chat/completions")
+                and isinstance(fmt, dict)
+                and fmt.get("type") in self.reject_formats
+            ):
                 req.status = 400
-                err = {"error": {"message": f"response_format type {fmt.get('type')!r} is not supported",
-                                 "type": "invalid_request_error", "code": 400}}
+                err = {
+                    "error": {
+                        "message": f"response_format type {fmt.get('type')!r} is not supported",
+                        "type": "invalid_request_error",
+                        "code": 400,
+                    }
+                }
                 return 400, {}, json.dumps(err).encode(), None
             if kind == "malformed":
                 return 200, {}, b'{"choices": [{"message": {"content": "unterminated', None
@@ -416,11 +355,11 @@ class OpenAIStub:
                 if kind == "truncated":
                     text, finish = text[: max(1, len(text) // 2)], "length"
                 elif kind == "schema":
-                    text = _wrong_shape(req)
+                    text = wrong_shape(req)
                 elif kind == "empty":
                     text = ""
                 elif kind == "broken":
-                    text = _broken(text)
+                    text = broken_json(text)
                 out = self._chat_body(req, text, finish)
                 if kind != "disconnect":  # count only replies the client can read
                     with self._lock:

@@ -15,8 +15,9 @@ import shutil
 import tempfile
 import uuid
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

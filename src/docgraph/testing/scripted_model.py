@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .openai_stub import SeenRequest
+from .stub_rules import SeenRequest
 
 NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+(?:[A-Z]\.|[A-Z][a-z]+)){1,3}\b")
 MANIFEST_LINE = re.compile(r"^\[([A-Z]+\d+)\] \(([^)]*)\) (.+)$", re.MULTILINE)
@@ -56,30 +56,52 @@ def kg4vd_extract(prompt: str) -> dict[str, Any]:
                 break
             if any(n["name"] == name for n in nodes):
                 continue
-            nodes.append({"op": "add", "id": f"e{len(nodes) + 1}", "name": name, "type": kind, "modality": "text",
-                          "description": f"{name}, named on this page", "component_ids": [cid]})
+            nodes.append(
+                {
+                    "op": "add",
+                    "id": f"e{len(nodes) + 1}",
+                    "name": name,
+                    "type": kind,
+                    "modality": "text",
+                    "description": f"{name}, named on this page",
+                    "component_ids": [cid],
+                }
+            )
             if len(nodes) > 1:
-                edges.append({"op": "add", "id": f"r{len(edges) + 1}", "source": nodes[-2]["id"],
-                              "target": nodes[-1]["id"], "label": "mentioned_with", "component_ids": [cid]})
+                edges.append(
+                    {
+                        "op": "add",
+                        "id": f"r{len(edges) + 1}",
+                        "source": nodes[-2]["id"],
+                        "target": nodes[-1]["id"],
+                        "label": "mentioned_with",
+                        "component_ids": [cid],
+                    }
+                )
     return {"nodes": nodes, "edges": edges}
 
 
 def hvm_extract(prompt: str) -> dict[str, Any]:
     if "from a picture" in prompt:
-        return {"image": {"name": "Picture", "type": "figure", "description": "a picture of the page"},
-                "entities": []}
+        return {"image": {"name": "Picture", "type": "figure", "description": "a picture of the page"}, "entities": []}
     if "You extract relations" in prompt:
         entities = re.findall(r"^- (.+?) \[", _section(prompt, "Entities:"), re.MULTILINE)
-        return {"relations": [{"head": a, "relation": "mentioned_with", "tail": b, "head_type": "", "tail_type": ""}
-                              for a, b in zip(entities, entities[1:])]}
+        return {
+            "relations": [
+                {"head": a, "relation": "mentioned_with", "tail": b, "head_type": "", "tail_type": ""}
+                for a, b in zip(entities, entities[1:])
+            ]
+        }
     text = _section(prompt, "Row:") or _section(prompt, "Chunk:")
     return {"entities": [{"name": n, "type": "concept", "description": f"{n} in this chunk"} for n in names_in(text)]}
 
 
 def hipporag_openie(prompt: str) -> dict[str, Any]:
     names = names_in(_section(prompt, "Passage:"))
-    return {"entities": names, "triples": [{"subject": a, "predicate": "mentioned with", "object": b}
-                                           for a, b in zip(names, names[1:])]}
+    return {
+        "entities": names,
+        "triples": [{"subject": a, "predicate": "mentioned with", "object": b} for a, b in zip(names, names[1:])],
+    }
 
 
 def empty_instance(schema: dict[str, Any]) -> Any:
@@ -121,8 +143,11 @@ def scripted_reply(req: SeenRequest) -> Any:
     if stage == "kg4vd.extract":
         return kg4vd_extract(prompt)
     if stage == "kg4vd.reflect":  # one more round after the first, then stop
-        return KG4VD_DONE if not re.search(r"\bround 1 of at most", prompt) else {**KG4VD_DONE, "stop_signal": 0,
-                                                                                 "gaps": ["check the captions"]}
+        return (
+            KG4VD_DONE
+            if not re.search(r"\bround 1 of at most", prompt)
+            else {**KG4VD_DONE, "stop_signal": 0, "gaps": ["check the captions"]}
+        )
     if stage == "kg4vd.analyze":
         return {"mode": "local", "reason": "scripted"}
     if stage == "hvm.extract":

@@ -23,10 +23,11 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 
@@ -35,9 +36,20 @@ from .concurrency import AUTH, serve_workspace
 from .faults import canonical_dump, compare_dumps
 
 # (a bare ".." segment is resolved by the client before it is sent: the route it names is a real one)
-TRAVERSALS = ("%2e%2e", ".%2e", "..%2F..%2F..%2Fetc%2Fpasswd", "%2e%2e%2f%2e%2e%2fpyproject.toml",
-              "%252e%252e%252fetc%252fpasswd", "%2Fetc%2Fpasswd", "..%5C..%5Cwindows%5Cwin.ini",
-              "C:%5CWindows%5Cwin.ini", "%5C%5Cserver%5Cshare", "%00", "a%00.png", "x" * 4096)
+TRAVERSALS = (
+    "%2e%2e",
+    ".%2e",
+    "..%2F..%2F..%2Fetc%2Fpasswd",
+    "%2e%2e%2f%2e%2e%2fpyproject.toml",
+    "%252e%252e%252fetc%252fpasswd",
+    "%2Fetc%2Fpasswd",
+    "..%5C..%5Cwindows%5Cwin.ini",
+    "C:%5CWindows%5Cwin.ini",
+    "%5C%5Cserver%5Cshare",
+    "%00",
+    "a%00.png",
+    "x" * 4096,
+)
 LEAK_MARKERS = (b"root:x:", b"[project]", b"TOP-SECRET", b"def create_app", b"[extensions]")
 REFUSALS = frozenset({400, 401, 403, 404, 405, 409, 413, 414, 415, 422, 431})
 MAX_LATENCY_S = 5.0
@@ -57,8 +69,13 @@ class AttackResult:
 
     @property
     def survived(self) -> bool:
-        return (not self.leaks and self.refused + self.absorbed == self.tried and not self.changed_rows
-                and not self.check_problems and self.slowest_s < MAX_LATENCY_S)
+        return (
+            not self.leaks
+            and self.refused + self.absorbed == self.tried
+            and not self.changed_rows
+            and not self.check_problems
+            and self.slowest_s < MAX_LATENCY_S
+        )
 
     def expect_refusal(self, what: str, response: httpx.Response, secret: bytes = b"") -> None:
         self.tried += 1
@@ -103,15 +120,33 @@ def token_case(make_client: Callable[[str], Any], root: Path, token: str, previo
     result = AttackResult("missing, forged and expired tokens")
     before = canonical_dump(root)
     client = make_client(token)
-    forged = {"none": None, "expired (previous run)": previous, "near miss": token[:-1] + "x",
-              "other case": token.upper(), "padded": f" {token} x", "prefix": token[:4], "1 MB": "t" * (1 << 20)}
-    urls = [("GET", "/api/documents"), ("GET", "/openapi.json"), ("POST", "/api/build"), ("GET", "/"),
-            ("DELETE", "/api/documents/040fed959f81")]
+    forged = {
+        "none": None,
+        "expired (previous run)": previous,
+        "near miss": token[:-1] + "x",
+        "other case": token.upper(),
+        "padded": f" {token} x",
+        "prefix": token[:4],
+        "1 MB": "t" * (1 << 20),
+    }
+    urls = [
+        ("GET", "/api/documents"),
+        ("GET", "/openapi.json"),
+        ("POST", "/api/build"),
+        ("GET", "/"),
+        ("DELETE", "/api/documents/040fed959f81"),
+    ]
     for label, value in forged.items():
         for method, url in urls:
-            ways = [{}] if value is None else [{"headers": {"Authorization": f"Bearer {value}"}},
-                                               {"params": {"token": value[:8192]}},  # URLs stop at 64 KB
-                                               {"cookies": {"docgraph_token": value}}]
+            ways = (
+                [{}]
+                if value is None
+                else [
+                    {"headers": {"Authorization": f"Bearer {value}"}},
+                    {"params": {"token": value[:8192]}},  # URLs stop at 64 KB
+                    {"cookies": {"docgraph_token": value}},
+                ]
+            )
             for way in ways:
                 cookies = way.pop("cookies", None)
                 client.cookies.clear()
@@ -128,10 +163,14 @@ def token_case(make_client: Callable[[str], Any], root: Path, token: str, previo
 def _trickle(port: int, seconds: float, stop: threading.Event) -> None:
     """A client that sends a multipart upload's headers and then a byte at a time, and hangs up."""
     boundary = "xyzzy"
-    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"slow.pdf\"\r\n"
-            "Content-Type: application/pdf\r\n\r\n%PDF-1.7\n").encode()
-    request = (f"POST /api/upload HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: {AUTH['Authorization']}\r\n"
-               f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {10 << 20}\r\n\r\n").encode()
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="slow.pdf"\r\n'
+        "Content-Type: application/pdf\r\n\r\n%PDF-1.7\n"
+    ).encode()
+    request = (
+        f"POST /api/upload HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: {AUTH['Authorization']}\r\n"
+        f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {10 << 20}\r\n\r\n"
+    ).encode()
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(request + head)
         ends = time.monotonic() + seconds
@@ -144,8 +183,10 @@ def _trickle(port: int, seconds: float, stop: threading.Event) -> None:
 
 
 def slow_upload_case(root: Path, clients: int = 6, seconds: float = 8.0) -> AttackResult:
-    result = AttackResult(f"slow uploads ({clients} clients trickling a byte every 0.2 s for {seconds:g} s, "
-                          "then hanging up) while others read")
+    result = AttackResult(
+        f"slow uploads ({clients} clients trickling a byte every 0.2 s for {seconds:g} s, "
+        "then hanging up) while others read"
+    )
     before = canonical_dump(root)
     server, api = serve_workspace(root)
     port = int(api.split(":")[2].split("/")[0])
@@ -180,12 +221,19 @@ def slow_upload_case(root: Path, clients: int = 6, seconds: float = 8.0) -> Atta
 
 # ---------------------------------------------------------------------------- flood
 def flood_case(root: Path, doc_id: str, threads: int = 16, per_thread: int = 40) -> AttackResult:
-    result = AttackResult(f"request flood ({threads} threads × {per_thread} requests on 127.0.0.1, "
-                          "build requests among them)")
+    result = AttackResult(
+        f"request flood ({threads} threads × {per_thread} requests on 127.0.0.1, build requests among them)"
+    )
     before = canonical_dump(root)
     server, api = serve_workspace(root)
-    urls = ["/documents", f"/documents/{doc_id}", f"/documents/{doc_id}/pages/2",
-            f"/documents/{doc_id}/pages/2/image", "/build", "/methods"]
+    urls = [
+        "/documents",
+        f"/documents/{doc_id}",
+        f"/documents/{doc_id}/pages/2",
+        f"/documents/{doc_id}/pages/2/image",
+        "/build",
+        "/methods",
+    ]
     lock = threading.Lock()
 
     def hammer(worker: int) -> None:
@@ -205,8 +253,9 @@ def flood_case(root: Path, doc_id: str, threads: int = 16, per_thread: int = 40)
                     if ok:
                         result.absorbed += 1
                     else:
-                        result.leaks.append(f"{response.request.method} {response.request.url.path}: "
-                                            f"{response.status_code}")
+                        result.leaks.append(
+                            f"{response.request.method} {response.request.url.path}: {response.status_code}"
+                        )
 
     try:
         started = time.monotonic()

@@ -16,10 +16,11 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from ...config import DLVQASettings
 from ...errors import ConfigError, InputError
@@ -65,14 +66,23 @@ def builder_chat(ws: Any) -> ChatModel:
     """The build role's model (else the answer role's); the builder has no offline mode."""
     chat = ws.models.chat("build") or ws.models.chat("answer")
     if chat is None:
-        raise ConfigError("docgraph dataset dlvqa needs a chat/vision model: set models.build.base_url and "
-                          "models.build.model in docgraph.toml (or DOCGRAPH_MODELS__BUILD__BASE_URL)")
+        raise ConfigError(
+            "docgraph dataset dlvqa needs a chat/vision model: set models.build.base_url and "
+            "models.build.model in docgraph.toml (or DOCGRAPH_MODELS__BUILD__BASE_URL)"
+        )
     return chat
 
 
-def build_dlvqa(ws: Any, paths: Iterable[str | Path], out: Path | str, *, review: Path | str | None = None,
-                subset: str | None = None, settings: DLVQASettings | None = None,
-                progress: Progress | None = None) -> DatasetReport:
+def build_dlvqa(
+    ws: Any,
+    paths: Iterable[str | Path],
+    out: Path | str,
+    *,
+    review: Path | str | None = None,
+    subset: str | None = None,
+    settings: DLVQASettings | None = None,
+    progress: Progress | None = None,
+) -> DatasetReport:
     """Add ``paths`` to the workspace ``ws`` and write their question set to ``out`` (see the module doc)."""
     started = time.perf_counter()
     cfg = settings or ws.settings.dlvqa
@@ -86,8 +96,9 @@ def build_dlvqa(ws: Any, paths: Iterable[str | Path], out: Path | str, *, review
     given = {p.name: p for p in paths if p.is_file()}
     twins = sorted({n for n in names if names.count(n) > 1})
     if twins:
-        raise InputError(f"several documents are named {', '.join(twins)}; the set names documents by file name, "
-                         "so rename one")
+        raise InputError(
+            f"several documents are named {', '.join(twins)}; the set names documents by file name, so rename one"
+        )
     out = Path(out)
     notes = Review(review, ws.store)
     rows: list[dict[str, Any]] = []
@@ -99,15 +110,15 @@ def build_dlvqa(ws: Any, paths: Iterable[str | Path], out: Path | str, *, review
             rows.extend(doc_rows)
             results.append(result)
     _write_jsonl(out, rows)
-    return DatasetReport(out=out, rows=rows, documents=results, usage=dict(used),
-                         seconds=time.perf_counter() - started)
+    return DatasetReport(out=out, rows=rows, documents=results, usage=dict(used), seconds=time.perf_counter() - started)
 
 
 class _DocumentRun:
     """The stages for one document (see the module doc)."""
 
-    def __init__(self, ws: Any, chat: ChatModel, doc: Document, name: str, cfg: DLVQASettings, review: Review,
-                 progress: Progress):
+    def __init__(
+        self, ws: Any, chat: ChatModel, doc: Document, name: str, cfg: DLVQASettings, review: Review, progress: Progress
+    ):
         self.ws, self.chat, self.doc, self.name, self.cfg = ws, chat, doc, name, cfg
         self.review, self.progress = review, progress
         self.pages = list(doc.pages)
@@ -133,19 +144,37 @@ class _DocumentRun:
             else:
                 self.result.dropped[cluster.cluster] = verdict
         order = {f.id: n for n, f in enumerate(facts)}  # gold facts in page order, however a reviewer listed them
-        members = {c.cluster: [by_id[i] for i in sorted({i for i in c.fact_ids if i in by_id}, key=order.get)]
-                   for c in asked}
+        members = {
+            c.cluster: [by_id[i] for i in sorted({i for i in c.fact_ids if i in by_id}, key=order.get)] for c in asked
+        }
         replies = self._parallel(
             lambda c: draft_question(self.chat, self.doc.title, len(self.pages), doc_summary, members[c.cluster]),
-            asked, "questions")
-        boxes = {(p.number, c.id): [round(v, 2) for v in (c.bbox.x0, c.bbox.y0, c.bbox.x1, c.bbox.y1)]
-                 for p in self.pages for c in p.components}
+            asked,
+            "questions",
+        )
+        boxes = {
+            (p.number, c.id): [round(v, 2) for v in (c.bbox.x0, c.bbox.y0, c.bbox.x1, c.bbox.y1)]
+            for p in self.pages
+            for c in p.components
+        }
         stem = re.sub(r"[^A-Za-z0-9]+", "_", Path(self.name).stem).strip("_") or "doc"
-        rows = [dataset_row(qa_id=f"{stem}_c{c.cluster:03d}", doc_name=self.name, doc_path=doc_path, doc=self.doc,
-                            subset=subset or self.doc.title, cluster=c, facts=members[c.cluster], reply=reply,
-                            answer_format=self.cfg.answer_format, tolerance=self.cfg.length_tolerance, boxes=boxes,
-                            model=self.chat.model)
-                for c, reply in zip(asked, replies)]
+        rows = [
+            dataset_row(
+                qa_id=f"{stem}_c{c.cluster:03d}",
+                doc_name=self.name,
+                doc_path=doc_path,
+                doc=self.doc,
+                subset=subset or self.doc.title,
+                cluster=c,
+                facts=members[c.cluster],
+                reply=reply,
+                answer_format=self.cfg.answer_format,
+                tolerance=self.cfg.length_tolerance,
+                boxes=boxes,
+                model=self.chat.model,
+            )
+            for c, reply in zip(asked, replies)
+        ]
         return rows, self.result
 
     # ------------------------------------------------------------------ stages
@@ -154,8 +183,11 @@ class _DocumentRun:
         if edited is not None:
             summaries = {s.page: s.summary for s in edited}
         else:
-            texts = self._parallel(lambda p: summarize_page(self.chat, self.ws.root, self.doc.title, p,
-                                                            len(self.pages)), self.pages, "page summaries")
+            texts = self._parallel(
+                lambda p: summarize_page(self.chat, self.ws.root, self.doc.title, p, len(self.pages)),
+                self.pages,
+                "page summaries",
+            )
             summaries = {p.number: t for p, t in zip(self.pages, texts)}
         rows = [{"page": n, "summary": s} for n, s in sorted(summaries.items())]
         self.review.write("page_summaries", self.name, rows, computed=edited is None, doc_key=self.doc.id)
@@ -167,11 +199,17 @@ class _DocumentRun:
             summary = "\n\n".join(s.summary for s in edited)
         else:
             self.progress.start(1, f"{self.name[:30]} · document summary")
-            summary = summarize_document(self.chat, self.doc.title, sorted(page_summaries.items()), len(self.pages),
-                                         self.cfg.summary_batch_pages)
+            summary = summarize_document(
+                self.chat, self.doc.title, sorted(page_summaries.items()), len(self.pages), self.cfg.summary_batch_pages
+            )
             self.progress.advance(1)
-        self.review.write("doc_summaries", self.name, [{"title": self.doc.title, "summary": summary}],
-                          computed=edited is None, doc_key=self.doc.id)
+        self.review.write(
+            "doc_summaries",
+            self.name,
+            [{"title": self.doc.title, "summary": summary}],
+            computed=edited is None,
+            doc_key=self.doc.id,
+        )
         return summary
 
     def facts(self, doc_summary: str, page_summaries: dict[int, str]) -> list[Fact]:
@@ -179,19 +217,32 @@ class _DocumentRun:
         if edited is not None:
             facts = sorted(edited, key=lambda f: f.page)
             if repeated := repeats([f.id for f in facts]):
-                raise InputError(f"fact ids {', '.join(repeated)} of {self.name} are used twice; give each fact its "
-                                 "own id", path=str(self.review.path("facts")))
+                raise InputError(
+                    f"fact ids {', '.join(repeated)} of {self.name} are used twice; give each fact its own id",
+                    path=str(self.review.path("facts")),
+                )
         else:
             found = self._parallel(
-                lambda p: extract_facts(self.chat, self.ws.root, self.doc.title, p, len(self.pages), doc_summary,
-                                        page_summaries.get(p.number, ""), self.cfg.max_facts_per_page),
-                self.pages, "facts")
+                lambda p: extract_facts(
+                    self.chat,
+                    self.ws.root,
+                    self.doc.title,
+                    p,
+                    len(self.pages),
+                    doc_summary,
+                    page_summaries.get(p.number, ""),
+                    self.cfg.max_facts_per_page,
+                ),
+                self.pages,
+                "facts",
+            )
             facts = [f for page_facts in found for f in page_facts.facts]
             self.result.ungrounded = sum(p.ungrounded for p in found)
         for kind in ("text", "visual"):
             self.result.facts[kind] = sum(f.type == kind for f in facts)
-        self.review.write("facts", self.name, [f.model_dump() for f in facts], computed=edited is None,
-                          doc_key=self.doc.id)
+        self.review.write(
+            "facts", self.name, [f.model_dump() for f in facts], computed=edited is None, doc_key=self.doc.id
+        )
         return facts
 
     def clusters(self, facts: list[Fact], by_id: dict[str, Fact]) -> list[Cluster]:
@@ -199,17 +250,25 @@ class _DocumentRun:
         if edited is not None:
             clusters = sorted(edited, key=lambda c: c.cluster)
             if repeated := repeats([c.cluster for c in clusters]):
-                raise InputError(f"clusters {', '.join(map(str, repeated))} of {self.name} appear twice; number "
-                                 "each cluster once", path=str(self.review.path("clusters")))
+                raise InputError(
+                    f"clusters {', '.join(map(str, repeated))} of {self.name} appear twice; number each cluster once",
+                    path=str(self.review.path("clusters")),
+                )
         else:
             vectors = embed_facts(self.ws.models.text_embedder, facts)
             clusters = group(facts, hdbscan_labels(vectors, self.cfg.min_cluster_size, self.cfg.min_samples))
         rows = []
         for c in clusters:
             verdict = span_verdict(c, by_id, self.cfg.min_page_span)
-            rows.append({**c.model_dump(), "pages": cluster_pages(c, by_id), "status": verdict or "question",
-                         "unknown_fact_ids": [i for i in c.fact_ids if i not in by_id],
-                         "facts": [by_id[i].text[:120] for i in c.fact_ids if i in by_id]})
+            rows.append(
+                {
+                    **c.model_dump(),
+                    "pages": cluster_pages(c, by_id),
+                    "status": verdict or "question",
+                    "unknown_fact_ids": [i for i in c.fact_ids if i not in by_id],
+                    "facts": [by_id[i].text[:120] for i in c.fact_ids if i in by_id],
+                }
+            )
         self.review.write("clusters", self.name, rows, computed=edited is None, doc_key=self.doc.id)
         return clusters
 
@@ -220,7 +279,7 @@ class _DocumentRun:
             return None
         self.result.edited.append(stage)
         self.progress.note(f"{self.name}: {stage} taken from {self.review.path(stage)} (edited)")
-        return self.review.parse(stage, rows, model)  # type: ignore[arg-type]
+        return self.review.parse(stage, rows, model)  # type: ignore[arg-type]  # the stage names its row model
 
     def _parallel(self, fn: Callable[[T], R], items: Sequence[T], what: str) -> list[R]:
         """``fn`` over ``items`` on the build role's concurrency, results in item order."""

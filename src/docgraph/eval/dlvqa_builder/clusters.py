@@ -9,7 +9,7 @@ in review, noise, or gold facts on fewer than ``min_pages`` distinct pages.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -38,8 +38,12 @@ def hdbscan_labels(vectors: np.ndarray, min_cluster_size: int, min_samples: int 
 
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     unit = np.divide(vectors, norms, out=np.zeros_like(vectors, dtype=np.float64), where=norms > 0)
-    model = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min(min_samples or min_cluster_size, n),
-                    metric="euclidean", copy=True)
+    model = HDBSCAN(
+        min_cluster_size=min_cluster_size,
+        min_samples=min(min_samples or min_cluster_size, n),
+        metric="euclidean",
+        copy=True,
+    )
     return model.fit_predict(unit.astype(np.float64)).astype(int)
 
 

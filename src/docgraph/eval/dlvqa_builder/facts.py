@@ -11,9 +11,10 @@ otherwise dropped and counted — a visual fact must point at what it describes.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any
 
 from ...models.base import ChatModel, user
 from ...models.response_format import json_schema_format
@@ -39,7 +40,8 @@ def ground(drafts: Sequence[FactDraft], page: Page) -> PageFacts:
     """Facts of ``page`` from the model's drafts (see the module doc); ids ``p<page>.<n>``."""
     known = {c.id for c in page.components}
     visual = visual_components(page)
-    facts, dropped = [], 0
+    facts: list[Any] = []
+    dropped = 0
     for draft in drafts:
         text = " ".join(draft.text.split())
         if not text:
@@ -50,18 +52,27 @@ def ground(drafts: Sequence[FactDraft], page: Page) -> PageFacts:
                 dropped += 1
                 continue
             ids = [visual[0], *ids]
-        facts.append(Fact(id=fact_id(page.number, len(facts) + 1), page=page.number, type=draft.type, text=text,
-                          components=ids))
+        facts.append(
+            Fact(id=fact_id(page.number, len(facts) + 1), page=page.number, type=draft.type, text=text, components=ids)
+        )
     return PageFacts(facts, dropped)
 
 
-def extract_facts(chat: ChatModel, root: Path, title: str, page: Page, pages: int, doc_summary: str,
-                  page_summary: str, max_facts: int) -> PageFacts:
+def extract_facts(
+    chat: ChatModel, root: Path, title: str, page: Page, pages: int, doc_summary: str, page_summary: str, max_facts: int
+) -> PageFacts:
     """The grounded facts of one page (one call)."""
-    prompt = render_prompt(_PACKAGE, "facts.md", title=material(title), page=str(page.number), pages=str(pages),
-                           doc_summary=material(doc_summary or "(none)"),
-                           page_summary=material(page_summary or "(none)"),
-                           manifest=material(component_manifest(page)), max_facts=str(max_facts))
+    prompt = render_prompt(
+        _PACKAGE,
+        "facts.md",
+        title=material(title),
+        page=str(page.number),
+        pages=str(pages),
+        doc_summary=material(doc_summary or "(none)"),
+        page_summary=material(page_summary or "(none)"),
+        manifest=material(component_manifest(page)),
+        max_facts=str(max_facts),
+    )
     fmt = json_schema_format(FactsReply, max_items={"facts": max_facts})
     with tempfile.TemporaryDirectory(prefix="dlvqa-marks-") as folder:
         images = [_marks(root, page, Path(folder))] if sees_images(chat) else []

@@ -14,7 +14,8 @@ answer_guidelines, page_span, answer_format, subset, gt_topics, extra`` and ``do
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ...errors import ModelOutputError
 from ...models.base import ChatModel, user
@@ -32,8 +33,14 @@ def fact_listing(facts: Sequence[Fact]) -> str:
 
 def draft_question(chat: ChatModel, title: str, pages: int, doc_summary: str, facts: Sequence[Fact]) -> QuestionReply:
     """The question, reference summary and topics for one cluster (one call)."""
-    prompt = render_prompt(_PACKAGE, "question.md", title=material(title), pages=str(pages),
-                           doc_summary=material(doc_summary or "(none)"), facts=material(fact_listing(facts)))
+    prompt = render_prompt(
+        _PACKAGE,
+        "question.md",
+        title=material(title),
+        pages=str(pages),
+        doc_summary=material(doc_summary or "(none)"),
+        facts=material(fact_listing(facts)),
+    )
     result = chat.complete([user(prompt)], stage="dlvqa.question", schema=QuestionReply)
     if not isinstance(result.parsed, QuestionReply):
         raise ModelOutputError("dlvqa.question: the reply is not a question draft", raw=result.text)
@@ -58,21 +65,56 @@ def answer_guidelines(reference: str, tolerance: float) -> str:
     return render_prompt(_PACKAGE, "answer_guidelines.md", low=str(low), high=str(high)).strip()
 
 
-def dataset_row(*, qa_id: str, doc_name: str, doc_path: str, doc: Document, subset: str, cluster: Cluster,
-                facts: Sequence[Fact], reply: QuestionReply, answer_format: str, tolerance: float,
-                boxes: dict[tuple[int, str], list[float]], model: str) -> dict[str, Any]:
+def dataset_row(
+    *,
+    qa_id: str,
+    doc_name: str,
+    doc_path: str,
+    doc: Document,
+    subset: str,
+    cluster: Cluster,
+    facts: Sequence[Fact],
+    reply: QuestionReply,
+    answer_format: str,
+    tolerance: float,
+    boxes: dict[tuple[int, str], list[float]],
+    model: str,
+) -> dict[str, Any]:
     """The JSONL row of one question (see the module doc); ``boxes``: (page, component) → bbox."""
     pages = sorted({f.page for f in facts})
-    gold = [{"id": f.id, "text": f.text, "page": f.page, "type": f.type, "components": list(f.components),
-             "boxes": {c: boxes[(f.page, c)] for c in f.components if (f.page, c) in boxes}} for f in facts]
+    gold = [
+        {
+            "id": f.id,
+            "text": f.text,
+            "page": f.page,
+            "type": f.type,
+            "components": list(f.components),
+            "boxes": {c: boxes[(f.page, c)] for c in f.components if (f.page, c) in boxes},
+        }
+        for f in facts
+    ]
     return {
-        "qa_id": qa_id, "benchmark": "dlvqa", "subset": subset, "doc_id": doc_name, "doc_path": doc_path,
-        "query": reply.question.strip(), "gt_answer": reply.reference_summary.strip(), "gt_facts": gold,
+        "qa_id": qa_id,
+        "benchmark": "dlvqa",
+        "subset": subset,
+        "doc_id": doc_name,
+        "doc_path": doc_path,
+        "query": reply.question.strip(),
+        "gt_answer": reply.reference_summary.strip(),
+        "gt_facts": gold,
         "gt_topics": [t.strip() for t in reply.topics if t.strip()],
         "answer_guidelines": answer_guidelines(reply.reference_summary, tolerance),
-        "page_span": pages, "answer_format": answer_format,
-        "extra": {"cluster": cluster.cluster, "title": reply.title.strip(), "doc_title": doc.title,
-                  "doc_pages": doc.page_count, "doc_sha256": doc.sha256,
-                  "facts_by_type": {k: sum(f.type == k for f in facts) for k in ("text", "visual")},
-                  "first_page": pages[0] if pages else None, "last_page": pages[-1] if pages else None,
-                  "builder_model": model}}
+        "page_span": pages,
+        "answer_format": answer_format,
+        "extra": {
+            "cluster": cluster.cluster,
+            "title": reply.title.strip(),
+            "doc_title": doc.title,
+            "doc_pages": doc.page_count,
+            "doc_sha256": doc.sha256,
+            "facts_by_type": {k: sum(f.type == k for f in facts) for k in ("text", "visual")},
+            "first_page": pages[0] if pages else None,
+            "last_page": pages[-1] if pages else None,
+            "builder_model": model,
+        },
+    }

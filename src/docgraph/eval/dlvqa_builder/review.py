@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -39,8 +40,9 @@ M = TypeVar("M", bound=BaseModel)
 
 def _canonical(stage: str, rows: Sequence[dict[str, Any]]) -> list[str]:
     fields, defaults = EDITABLE[stage], DEFAULTS.get(stage, {})
-    return sorted(json.dumps({f: row.get(f, defaults.get(f)) for f in fields}, sort_keys=True, ensure_ascii=False)
-                  for row in rows)
+    return sorted(
+        json.dumps({f: row.get(f, defaults.get(f)) for f in fields}, sort_keys=True, ensure_ascii=False) for row in rows
+    )
 
 
 class Review:
@@ -72,8 +74,9 @@ class Review:
         written = self.store.get_record(NAMESPACE, f"{stage}:{doc}")
         return rows if written is None or _canonical(stage, rows) != written else None
 
-    def write(self, stage: str, doc: str, rows: Sequence[dict[str, Any]], *, computed: bool,
-              doc_key: str | None = None) -> None:
+    def write(
+        self, stage: str, doc: str, rows: Sequence[dict[str, Any]], *, computed: bool, doc_key: str | None = None
+    ) -> None:
         """Replace the document's rows of ``stage``; ``computed``: they are the model's output."""
         if self.folder is None:
             return
@@ -94,9 +97,11 @@ class Review:
             try:
                 out.append(model.model_validate({k: v for k, v in row.items() if k in model.model_fields}))
             except ValidationError as exc:
-                raise InputError(f"a row of {stage}.jsonl is not valid ({exc.errors()[0]['msg']}): "
-                                 f"{json.dumps(row, ensure_ascii=False)[:200]}; fix or delete it",
-                                 path=str(self.path(stage))) from exc
+                raise InputError(
+                    f"a row of {stage}.jsonl is not valid ({exc.errors()[0]['msg']}): "
+                    f"{json.dumps(row, ensure_ascii=False)[:200]}; fix or delete it",
+                    path=str(self.path(stage)),
+                ) from exc
         return out
 
 

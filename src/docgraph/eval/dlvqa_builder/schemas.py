@@ -17,7 +17,7 @@ _VISUAL_WORDS = ("visual", "image", "figure", "chart", "map", "diagram", "photo"
 
 
 def fact_type(value: object) -> str:
-    """"text" or "visual" for the names a model gives the two kinds ("textual", "figure" …)."""
+    """ "text" or "visual" for the names a model gives the two kinds ("textual", "figure" …)."""
     name = str(value or "").strip().lower()
     return "visual" if any(word in name for word in _VISUAL_WORDS) else "text"
 

@@ -37,6 +37,23 @@ def load_benchmark(name: str, path: Path | str, **options: Any) -> Benchmark:
     return loader(path, **options)
 
 
-__all__ = ["Benchmark", "Corpus", "Passage", "QAItem", "LOADERS", "load_benchmark", "load_mmlongbench",
-           "load_hotpotqa", "load_musique", "load_hipporag", "load_qasper", "load_financebench", "load_dlvqa",
-           "load_kg4vd_test", "by_document", "pack_documents", "PackedLayout", "pdf_page_counts"]
+__all__ = [
+    "Benchmark",
+    "Corpus",
+    "Passage",
+    "QAItem",
+    "LOADERS",
+    "load_benchmark",
+    "load_mmlongbench",
+    "load_hotpotqa",
+    "load_musique",
+    "load_hipporag",
+    "load_qasper",
+    "load_financebench",
+    "load_dlvqa",
+    "load_kg4vd_test",
+    "by_document",
+    "pack_documents",
+    "PackedLayout",
+    "pdf_page_counts",
+]

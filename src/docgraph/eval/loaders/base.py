@@ -52,9 +52,11 @@ class QAItem(BaseModel):
 
     def categories(self) -> dict[str, list[str]]:
         """Category fields for per-category means: doc_type, question_type, evidence_source."""
-        return {"doc_type": [self.doc_type] if self.doc_type else [],
-                "question_type": [self.question_type] if self.question_type else [],
-                "evidence_source": list(self.evidence_sources)}
+        return {
+            "doc_type": [self.doc_type] if self.doc_type else [],
+            "question_type": [self.question_type] if self.question_type else [],
+            "evidence_source": list(self.evidence_sources),
+        }
 
 
 class Passage(BaseModel):
@@ -92,15 +94,16 @@ class Benchmark(BaseModel):
     def __len__(self) -> int:
         return len(self.items)
 
-    def with_documents(self, folder: Path | str) -> "Benchmark":
+    def with_documents(self, folder: Path | str) -> Benchmark:
         """A copy whose documents are read from ``folder``: each document id's file there (by
         the id, the id plus ``.pdf``, or its current file's name), and every other PDF of the
         folder as a further document (keyed as the set keys its own: with or without
         ``.pdf``). An ``InputError`` names the folder when it is missing or holds none."""
         root = Path(folder)
         if not root.is_dir():
-            raise InputError("the documents folder does not exist; give the folder holding the "
-                             "benchmark's files", path=str(root))
+            raise InputError(
+                "the documents folder does not exist; give the folder holding the benchmark's files", path=str(root)
+            )
         wanted = dict.fromkeys([*self.documents, *(d for item in self.items for d in item.doc_ids)])
         found: dict[str, Path] = {}
         for doc_id in wanted:
@@ -109,8 +112,7 @@ class Benchmark(BaseModel):
             if match is not None:
                 found[doc_id] = match
         if not found:
-            raise InputError("none of the benchmark's documents is in this folder; check --documents",
-                             path=str(root))
+            raise InputError("none of the benchmark's documents is in this folder; check --documents", path=str(root))
         with_suffix = all(d.lower().endswith(".pdf") for d in found)
         taken = {p.resolve() for p in found.values()}
         for pdf in sorted(root.glob("*.pdf")):
@@ -118,13 +120,14 @@ class Benchmark(BaseModel):
                 found.setdefault(pdf.name if with_suffix else pdf.stem, pdf)
         return self.model_copy(update={"documents": found})
 
-    def without_long_documents(self, max_pages: int | None) -> "Benchmark":
+    def without_long_documents(self, max_pages: int | None) -> Benchmark:
         """A copy without the questions about documents longer than ``max_pages`` pages
         (None, or no page counts: all kept) — the quicker development subsets."""
         if max_pages is None or not self.page_counts:
             return self
-        return self.model_copy(update={"items": [i for i in self.items if all(
-            self.page_counts.get(d, 0) <= max_pages for d in i.doc_ids)]})
+        return self.model_copy(
+            update={"items": [i for i in self.items if all(self.page_counts.get(d, 0) <= max_pages for d in i.doc_ids)]}
+        )
 
 
 def read_json(path: Path) -> Any:
@@ -210,11 +213,13 @@ def page_count_lookup(page_counts: PageCounts | None) -> Callable[[str], int | N
     return lambda doc_id: page_counts.get(doc_id)
 
 
-def split_valid_pages(doc_id: str, pages: Iterable[int],
-                      count_of: Callable[[str], int | None]) -> tuple[list[int], list[int]]:
+def split_valid_pages(
+    doc_id: str, pages: Iterable[int], count_of: Callable[[str], int | None]
+) -> tuple[list[int], list[int]]:
     """``(kept, dropped)``: pages below 1 or past the document's known page count are dropped."""
     count = count_of(doc_id)
-    kept, dropped = [], []
+    kept: list[int] = []
+    dropped: list[int] = []
     for page in pages:
         (kept if page >= 1 and (count is None or page <= count) else dropped).append(page)
     return kept, dropped

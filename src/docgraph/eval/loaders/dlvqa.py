@@ -28,8 +28,14 @@ def _facts(raw: Any) -> list[dict[str, Any]]:
             facts.append({"id": str(index), "text": fact, "pages": [], "type": ""})
         elif isinstance(fact, dict):
             pages = parse_pages(fact.get("page", fact.get("pages")))
-            facts.append({"id": str(fact.get("id", index)), "text": str(fact.get("text", fact.get("fact", ""))),
-                          "pages": pages, "type": str(fact.get("type", "") or "")})
+            facts.append(
+                {
+                    "id": str(fact.get("id", index)),
+                    "text": str(fact.get("text", fact.get("fact", ""))),
+                    "pages": pages,
+                    "type": str(fact.get("type", "") or ""),
+                }
+            )
     return facts
 
 
@@ -50,14 +56,25 @@ def load_dlvqa(path: Path | str, pdf_dir: Path | str | None = None) -> Benchmark
         span = parse_pages(row.get("page_span"))
         if not pages:
             pages = [p for p in span if p >= 1]
-        items.append(QAItem(
-            id=str(row.get("qa_id", f"dlvqa-{number}")), question=str(row["query"]),
-            answer=str(row.get("gt_answer") or ""), answer_format=str(row.get("answer_format", "")),
-            doc_ids=[doc_id], gold_pages=[(doc_id, p) for p in sorted(pages)],
-            evidence_sources=list(dict.fromkeys(f["type"] for f in facts if f["type"])),
-            doc_type=str(row.get("subset", "")),
-            extra={"gt_facts": facts, "answer_guidelines": row.get("answer_guidelines", ""), "page_span": span,
-                   "gt_topics": row.get("gt_topics", []), "source_extra": row.get("extra", {})}))
+        items.append(
+            QAItem(
+                id=str(row.get("qa_id", f"dlvqa-{number}")),
+                question=str(row["query"]),
+                answer=str(row.get("gt_answer") or ""),
+                answer_format=str(row.get("answer_format", "")),
+                doc_ids=[doc_id],
+                gold_pages=[(doc_id, p) for p in sorted(pages)],
+                evidence_sources=list(dict.fromkeys(f["type"] for f in facts if f["type"])),
+                doc_type=str(row.get("subset", "")),
+                extra={
+                    "gt_facts": facts,
+                    "answer_guidelines": row.get("answer_guidelines", ""),
+                    "page_span": span,
+                    "gt_topics": row.get("gt_topics", []),
+                    "source_extra": row.get("extra", {}),
+                },
+            )
+        )
     documents = {}
     if pdf_dir is not None and Path(pdf_dir).is_dir():
         documents = {p.name: p for p in sorted(Path(pdf_dir).glob("*.pdf"))}

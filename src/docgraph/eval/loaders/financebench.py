@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
+from .base import Benchmark, PageCounts, QAItem, page_count_lookup, parse_pages, read_jsonl, require, split_valid_pages
 
 QUESTIONS_FILE = "financebench_open_source.jsonl"
 
@@ -29,18 +30,20 @@ def repository_layout(path: Path) -> tuple[Path, Path | None]:
                 path = candidate
                 break
         else:
-            raise InputError(f"no {QUESTIONS_FILE} here or in its data/ folder; give the FinanceBench "
-                             "repository folder or the JSONL file", path=str(path))
+            raise InputError(
+                f"no {QUESTIONS_FILE} here or in its data/ folder; give the FinanceBench "
+                "repository folder or the JSONL file",
+                path=str(path),
+            )
     for folder in (path.parent.parent / "pdfs", path.parent / "pdfs"):
         if folder.is_dir():
             return path, folder
     return path, None
-from .base import (Benchmark, PageCounts, QAItem, page_count_lookup, parse_pages, read_jsonl, require,
-                   split_valid_pages)
 
 
-def load_financebench(path: Path | str, pdf_dir: Path | str | None = None,
-                      page_counts: PageCounts | None = None) -> Benchmark:
+def load_financebench(
+    path: Path | str, pdf_dir: Path | str | None = None, page_counts: PageCounts | None = None
+) -> Benchmark:
     """Questions from a FinanceBench-style JSONL file (or the repository folder holding it);
     pages past a document's known length (``page_counts``) are dropped into
     ``extra['dropped_pages']``, the question is kept."""
@@ -71,13 +74,31 @@ def load_financebench(path: Path | str, pdf_dir: Path | str | None = None,
                 candidate = Path(pdf_dir) / f"{d}.pdf"
                 if candidate.exists():
                     documents[d] = candidate
-        extra: dict[str, Any] = {k: row[k] for k in ("company", "doc_period", "justification", "question_reasoning",
-                                                      "gics_sector", "dataset_subset_label") if k in row}
+        extra: dict[str, Any] = {
+            k: row[k]
+            for k in (
+                "company",
+                "doc_period",
+                "justification",
+                "question_reasoning",
+                "gics_sector",
+                "dataset_subset_label",
+            )
+            if k in row
+        }
         extra["evidence_texts"] = texts
         if dropped:
             extra["dropped_pages"] = dropped
-        items.append(QAItem(id=str(row.get("financebench_id", f"financebench-{number}")), question=str(row["question"]),
-                            answer=str(row.get("answer", "")), doc_ids=doc_ids, gold_pages=gold,
-                            doc_type=str(row.get("doc_type", "")), question_type=str(row.get("question_type", "")),
-                            extra=extra))
+        items.append(
+            QAItem(
+                id=str(row.get("financebench_id", f"financebench-{number}")),
+                question=str(row["question"]),
+                answer=str(row.get("answer", "")),
+                doc_ids=doc_ids,
+                gold_pages=gold,
+                doc_type=str(row.get("doc_type", "")),
+                question_type=str(row.get("question_type", "")),
+                extra=extra,
+            )
+        )
     return Benchmark(name="financebench", items=items, documents=documents)

@@ -26,6 +26,14 @@ def load_hipporag(path: Path | str, corpus_path: Path | str | None = None) -> Be
         extra: dict[str, Any] = {"answerable": answerable}
         if unmatched:
             extra["unmatched_gold"] = unmatched
-        items.append(QAItem(id=str(row.get("id", f"hipporag-{index}")), question=str(row["question"]), answer=answer,
-                            gold_passages=gold, unanswerable=not answerable, extra=extra))
+        items.append(
+            QAItem(
+                id=str(row.get("id", f"hipporag-{index}")),
+                question=str(row["question"]),
+                answer=answer,
+                gold_passages=gold,
+                unanswerable=not answerable,
+                extra=extra,
+            )
+        )
     return Benchmark(name="hipporag", items=items, corpus=corpus)

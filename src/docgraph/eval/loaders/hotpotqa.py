@@ -22,11 +22,21 @@ def load_hotpotqa(path: Path | str, corpus_path: Path | str | None = None) -> Be
         titles = list(dict.fromkeys(str(fact[0]) for fact in row.get("supporting_facts", []) if fact))
         gold, unmatched = matcher.match_all((t, None) for t in titles)
         context = [str(c[0]) for c in row.get("context", []) if c]
-        extra: dict[str, Any] = {"level": row.get("level", ""), "supporting_facts": row.get("supporting_facts", []),
-                                 "context_titles": context}
+        extra: dict[str, Any] = {
+            "level": row.get("level", ""),
+            "supporting_facts": row.get("supporting_facts", []),
+            "context_titles": context,
+        }
         if unmatched:
             extra["unmatched_gold"] = unmatched
-        items.append(QAItem(id=str(row.get("_id", row.get("id", f"hotpotqa-{index}"))), question=str(row["question"]),
-                            answer=str(row.get("answer", "")), gold_passages=gold,
-                            question_type=str(row.get("type", "")), extra=extra))
+        items.append(
+            QAItem(
+                id=str(row.get("_id", row.get("id", f"hotpotqa-{index}"))),
+                question=str(row["question"]),
+                answer=str(row.get("answer", "")),
+                gold_passages=gold,
+                question_type=str(row.get("type", "")),
+                extra=extra,
+            )
+        )
     return Benchmark(name="hotpotqa", items=items, corpus=corpus)

@@ -35,8 +35,16 @@ def load_kg4vd_test(path: Path | str) -> Benchmark:
     for row in rows:
         note = str(row.get("note", ""))
         pages = pages_from_note(note) if doc_ids else []
-        items.append(QAItem(id=str(row["qid"]), question=str(row["question"]), answer=str(row.get("answer", "")),
-                            answer_format=str(row.get("answer_format", "")), doc_ids=list(doc_ids),
-                            gold_pages=[(doc_ids[0], p) for p in pages], question_type=str(row.get("style", "")),
-                            extra={"note": note}))
+        items.append(
+            QAItem(
+                id=str(row["qid"]),
+                question=str(row["question"]),
+                answer=str(row.get("answer", "")),
+                answer_format=str(row.get("answer_format", "")),
+                doc_ids=list(doc_ids),
+                gold_pages=[(doc_ids[0], p) for p in pages],
+                question_type=str(row.get("style", "")),
+                extra={"note": note},
+            )
+        )
     return Benchmark(name="kg4vd_test", items=items, documents=documents)

@@ -20,8 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import InputError
-from .base import (Benchmark, PageCounts, QAItem, page_count_lookup, parse_literal_list, parse_pages,
-                   pdf_page_counts, read_json, require, split_valid_pages)
+from .base import (
+    Benchmark,
+    PageCounts,
+    QAItem,
+    page_count_lookup,
+    parse_literal_list,
+    parse_pages,
+    pdf_page_counts,
+    read_json,
+    require,
+    split_valid_pages,
+)
 
 UNANSWERABLE = "Not answerable"
 PACKED_DOC_ID = "packed"
@@ -70,8 +80,9 @@ def _root_and_samples(path: Path) -> tuple[Path, Path]:
     return path.parent, require(path, "MMLongBench-Doc samples file")
 
 
-def load_mmlongbench(path: Path | str, page_counts: PageCounts | None = None,
-                     count_pdf_pages: bool = False) -> Benchmark:
+def load_mmlongbench(
+    path: Path | str, page_counts: PageCounts | None = None, count_pdf_pages: bool = False
+) -> Benchmark:
     """Questions of MMLongBench-Doc from a folder (or its ``samples.json``).
 
     Page counts used to drop past-the-end evidence pages come from, in order: the
@@ -109,16 +120,24 @@ def load_mmlongbench(path: Path | str, page_counts: PageCounts | None = None,
             parsed = parse_literal_list(answer)
             if len(parsed) > 1 or (parsed and parsed[0] != answer):
                 extra["answer_list"] = [str(x) for x in parsed]
-        items.append(QAItem(
-            id=f"mmlongbench-{index:04d}", question=question, answer=answer,
-            answer_format=str(sample.get("answer_format", "")), doc_ids=[doc_id],
-            gold_pages=[(doc_id, p) for p in kept],
-            evidence_sources=list(dict.fromkeys(source_name(s) for s in raw_sources)),
-            doc_type=str(sample.get("doc_type", "") or tsv.get(doc_id, {}).get("doc_type", "")),
-            question_type=question_type(answer, pages),
-            unanswerable=answer.strip().lower() == UNANSWERABLE.lower(), extra=extra))
-    all_counts = {doc: c for doc in sorted({i.doc_ids[0] for i in items} | set(documents))
-                  if (c := count_of(doc)) is not None}
+        items.append(
+            QAItem(
+                id=f"mmlongbench-{index:04d}",
+                question=question,
+                answer=answer,
+                answer_format=str(sample.get("answer_format", "")),
+                doc_ids=[doc_id],
+                gold_pages=[(doc_id, p) for p in kept],
+                evidence_sources=list(dict.fromkeys(source_name(s) for s in raw_sources)),
+                doc_type=str(sample.get("doc_type", "") or tsv.get(doc_id, {}).get("doc_type", "")),
+                question_type=question_type(answer, pages),
+                unanswerable=answer.strip().lower() == UNANSWERABLE.lower(),
+                extra=extra,
+            )
+        )
+    all_counts = {
+        doc: c for doc in sorted({i.doc_ids[0] for i in items} | set(documents)) if (c := count_of(doc)) is not None
+    }
     return Benchmark(name="mmlongbench", items=items, documents=documents, page_counts=all_counts)
 
 
@@ -156,8 +175,9 @@ class PackedLayout:
         raise ValueError(f"packed page {page} is outside 1..{self.total_pages}")
 
 
-def pack_documents(items: Sequence[QAItem], page_counts: PageCounts,
-                   order: Sequence[str] | None = None) -> tuple[PackedLayout, list[QAItem]]:
+def pack_documents(
+    items: Sequence[QAItem], page_counts: PageCounts, order: Sequence[str] | None = None
+) -> tuple[PackedLayout, list[QAItem]]:
     """The packed setting: documents concatenated (default order: sorted doc ids) into one
     document ``"packed"``; returns the layout and copies of the items whose ``doc_ids`` and
     ``gold_pages`` point into it (original pages kept in ``extra['source_gold_pages']``)."""

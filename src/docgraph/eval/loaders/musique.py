@@ -24,12 +24,22 @@ def load_musique(path: Path | str, corpus_path: Path | str | None = None) -> Ben
         gold, unmatched = matcher.match_all(supporting_paragraphs(row.get("paragraphs", []), "paragraph_text"))
         answers = list(dict.fromkeys([str(row.get("answer", ""))] + [str(a) for a in row.get("answer_aliases", [])]))
         answerable = bool(row.get("answerable", True))
-        extra: dict[str, Any] = {"answerable": answerable,
-                                 "decomposition": row.get("question_decomposition", []),
-                                 "context_passages": [str(p.get("title", "")) for p in row.get("paragraphs", [])]}
+        extra: dict[str, Any] = {
+            "answerable": answerable,
+            "decomposition": row.get("question_decomposition", []),
+            "context_passages": [str(p.get("title", "")) for p in row.get("paragraphs", [])],
+        }
         if unmatched:
             extra["unmatched_gold"] = unmatched
-        items.append(QAItem(id=qid, question=str(row["question"]), answer=answers, gold_passages=gold,
-                            question_type=qid.split("__")[0] if "__" in qid else "", unanswerable=not answerable,
-                            extra=extra))
+        items.append(
+            QAItem(
+                id=qid,
+                question=str(row["question"]),
+                answer=answers,
+                gold_passages=gold,
+                question_type=qid.split("__")[0] if "__" in qid else "",
+                unanswerable=not answerable,
+                extra=extra,
+            )
+        )
     return Benchmark(name="musique", items=items, corpus=corpus)

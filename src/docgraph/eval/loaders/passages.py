@@ -75,8 +75,7 @@ class PassageMatcher:
         return ids, unmatched
 
 
-def question_and_corpus_paths(path: Path | str, default_file: str,
-                              corpus_path: Path | str | None) -> tuple[Path, Path]:
+def question_and_corpus_paths(path: Path | str, default_file: str, corpus_path: Path | str | None) -> tuple[Path, Path]:
     """The questions file (``path``, or ``default_file`` inside the folder ``path``) and its corpus."""
     path = Path(path)
     questions = path / default_file if path.is_dir() else path

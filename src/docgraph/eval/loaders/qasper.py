@@ -92,20 +92,33 @@ def load_qasper_official(path: Path | str, prefix: str = "") -> Benchmark:
                 passages.append(Passage(id=pid, title=name, text=str(text), doc_id=doc_id))
                 lookup.setdefault(_norm(text), pid)
         for qa in paper.get("qas") or []:
-            answers, formats, evidence = [], [], []
+            answers: list[str] = []
+            formats: list[str] = []
+            evidence: list[str] = []
             for annotation in qa.get("answers") or []:
                 text, fmt = _annotation_answer(annotation.get("answer") or {})
                 answers.append(text)
                 formats.append(fmt)
                 evidence.extend((annotation.get("answer") or {}).get("evidence") or [])
             gold, floats, unmatched = _gold_from_evidence(dict.fromkeys(evidence), lookup)
-            extra: dict[str, Any] = {"float_evidence": floats, "unmatched_evidence": unmatched,
-                                     "question_id": qa.get("question_id", ""), "title": paper.get("title", "")}
-            items.append(QAItem(
-                id=_unique_id(f"{doc_id}/{qa.get('question_id', len(items))}", used), question=str(qa["question"]),
-                answer=list(dict.fromkeys(answers)) or ["Unanswerable"], answer_format=formats[0] if formats else "",
-                doc_ids=[doc_id], gold_passages=gold, unanswerable=bool(answers) and all(f == "none" for f in formats),
-                extra=extra))
+            extra: dict[str, Any] = {
+                "float_evidence": floats,
+                "unmatched_evidence": unmatched,
+                "question_id": qa.get("question_id", ""),
+                "title": paper.get("title", ""),
+            }
+            items.append(
+                QAItem(
+                    id=_unique_id(f"{doc_id}/{qa.get('question_id', len(items))}", used),
+                    question=str(qa["question"]),
+                    answer=list(dict.fromkeys(answers)) or ["Unanswerable"],
+                    answer_format=formats[0] if formats else "",
+                    doc_ids=[doc_id],
+                    gold_passages=gold,
+                    unanswerable=bool(answers) and all(f == "none" for f in formats),
+                    extra=extra,
+                )
+            )
     return Benchmark(name="qasper", items=items, corpus=Corpus(name="qasper", passages=passages))
 
 
@@ -122,8 +135,9 @@ def load_qasper_subset(folder: Path | str, prefix: str = "") -> Benchmark:
             continue
         paper = str(row["paper_id"])
         pid = f"{prefix}{row['paragraph_id']}"
-        passages.append(Passage(id=pid, title=str(row.get("section_name", "")), text=str(row["text"]),
-                                doc_id=f"{prefix}{paper}"))
+        passages.append(
+            Passage(id=pid, title=str(row.get("section_name", "")), text=str(row["text"]), doc_id=f"{prefix}{paper}")
+        )
         lookups.setdefault(paper, {}).setdefault(_norm(row["text"]), pid)
     items: list[QAItem] = []
     used: set[str] = set()
@@ -131,12 +145,22 @@ def load_qasper_subset(folder: Path | str, prefix: str = "") -> Benchmark:
         paper = str(qa["paper_id"])
         gold, floats, unmatched = _gold_from_evidence(qa.get("evidence") or [], lookups.get(paper, {}))
         answers = [str(a) for a in qa.get("answers") or []]
-        items.append(QAItem(
-            id=_unique_id(f"{prefix}{paper}/{qa.get('question_id', len(items))}", used), question=str(qa["question"]),
-            answer=answers or ["Unanswerable"], doc_ids=[f"{prefix}{paper}"], gold_passages=gold,
-            unanswerable=not answers or all(a.strip().lower() == "unanswerable" for a in answers),
-            extra={"float_evidence": floats, "unmatched_evidence": unmatched,
-                   "question_id": qa.get("question_id", ""), "title": papers.get(paper, {}).get("title", "")}))
+        items.append(
+            QAItem(
+                id=_unique_id(f"{prefix}{paper}/{qa.get('question_id', len(items))}", used),
+                question=str(qa["question"]),
+                answer=answers or ["Unanswerable"],
+                doc_ids=[f"{prefix}{paper}"],
+                gold_passages=gold,
+                unanswerable=not answers or all(a.strip().lower() == "unanswerable" for a in answers),
+                extra={
+                    "float_evidence": floats,
+                    "unmatched_evidence": unmatched,
+                    "question_id": qa.get("question_id", ""),
+                    "title": papers.get(paper, {}).get("title", ""),
+                },
+            )
+        )
     return Benchmark(name="qasper", items=items, corpus=Corpus(name="qasper", passages=passages))
 
 
@@ -152,12 +176,20 @@ def load_qasper(path: Path | str) -> Benchmark:
     if all((path / name).exists() for name in SUBSET_FILES):
         return load_qasper_subset(path)
     sources: list[tuple[str, Path, bool]] = [(p.stem, p, True) for p in sorted(path.glob("*.json"))]
-    sources += [(d.name, d, False) for d in sorted(path.iterdir())
-                if d.is_dir() and all((d / name).exists() for name in SUBSET_FILES)]
+    sources += [
+        (d.name, d, False)
+        for d in sorted(path.iterdir())
+        if d.is_dir() and all((d / name).exists() for name in SUBSET_FILES)
+    ]
     if not sources:
         raise InputError("no Qasper JSON file or subset folder (papers.jsonl …) here", path=str(path))
     prefixed = len(sources) > 1
-    parts = [(load_qasper_official if official else load_qasper_subset)(src, f"{name}/" if prefixed else "")
-             for name, src, official in sources]
-    return Benchmark(name="qasper", items=[i for b in parts for i in b.items],
-                     corpus=Corpus(name="qasper", passages=[p for b in parts for p in b.corpus.passages]))
+    parts = [
+        (load_qasper_official if official else load_qasper_subset)(src, f"{name}/" if prefixed else "")
+        for name, src, official in sources
+    ]
+    return Benchmark(
+        name="qasper",
+        items=[i for b in parts for i in b.items],
+        corpus=Corpus(name="qasper", passages=[p for b in parts for p in b.corpus.passages]),
+    )

@@ -5,4 +5,4 @@ multimodal answer) and ``hipporag`` (HippoRAG 2-style text graph RAG)."""
 from . import bm25, dense, hipporag, hybrid, nodocs, pages
 from .settings import BaselineSettings, HippoRAGSettings
 
-__all__ = ["bm25", "dense", "hipporag", "nodocs", "pages", "BaselineSettings", "HippoRAGSettings"]
+__all__ = ["bm25", "dense", "hipporag", "hybrid", "nodocs", "pages", "BaselineSettings", "HippoRAGSettings"]

@@ -6,7 +6,7 @@ query and reused until the index changes (tokenising ~10k chunks takes about a s
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ...models.bm25 import BM25
 from ...scoring import ranked
@@ -21,7 +21,8 @@ from .settings import BaselineSettings
 class BM25Baseline(ChunkBaseline):
     name = "bm25"
 
-    def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],
-             settings: BaselineSettings) -> Iterator[tuple[int, float]]:
+    def rank(
+        self, ctx: MethodContext, query: str, chunks: list[Chunk], settings: BaselineSettings
+    ) -> Iterator[tuple[int, float]]:
         index = cached(ctx.store, self.name, "bm25", lambda: BM25([indexed_text(c) for c in chunks]))
         return ranked(index.scores(query), positive=True)

@@ -24,8 +24,9 @@ from __future__ import annotations
 import re
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -39,12 +40,12 @@ from ...scoring import ranked
 from ...types import Answer, Chunk, Document, Evidence, Page, ScoredChunk, ScoredPage
 from ..answer_fallback import AnswerCalls, answer_with_fallback
 from ..base import BuildReport, MethodContext, not_built
-from ..chunking import document_chunks
-from ..embed_blocks import blocks
 from ..chunk_vectors import ContextualChunks
-from ..memo import bump_version, cached  # noqa: F401  (re-exported for the baselines)
+from ..chunking import document_chunks
 from ..citations import CitationBook
+from ..embed_blocks import blocks
 from ..extractive import EvidencePassage, extractive_answer
+from ..memo import bump_version, cached  # noqa: F401  (re-exported for the baselines)
 from .settings import BaselineSettings, baseline_settings
 
 _CITE = re.compile(r"\[(\d+)\]")
@@ -76,14 +77,16 @@ class IndexedBaseline(ABC):
         while documents are recorded as built (their vectors were dropped)."""
         states = dict(ctx.store.iter_records(self.state_namespace))
         if states and self.chunk_vector_namespaces():
-            if not all(ctx.store.has_vectors(ns) for ns in self.chunk_vector_namespaces()) \
-                    and any(int(s.get("pages", 0)) for s in states.values()):
+            if not all(ctx.store.has_vectors(ns) for ns in self.chunk_vector_namespaces()) and any(
+                int(s.get("pages", 0)) for s in states.values()
+            ):
                 return {doc_id: {**state, "version": None} for doc_id, state in states.items()}
         return states
 
     @abstractmethod
-    def index_document(self, ctx: MethodContext, doc: Document, pages: list[Page],
-                       settings: BaselineSettings) -> dict[str, Any]:
+    def index_document(
+        self, ctx: MethodContext, doc: Document, pages: list[Page], settings: BaselineSettings
+    ) -> dict[str, Any]:
         """Index one document (idempotent writes); returns stats to keep in its state record."""
 
     @abstractmethod
@@ -108,7 +111,8 @@ class IndexedBaseline(ABC):
         todo = [d for d in docs if (states.get(d.id) or {}).get("version") != version]
         skipped = sum(int(states[d.id].get("pages", 0)) for d in docs if d.id in states and d not in todo)
         ctx.progress.start(sum(d.page_count for d in todo), f"{self.name}: indexing")
-        built, totals, failures = 0, {}, []
+        built, failures = 0, []
+        totals: dict[str, Any] = {}
         for doc in todo:
             if doc.id in states:
                 with ctx.store.transaction():
@@ -121,11 +125,14 @@ class IndexedBaseline(ABC):
                 with ctx.store.transaction():
                     self.remove_document(ctx, doc.id)
                 failures.append(f"{doc.title} ({doc.id}): {exc}")
-                ctx.progress.note(f"{self.name}: model calls failed for {doc.title} ({doc.id}); nothing of it is "
-                                  f"kept and the next build retries it: {exc}")
+                ctx.progress.note(
+                    f"{self.name}: model calls failed for {doc.title} ({doc.id}); nothing of it is "
+                    f"kept and the next build retries it: {exc}"
+                )
                 continue
-            ctx.store.put_record(self.state_namespace, doc.id,
-                                 {"version": version, "pages": len(pages), **stats}, doc_id=doc.id)
+            ctx.store.put_record(
+                self.state_namespace, doc.id, {"version": version, "pages": len(pages), **stats}, doc_id=doc.id
+            )
             bump_version(ctx.store, self.name)
             built += len(pages)
             for key, value in stats.items():
@@ -135,8 +142,13 @@ class IndexedBaseline(ABC):
         stats: dict[str, Any] = {"documents": len(todo) - len(failures), **totals}
         if failures:
             stats.update(failed_documents=len(failures), failures=failures)
-        return BuildReport(method=self.name, pages_built=built, pages_skipped=skipped,
-                           seconds=time.perf_counter() - started, stats=stats)
+        return BuildReport(
+            method=self.name,
+            pages_built=built,
+            pages_skipped=skipped,
+            seconds=time.perf_counter() - started,
+            stats=stats,
+        )
 
     def remove_document(self, ctx: MethodContext, doc_id: str) -> None:
         self.drop_document(ctx, doc_id)
@@ -149,9 +161,12 @@ class IndexedBaseline(ABC):
         docs = [d for d in ctx.store.list_documents() if d.status == "ready"]
         states = self._states(ctx)
         built = [d for d in docs if (states.get(d.id) or {}).get("version") == version]
-        return {"built_pages": sum(int(states[d.id].get("pages", 0)) for d in built),
-                "total_pages": sum(d.page_count for d in docs),
-                "built_documents": len(built), "total_documents": len(docs)}
+        return {
+            "built_pages": sum(int(states[d.id].get("pages", 0)) for d in built),
+            "total_pages": sum(d.page_count for d in docs),
+            "built_documents": len(built),
+            "total_documents": len(docs),
+        }
 
 
 # --------------------------------------------------------------------- chunk baselines
@@ -165,19 +180,22 @@ class ChunkBaseline(IndexedBaseline):
     def chunk_namespace(self) -> str:
         return f"{self.name}.chunk"
 
-    def index_chunks(self, ctx: MethodContext, doc: Document, chunks: list[Chunk],
-                     settings: BaselineSettings) -> dict[str, Any]:
+    def index_chunks(
+        self, ctx: MethodContext, doc: Document, chunks: list[Chunk], settings: BaselineSettings
+    ) -> dict[str, Any]:
         """Index the document's chunks (already stored); returns stats."""
         return {}
 
     @abstractmethod
-    def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],
-             settings: BaselineSettings) -> Iterable[tuple[int, float]]:
+    def rank(
+        self, ctx: MethodContext, query: str, chunks: list[Chunk], settings: BaselineSettings
+    ) -> Iterable[tuple[int, float]]:
         """(position in ``chunks``, score) pairs, best first; may leave chunks out. May be
         lazy (``scoring.ranked``): callers read only as far as they need."""
 
-    def index_document(self, ctx: MethodContext, doc: Document, pages: list[Page],
-                       settings: BaselineSettings) -> dict[str, Any]:
+    def index_document(
+        self, ctx: MethodContext, doc: Document, pages: list[Page], settings: BaselineSettings
+    ) -> dict[str, Any]:
         chunks = document_chunks(pages, settings.chunk_words)
         ctx.store.put_records(self.chunk_namespace, [(c.id, c.model_dump(), doc.id) for c in chunks])
         return {"chunks": len(chunks), **self.index_chunks(ctx, doc, chunks, settings)}
@@ -187,8 +205,12 @@ class ChunkBaseline(IndexedBaseline):
 
     def chunks(self, ctx: MethodContext) -> list[Chunk]:
         """Every stored chunk, in key order (cached until the index changes)."""
-        return cached(ctx.store, self.name, "chunks", lambda: [
-            Chunk.model_validate(v) for _, v in ctx.store.iter_records(self.chunk_namespace)])
+        return cached(
+            ctx.store,
+            self.name,
+            "chunks",
+            lambda: [Chunk.model_validate(v) for _, v in ctx.store.iter_records(self.chunk_namespace)],
+        )
 
     def retrieve(self, ctx: MethodContext, query: str, **options: Any) -> Evidence:
         started = time.perf_counter()
@@ -220,8 +242,9 @@ def ranked_chunks(scores: np.ndarray, chunk_of: np.ndarray) -> Iterator[tuple[in
     return ((int(chunk_of[row]), score) for row, score in ranked(scores) if chunk_of[row] >= 0)
 
 
-def evidence_from_ranking(query: str, method: str, ranked: Iterable[tuple[Chunk, float]],
-                          settings: BaselineSettings) -> Evidence:
+def evidence_from_ranking(
+    query: str, method: str, ranked: Iterable[tuple[Chunk, float]], settings: BaselineSettings
+) -> Evidence:
     """Evidence with the top ``settings.top_k`` chunks and the first ``settings.top_pages``
     distinct pages of the ranking (a page scores as its best chunk); ``ranked`` is read
     only as far as both need (a lazy ranking is never sorted to its end)."""
@@ -287,15 +310,23 @@ def embed_chunks(ctx: MethodContext, chunks: Sequence[Chunk]) -> np.ndarray:
 
 
 def passage_of(chunk: Chunk, score: float = 0.0) -> EvidencePassage:
-    return EvidencePassage(doc_id=chunk.doc_id, page=chunk.page, component_ids=tuple(chunk.component_ids),
-                   text=chunk.text, score=score)
+    return EvidencePassage(
+        doc_id=chunk.doc_id, page=chunk.page, component_ids=tuple(chunk.component_ids), text=chunk.text, score=score
+    )
 
 
 # --------------------------------------------------------------------- answering
-def answer_from_passages(ctx: MethodContext, method: str, query: str, evidence: Evidence,
-                         passages: list[EvidencePassage], *, images: Sequence[ImagePart] = (),
-                         prompt: str = "answer.md", offline_passages: list[EvidencePassage] | None = None
-                         ) -> Answer:
+def answer_from_passages(
+    ctx: MethodContext,
+    method: str,
+    query: str,
+    evidence: Evidence,
+    passages: list[EvidencePassage],
+    *,
+    images: Sequence[ImagePart] = (),
+    prompt: str = "answer.md",
+    offline_passages: list[EvidencePassage] | None = None,
+) -> Answer:
     """The baselines' answer: a model answer over numbered evidence, or the extractive one
     (over ``offline_passages`` when given, else ``passages``) offline and when the answer
     model fails (``answer_fallback``).
@@ -308,8 +339,7 @@ def answer_from_passages(ctx: MethodContext, method: str, query: str, evidence: 
 
     def offline(reason: str) -> Answer:
         book = CitationBook(ctx.store)
-        text = extractive_answer(query, passages if offline_passages is None else offline_passages, book,
-                                 reason=reason)
+        text = extractive_answer(query, passages if offline_passages is None else offline_passages, book, reason=reason)
         return Answer(question=query, text=text, method=method, citations=book.citations, evidence=evidence)
 
     def model(chat: AnswerCalls) -> Answer:
@@ -319,13 +349,24 @@ def answer_from_passages(ctx: MethodContext, method: str, query: str, evidence: 
             number = book.cite(passage.doc_id, passage.page, list(passage.component_ids), quote=passage.text)
             title = book.citations[number - 1].document_title if number else passage.doc_id
             blocks.append(f"[{number}] ({title}, page {passage.page})\n{passage.text.strip()}")
-        body = render_prompt(__package__, prompt, question=query,
-                             evidence=material("\n\n".join(blocks) if blocks else "(no evidence was retrieved)"))
+        body = render_prompt(
+            __package__,
+            prompt,
+            question=query,
+            evidence=material("\n\n".join(blocks) if blocks else "(no evidence was retrieved)"),
+        )
         text = chat.complete([user(body, list(images))], stage=f"{method}.answer").text.strip()
         cited = {int(n) for n in _CITE.findall(text)}
         citations = [c for c in book.citations if c.number in cited] or book.citations
-        return Answer(question=query, text=text, method=method, citations=citations, evidence=evidence,
-                      usage=dict(chat.usage), model_used=True)
+        return Answer(
+            question=query,
+            text=text,
+            method=method,
+            citations=citations,
+            evidence=evidence,
+            usage=dict(chat.usage),
+            model_used=True,
+        )
 
     answer = answer_with_fallback(ctx, ctx.models.chat("answer"), model, offline)
     answer.timings = {**evidence.timings, "answer": time.perf_counter() - started}

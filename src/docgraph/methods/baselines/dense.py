@@ -8,7 +8,8 @@ under while its text alone keys the embedding cache.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ...types import Chunk, Document
 from ..base import MethodContext, register
@@ -30,23 +31,30 @@ class DenseBaseline(ChunkBaseline):
     def chunk_vector_namespaces(self) -> tuple[str, ...]:
         return (self.vector_namespace,)
 
-    def index_chunks(self, ctx: MethodContext, doc: Document, chunks: list[Chunk],
-                     settings: BaselineSettings) -> dict[str, Any]:
+    def index_chunks(
+        self, ctx: MethodContext, doc: Document, chunks: list[Chunk], settings: BaselineSettings
+    ) -> dict[str, Any]:
         if not chunks:
             return {"vectors": 0}
         embedder = ctx.models.text_embedder
         matrix = embed_chunks(ctx, chunks)
-        write_vectors(ctx.store, self.vector_namespace, [c.id for c in chunks], matrix,
-                      vector_model(embedder.model, ctx.settings.models.embedding),
-                      [doc.id] * len(chunks))
+        write_vectors(
+            ctx.store,
+            self.vector_namespace,
+            [c.id for c in chunks],
+            matrix,
+            vector_model(embedder.model, ctx.settings.models.embedding),
+            [doc.id] * len(chunks),
+        )
         return {"vectors": len(chunks)}
 
     def drop_document(self, ctx: MethodContext, doc_id: str) -> None:
         super().drop_document(ctx, doc_id)
         delete_vectors(ctx.store, self.vector_namespace, doc_id=doc_id)
 
-    def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],
-             settings: BaselineSettings) -> Iterator[tuple[int, float]]:
+    def rank(
+        self, ctx: MethodContext, query: str, chunks: list[Chunk], settings: BaselineSettings
+    ) -> Iterator[tuple[int, float]]:
         index = load_index(ctx.store, self.vector_namespace)
         if not len(index):
             return iter(())

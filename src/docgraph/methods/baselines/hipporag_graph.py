@@ -63,9 +63,11 @@ class PassageExtraction:
     phrases: list[str]
 
 
-def clean_extraction(chunk_id: str, triples: list[tuple[str, str, str]], entities: list[str],
-                     max_phrase_words: int) -> PassageExtraction:
+def clean_extraction(
+    chunk_id: str, triples: list[tuple[str, str, str]], entities: list[str], max_phrase_words: int
+) -> PassageExtraction:
     """Normalise phrases, drop empty/over-long ones and self-loops; phrases = entities ∪ triple ends."""
+
     def ok(phrase: str) -> bool:
         return bool(phrase) and len(phrase.split()) <= max_phrase_words
 
@@ -82,10 +84,10 @@ def clean_extraction(chunk_id: str, triples: list[tuple[str, str, str]], entitie
 
 @dataclass
 class HippoGraph:
-    nodes: IdIndex                      # phrases first, then passages (chunk ids)
+    nodes: IdIndex  # phrases first, then passages (chunk ids)
     n_phrases: int
     adjacency: sp.csr_matrix
-    phrase_passages: np.ndarray         # passages containing each phrase (≥ 1)
+    phrase_passages: np.ndarray  # passages containing each phrase (≥ 1)
     facts: list[tuple[str, str, str]] = field(default_factory=list)  # aligned with fact keys
     fact_chunks: list[str] = field(default_factory=list)
     _walk: tuple[sp.csr_matrix, np.ndarray] | None = field(default=None, repr=False, compare=False)
@@ -117,7 +119,7 @@ class PassageTable:
     names: NameLinks | None = None  # pages naming other pages' headings, for the second hop
 
     @classmethod
-    def build(cls, graph: HippoGraph, passage_keys: list[str], chunks: list) -> "PassageTable":
+    def build(cls, graph: HippoGraph, passage_keys: list[str], chunks: list) -> PassageTable:
         row_at = {key: i for i, key in enumerate(passage_keys)}
         ids = [graph.nodes.id(i) for i in graph.passage_nodes()]
         by_chunk: dict[str, list[tuple[str, str, str]]] = {}
@@ -127,11 +129,18 @@ class PassageTable:
         page_at: dict[tuple[str, int], int] = {}
         chunk_page = np.array([page_at.setdefault((c.doc_id, c.page), len(page_at)) for c in chunks], dtype=np.int64)
         node_chunk = chunk_positions(ids, chunks, chunk_at)
-        return cls(node_chunk=node_chunk, node_row=np.array([row_at.get(i, -1) for i in ids], dtype=np.int64),
-                   row_chunk=chunk_positions(passage_keys, chunks, chunk_at), by_chunk=by_chunk, chunk_at=chunk_at,
-                   pages=list(page_at), page_at=page_at, chunk_page=chunk_page,
-                   bridges=phrase_bridges(graph, node_chunk, chunk_page, len(page_at), [c.text for c in chunks]),
-                   names=page_names(chunks, chunk_page, len(page_at)))
+        return cls(
+            node_chunk=node_chunk,
+            node_row=np.array([row_at.get(i, -1) for i in ids], dtype=np.int64),
+            row_chunk=chunk_positions(passage_keys, chunks, chunk_at),
+            by_chunk=by_chunk,
+            chunk_at=chunk_at,
+            pages=list(page_at),
+            page_at=page_at,
+            chunk_page=chunk_page,
+            bridges=phrase_bridges(graph, node_chunk, chunk_page, len(page_at), [c.text for c in chunks]),
+            names=page_names(chunks, chunk_page, len(page_at)),
+        )
 
     def page_scores(self, chunk_scores: np.ndarray) -> np.ndarray:
         """Each page's best chunk score (``chunk_scores`` by chunk position; pages without a
@@ -158,12 +167,13 @@ def page_names(chunks: list, chunk_page: np.ndarray, n_pages: int) -> NameLinks:
     return NameLinks.build(n_pages, section_headings(chunks, chunk_page), ["\n".join(t) for t in texts])
 
 
-def phrase_bridges(graph: HippoGraph, node_chunk: np.ndarray, chunk_page: np.ndarray, n_pages: int,
-                   texts: list[str]) -> EntityBridges:
+def phrase_bridges(
+    graph: HippoGraph, node_chunk: np.ndarray, chunk_page: np.ndarray, n_pages: int, texts: list[str]
+) -> EntityBridges:
     """``graph.bridges.EntityBridges`` over pages from the graph's context edges: a page's
     phrases are the names among its passages' phrases (``written_as_name`` in the passage's
     ``texts``; ``node_chunk``: passage node → chunk position)."""
-    context = sp.coo_matrix(graph.adjacency[graph.n_phrases:, :graph.n_phrases])
+    context = sp.coo_matrix(graph.adjacency[graph.n_phrases :, : graph.n_phrases])
     capitalised: dict[int, set[str]] = {}
 
     def named(chunk: int, phrase: str) -> bool:
@@ -173,9 +183,14 @@ def phrase_bridges(graph: HippoGraph, node_chunk: np.ndarray, chunk_page: np.nda
 
     # a name goes in title-cased: the stored phrase lost its case, and ``bridges.bridging_name``
     # reads one lower-case word as a common noun ("neighbours" the soap opera is "Neighbours")
-    return EntityBridges.build(n_pages, ((int(chunk_page[node_chunk[r]]), graph.nodes.id(int(c)).title())
-                                         for r, c in zip(context.row, context.col)
-                                         if node_chunk[r] >= 0 and named(int(node_chunk[r]), graph.nodes.id(int(c)))))
+    return EntityBridges.build(
+        n_pages,
+        (
+            (int(chunk_page[node_chunk[r]]), graph.nodes.id(int(c)).title())
+            for r, c in zip(context.row, context.col)
+            if node_chunk[r] >= 0 and named(int(node_chunk[r]), graph.nodes.id(int(c)))
+        ),
+    )
 
 
 def capitalised_words(text: str) -> set[str]:
@@ -192,14 +207,15 @@ def written_as_name(phrase: str, capitalised: set[str]) -> bool:
     return bool(words) and words[0] in capitalised and words[-1] in capitalised
 
 
-def synonym_pairs(phrase_matrix: np.ndarray, threshold: float, top_k: int,
-                  block: int = 1024) -> tuple[list[tuple[int, int]], list[float]]:
+def synonym_pairs(
+    phrase_matrix: np.ndarray, threshold: float, top_k: int, block: int = 1024
+) -> tuple[list[tuple[int, int]], list[float]]:
     """Pairs (i, j), i ≠ j, with raw cosine ≥ threshold among each row's ``top_k`` nearest rows."""
     pairs: list[tuple[int, int]] = []
     weights: list[float] = []
     n = phrase_matrix.shape[0]
     for start in range(0, n, block):
-        sims = phrase_matrix[start:start + block] @ phrase_matrix.T
+        sims = phrase_matrix[start : start + block] @ phrase_matrix.T
         for offset, row in enumerate(sims):
             i = start + offset
             row[i] = -1.0
@@ -213,8 +229,12 @@ def synonym_pairs(phrase_matrix: np.ndarray, threshold: float, top_k: int,
     return pairs, weights
 
 
-def assemble_graph(extractions: list[PassageExtraction], phrase_vectors: dict[str, np.ndarray],
-                   synonym_threshold: float, synonym_top_k: int) -> HippoGraph:
+def assemble_graph(
+    extractions: list[PassageExtraction],
+    phrase_vectors: dict[str, np.ndarray],
+    synonym_threshold: float,
+    synonym_top_k: int,
+) -> HippoGraph:
     """The graph of the given passages; ``phrase_vectors`` maps phrase → unit vector."""
     nodes = IdIndex()
     phrases = sorted({p for ex in extractions for p in ex.phrases})
@@ -246,8 +266,14 @@ def assemble_graph(extractions: list[PassageExtraction], phrase_vectors: dict[st
         edges.extend((int(rows[i]), int(rows[j])) for i, j in pairs)
         weights.extend(sims)
     adjacency = build_adjacency(len(nodes), edges, weights, combine="sum")
-    return HippoGraph(nodes=nodes, n_phrases=n_phrases, adjacency=adjacency,
-                      phrase_passages=np.maximum(counts, 1.0), facts=facts, fact_chunks=fact_chunks)
+    return HippoGraph(
+        nodes=nodes,
+        n_phrases=n_phrases,
+        adjacency=adjacency,
+        phrase_passages=np.maximum(counts, 1.0),
+        facts=facts,
+        fact_chunks=fact_chunks,
+    )
 
 
 def dense_prior(passage_scores: np.ndarray, top: int) -> np.ndarray:
@@ -262,8 +288,13 @@ def dense_prior(passage_scores: np.ndarray, top: int) -> np.ndarray:
     return prior
 
 
-def seed_weights(graph: HippoGraph, matched_facts: list[tuple[tuple[str, str, str], float]],
-                 passage_scores: np.ndarray, passage_node_weight: float, prior_top: int = 0) -> np.ndarray:
+def seed_weights(
+    graph: HippoGraph,
+    matched_facts: list[tuple[tuple[str, str, str], float]],
+    passage_scores: np.ndarray,
+    passage_node_weight: float,
+    prior_top: int = 0,
+) -> np.ndarray:
     """The PPR reset vector (unnormalised) over all nodes, as the module docstring says."""
     weights = np.zeros(len(graph.nodes), dtype=np.float64)
     occurrences = np.zeros(len(graph.nodes), dtype=np.float64)
@@ -275,14 +306,15 @@ def seed_weights(graph: HippoGraph, matched_facts: list[tuple[tuple[str, str, st
                 occurrences[idx] += 1
     hit = occurrences > 0
     weights[hit] /= occurrences[hit]
-    weights[:graph.n_phrases] /= graph.phrase_passages
+    weights[: graph.n_phrases] /= graph.phrase_passages
     if len(passage_scores):
-        weights[graph.n_phrases:] = dense_prior(passage_scores, prior_top) * passage_node_weight
+        weights[graph.n_phrases :] = dense_prior(passage_scores, prior_top) * passage_node_weight
     return weights
 
 
-def lexical_recognition(query: str, candidates: list[tuple[tuple[str, str, str], float]],
-                        limit: int) -> list[tuple[tuple[str, str, str], float]]:
+def lexical_recognition(
+    query: str, candidates: list[tuple[tuple[str, str, str], float]], limit: int
+) -> list[tuple[tuple[str, str, str], float]]:
     """The offline stand-in for HippoRAG 2's recognition memory (the model's fact filter):
     keep, in order, the facts whose subject or object shares a content word with the query.
 
@@ -292,6 +324,9 @@ def lexical_recognition(query: str, candidates: list[tuple[tuple[str, str, str],
     HippoRAG 2 does when its filter keeps nothing.
     """
     wanted = set(tokenize(query))
-    kept = [(triple, score) for triple, score in candidates
-            if wanted & (set(tokenize(triple[0])) | set(tokenize(triple[2])))]
+    kept = [
+        (triple, score)
+        for triple, score in candidates
+        if wanted & (set(tokenize(triple[0])) | set(tokenize(triple[2])))
+    ]
     return kept[:limit]

@@ -9,15 +9,14 @@ max(bm25, dense, pages, hybrid).
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ...scoring import ranked
 from ...types import Chunk
 from ..base import MethodContext, register
-from ..evidence_layer import retrieval_settings
+from ..evidence_layer import indexed_text, retrieval_settings
 from ..hybrid import HybridIndex
 from ..vector_index import load_index
-from ..evidence_layer import indexed_text
 from .common import cached
 from .dense import DenseBaseline
 from .settings import BaselineSettings
@@ -34,8 +33,9 @@ class HybridBaseline(DenseBaseline):
         matrix = vectors.matrix[[vectors.position[chunks[i].id] for i in rows]] if rows else vectors.matrix[:0]
         return HybridIndex.build([indexed_text(chunks[i]) for i in rows], matrix), rows
 
-    def rank(self, ctx: MethodContext, query: str, chunks: list[Chunk],
-             settings: BaselineSettings) -> Iterator[tuple[int, float]]:
+    def rank(
+        self, ctx: MethodContext, query: str, chunks: list[Chunk], settings: BaselineSettings
+    ) -> Iterator[tuple[int, float]]:
         index, rows = cached(ctx.store, self.name, "hybrid", lambda: self._index(ctx, chunks))
         if not rows:
             return iter(())

@@ -18,10 +18,14 @@ from ..base import BuildReport, MethodContext, check_options, register
 from ..extractive import NO_MODEL
 from .settings import query_options
 
-OFFLINE_TEXT = ("The no-documents baseline answers from the answer model alone, and no answer model is "
-                "configured (offline mode), so it cannot answer.")
-FAILED_TEXT = ("The no-documents baseline answers from the answer model alone, and the answer model failed "
-               "(see the answer's warnings), so it cannot answer.")
+OFFLINE_TEXT = (
+    "The no-documents baseline answers from the answer model alone, and no answer model is "
+    "configured (offline mode), so it cannot answer."
+)
+FAILED_TEXT = (
+    "The no-documents baseline answers from the answer model alone, and the answer model failed "
+    "(see the answer's warnings), so it cannot answer."
+)
 
 
 @register("nodocs")
@@ -46,8 +50,9 @@ class NoDocsBaseline:
         def model(chat: AnswerCalls) -> Answer:
             prompt = render_prompt(__package__, "nodocs.md", question=query)
             text = chat.complete([user(prompt)], stage=f"{self.name}.answer").text.strip()
-            return Answer(question=query, text=text, method=self.name, evidence=evidence,
-                          usage=dict(chat.usage), model_used=True)
+            return Answer(
+                question=query, text=text, method=self.name, evidence=evidence, usage=dict(chat.usage), model_used=True
+            )
 
         answer = answer_with_fallback(ctx, ctx.models.chat("answer"), model, offline)
         answer.timings = {"answer": time.perf_counter() - started}

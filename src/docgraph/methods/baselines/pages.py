@@ -45,19 +45,26 @@ class PagesBaseline(IndexedBaseline):
     def chunk_vector_namespaces(self) -> tuple[str, ...]:
         return (VECTOR_NAMESPACE,)
 
-    def index_document(self, ctx: MethodContext, doc: Document, pages: list[Page],
-                       settings: BaselineSettings) -> dict[str, Any]:
+    def index_document(
+        self, ctx: MethodContext, doc: Document, pages: list[Page], settings: BaselineSettings
+    ) -> dict[str, Any]:
         if not pages:
             return {"vectors": 0}
         embedder = ctx.models.image_embedder
         blocks = []
         for start in range(0, len(pages), EMBED_BLOCK):  # progress moves between blocks
-            block = pages[start:start + EMBED_BLOCK]
+            block = pages[start : start + EMBED_BLOCK]
             blocks.append(page_matrix(ctx, block, StatsProgress(ctx.progress))[2])
             ctx.progress.advance(len(block))
         matrix = np.vstack(blocks)
-        write_vectors(ctx.store, VECTOR_NAMESPACE, [page_key(doc.id, p.number) for p in pages], matrix,
-                      vector_model(embedder.model, ctx.settings.models.embedding), [doc.id] * len(pages))
+        write_vectors(
+            ctx.store,
+            VECTOR_NAMESPACE,
+            [page_key(doc.id, p.number) for p in pages],
+            matrix,
+            vector_model(embedder.model, ctx.settings.models.embedding),
+            [doc.id] * len(pages),
+        )
         return {"vectors": len(pages), "text_fallback": int(bool(getattr(embedder, "is_text_fallback", False)))}
 
     def drop_document(self, ctx: MethodContext, doc_id: str) -> None:
@@ -76,8 +83,9 @@ class PagesBaseline(IndexedBaseline):
             evidence.pages.append(ScoredPage(doc_id=doc_id, page=number, score=score))
             page = ctx.store.get_page(doc_id, number)
             if page is not None:
-                evidence.chunks.extend(ScoredChunk(chunk=c, score=score)
-                                       for c in page_chunks(page, settings.chunk_words))
+                evidence.chunks.extend(
+                    ScoredChunk(chunk=c, score=score) for c in page_chunks(page, settings.chunk_words)
+                )
         evidence.timings["retrieve"] = time.perf_counter() - started
         return evidence
 
@@ -87,7 +95,8 @@ class PagesBaseline(IndexedBaseline):
         chunk_passages = [passage_of(sc.chunk, sc.score) for sc in evidence.chunks]
         if chat is None:
             return answer_from_passages(ctx, self.name, query, evidence, chunk_passages)
-        passages, images = [], []
+        passages: list[Any] = []
+        images: list[Any] = []
         vision = bool(getattr(chat, "supports_vision", True))
         limit = ctx.settings.models.answer.max_images  # None: every page's image
         for scored in evidence.pages:
@@ -97,8 +106,16 @@ class PagesBaseline(IndexedBaseline):
             passages.append(page_passage(query, page, scored.score))
             if vision and page.image_path and (limit is None or len(images) < limit):
                 images.append(ImagePart(path=ctx.path(page.image_path)))
-        return answer_from_passages(ctx, self.name, query, evidence, passages, images=images,
-                                    prompt="pages_answer.md", offline_passages=chunk_passages)
+        return answer_from_passages(
+            ctx,
+            self.name,
+            query,
+            evidence,
+            passages,
+            images=images,
+            prompt="pages_answer.md",
+            offline_passages=chunk_passages,
+        )
 
 
 def page_passage(query: str, page: Page, score: float) -> EvidencePassage:
@@ -108,5 +125,10 @@ def page_passage(query: str, page: Page, score: float) -> EvidencePassage:
     components = ranked[0][2].component_ids if ranked else ()
     words = page.text.split()
     text = " ".join(words[:PAGE_TEXT_WORDS]) + (" …" if len(words) > PAGE_TEXT_WORDS else "")
-    return EvidencePassage(doc_id=page.doc_id, page=page.number, component_ids=tuple(components),
-                   text=text or "(no text layer)", score=score)
+    return EvidencePassage(
+        doc_id=page.doc_id,
+        page=page.number,
+        component_ids=tuple(components),
+        text=text or "(no text layer)",
+        score=score,
+    )

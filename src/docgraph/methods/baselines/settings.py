@@ -29,8 +29,7 @@ def query_options(method: str) -> list[str]:
     return names
 
 
-def baseline_settings(ctx: MethodContext, options: dict[str, Any] | None = None,
-                      method: str = "") -> BaselineSettings:
+def baseline_settings(ctx: MethodContext, options: dict[str, Any] | None = None, method: str = "") -> BaselineSettings:
     """The workspace's ``[baselines]`` settings with per-call ``options`` of ``method`` on top;
     an option ``method`` does not take is an ``InputError`` naming those it takes."""
     settings = ctx.settings.baselines

@@ -24,8 +24,8 @@ from ..answer_fallback import AnswerCalls, answer_with_fallback
 from ..base import MethodContext
 from ..citations import CitationBook, marker
 from ..evidence_layer import measure_items, retrieval_settings
-from ..markdown_tables import rows_as_sentences
 from ..extractive import EvidencePassage, extractive_answer
+from ..markdown_tables import rows_as_sentences
 from .retrieve import METHOD, hvm_index, retrieve
 
 STAGE_ANSWER = "hvm.answer"
@@ -45,8 +45,9 @@ def cited_numbers(text: str) -> list[int]:
     return list(out)
 
 
-def evidence_prompt(ctx: MethodContext, query: str, evidence: Evidence, book: CitationBook,
-                    vision: bool) -> tuple[str, list[ImagePart]]:
+def evidence_prompt(
+    ctx: MethodContext, query: str, evidence: Evidence, book: CitationBook, vision: bool
+) -> tuple[str, list[ImagePart]]:
     """The answer prompt (three modality sections, CitationBook numbers) and the picture crops to attach."""
     sections: dict[str, list[str]] = {m: [] for m in _SECTIONS}
     images: list[ImagePart] = []
@@ -67,7 +68,7 @@ def evidence_prompt(ctx: MethodContext, query: str, evidence: Evidence, book: Ci
             if comp is not None and comp.crop_path and ctx.path(comp.crop_path).is_file():
                 images.append(ImagePart(path=ctx.path(comp.crop_path)))
                 head += f", attached image {len(images)}"
-        sections[chunk.modality].append(f"{head})\n{chunk.text.strip()[:CHUNK_CHARS[chunk.modality]]}")
+        sections[chunk.modality].append(f"{head})\n{chunk.text.strip()[: CHUNK_CHARS[chunk.modality]]}")
     body = {m: material("\n\n".join(lines) if lines else "(none)") for m, lines in sections.items()}
     return render_prompt(__package__, "answer.md", question=query.strip(), **body), images
 
@@ -75,8 +76,9 @@ def evidence_prompt(ctx: MethodContext, query: str, evidence: Evidence, book: Ci
 def page_chunks(ctx: MethodContext, evidence: Evidence, skip: set[str], pages: int = 3) -> list[tuple[Chunk, float]]:
     """The chunks of the ``pages`` best-ranked evidence pages not in ``skip``, with their page's score."""
     top = {(p.doc_id, p.page): p.score for p in evidence.pages[:pages]}
-    return [(c, top[(c.doc_id, c.page)]) for c in hvm_index(ctx).chunks
-            if (c.doc_id, c.page) in top and c.id not in skip]
+    return [
+        (c, top[(c.doc_id, c.page)]) for c in hvm_index(ctx).chunks if (c.doc_id, c.page) in top and c.id not in skip
+    ]
 
 
 def answer(ctx: MethodContext, query: str, **options: Any) -> Answer:
@@ -92,9 +94,16 @@ def answer(ctx: MethodContext, query: str, **options: Any) -> Answer:
         scored = [(s.chunk, s.score) for s in evidence.chunks]
         if items:  # a measure's rows are on the statements the page list ranks, not always in the chunk budget
             scored += page_chunks(ctx, evidence, {c.id for c, _ in scored})
-        passages = [EvidencePassage(doc_id=c.doc_id, page=c.page, component_ids=tuple(c.component_ids),
-                                    text=rows_as_sentences(c.text) if c.modality == "table" else c.text, score=score)
-                    for c, score in scored]
+        passages = [
+            EvidencePassage(
+                doc_id=c.doc_id,
+                page=c.page,
+                component_ids=tuple(c.component_ids),
+                text=rows_as_sentences(c.text) if c.modality == "table" else c.text,
+                score=score,
+            )
+            for c, score in scored
+        ]
         text = extractive_answer(query, passages, book, reason=reason, items=items)
         return Answer(question=query, text=text, method=METHOD, citations=book.citations, evidence=evidence)
 
@@ -108,8 +117,15 @@ def answer(ctx: MethodContext, query: str, **options: Any) -> Answer:
         if not citations and book.citations and text != NOT_ANSWERABLE:
             citations = list(book.citations)
             text += f"\n\nSources considered (the model cited none): {marker([c.number for c in citations])}"
-        return Answer(question=query, text=text, method=METHOD, citations=citations, evidence=evidence,
-                      usage=dict(chat.usage), model_used=True)
+        return Answer(
+            question=query,
+            text=text,
+            method=METHOD,
+            citations=citations,
+            evidence=evidence,
+            usage=dict(chat.usage),
+            model_used=True,
+        )
 
     result = answer_with_fallback(ctx, ctx.models.chat("answer"), model, offline)
     timings = dict(evidence.timings)

@@ -46,61 +46,42 @@ from ...types import Chunk, Document, Page
 from ..base import BuildReport, MethodContext
 from ..build_stats import OFFLINE_FALLBACK
 from ..chunk_vectors import ContextualChunks, renew_stale_recipe, vector_model
-from ..chunking import DEFAULT_MAX_WORDS, chunk_context, document_chunks
+from ..chunking import chunk_context, document_chunks
 from ..embed_blocks import blocks
 from ..vector_index import load_index, write_vectors
 from .concepts import add_contribution, contribution, embed_missing, graph_documents, remove_contribution
-from .conflicts import ModelDetector, ModelResolver, OfflineDetector, OfflineResolver, SupportLimits, add_truncation
+from .conflicts import OfflineDetector, OfflineResolver, add_truncation
 from .data import Extraction, Fact
-from .extract_base import ChunkFailed, ChunkInput, Strategy, nearby_captions
-from .extract_image import ModelImageStrategy, OfflineImageStrategy
-from .extract_table import ModelTableStrategy, OfflineTableStrategy
-from .extract_text import ModelTextStrategy, OfflineTextStrategy
-from .holistic import (ApplyReport, HolisticView, Resolution, apply_resolution, candidate_groups, merge_duplicates,
-                       register_extraction)
-from .state import (NS_CHUNK, NS_ENTITY, NS_EXTRACT, NS_STATE, VEC_CHUNK, VEC_ENTITY, entity_record_key,
-                    count_conflicts_once, get_state, load_view, log_conflicts, put_state, reset_document,
-                    save_diff)
+from .extract_base import ChunkFailed, ChunkInput, nearby_captions
+from .holistic import (
+    ApplyReport,
+    HolisticView,
+    Resolution,
+    apply_resolution,
+    candidate_groups,
+    merge_duplicates,
+    register_extraction,
+)
+from .state import (
+    NS_CHUNK,
+    NS_ENTITY,
+    NS_EXTRACT,
+    NS_STATE,
+    VEC_CHUNK,
+    VEC_ENTITY,
+    count_conflicts_once,
+    entity_record_key,
+    get_state,
+    load_view,
+    log_conflicts,
+    put_state,
+    reset_document,
+    save_diff,
+)
+from .toolkit import Toolkit, signature_changes, signature_of, toolkit
 
 METHOD = "hvm"
 EMBED_CHARS = 2000
-
-
-@dataclass
-class Toolkit:
-    """The extractors per modality and the conflict pair for this build. ``offline_fallback``:
-    an unusable conflict-check reply falls back to the offline rules (else it stops the document)."""
-
-    extractors: dict[str, Strategy]
-    name: str
-    chat: Any = None
-    limits: SupportLimits = SupportLimits()
-    offline_fallback: bool = True
-
-    def detector_resolver(self, max_group_size: int, context: str):
-        if self.chat is None:
-            return OfflineDetector(), OfflineResolver()
-        return ModelDetector(self.chat, max_group_size, context), ModelResolver(self.chat, context, self.limits)
-
-
-def toolkit(ctx: MethodContext) -> Toolkit:
-    """Model strategies when a build model is configured, else the offline ones. The model
-    strategies fall back to the offline ones per ``hvm.on_model_error``."""
-    text = OfflineTextStrategy(ctx.models.nlp)
-    offline = {"text": text, "table": OfflineTableStrategy(text), "image": OfflineImageStrategy(text)}
-    chat = ctx.models.chat("build")
-    if chat is None:
-        return Toolkit(extractors=offline, name="offline")
-    workers = ctx.settings.models.build.max_concurrency
-    vision = bool(getattr(chat, "supports_vision", ctx.settings.models.build.supports_vision))
-    settings = ctx.settings.hvm.with_profile()
-    fallback = {k: v if settings.on_model_error == "offline" else None for k, v in offline.items()}
-    return Toolkit(extractors={
-        "text": ModelTextStrategy(chat, fallback["text"], workers),
-        "table": ModelTableStrategy(chat, fallback["table"], workers),
-        "image": ModelImageStrategy(chat, fallback["image"], workers, vision=vision)},
-        name=f"model:{chat.model}", chat=chat, limits=SupportLimits.of(settings),
-        offline_fallback=settings.on_model_error == "offline")
 
 
 @dataclass
@@ -148,27 +129,59 @@ def _extract(kit: Toolkit, items: list[ChunkInput]) -> list[Extraction | ChunkFa
     return [results[i] for i in range(len(items))]
 
 
-def _log_entries(chunk: Chunk, confirmed: list, resolution: Resolution, facts: dict[str, Fact],
-                 new_ids: set[str], resolver: str, note: str) -> list[tuple[str, dict, str]]:
+def _log_entries(
+    chunk: Chunk,
+    confirmed: list,
+    resolution: Resolution,
+    facts: dict[str, Fact],
+    new_ids: set[str],
+    resolver: str,
+    note: str,
+) -> list[tuple[str, dict, str]]:
     decided = {d.fact_id: d for d in resolution.decisions}
     out = []
     for index, conf in enumerate(confirmed):
         entry = {
-            "chunk": chunk.id, "page": chunk.page, "kind": conf.group.kind, "key": list(conf.group.key),
-            "type": conf.type, "explanation": conf.explanation, "pairs": [list(p) for p in conf.pairs],
-            "omitted": conf.group.omitted, "support_omitted": resolution.support_omitted.get(index, 0),
-            "resolver": resolver, "unresolved": index in resolution.unresolved,
-            "summary": resolution.summary, "note": note,
-            "facts": [{"id": i, "head": facts[i].head, "relation": facts[i].relation, "tail": facts[i].tail,
-                       "qualifier": facts[i].qualifier, "new": i in new_ids,
-                       "decision": (vars(decided[i]) if i in decided else {"action": "keep"})}
-                      for i in conf.group.fact_ids]}
+            "chunk": chunk.id,
+            "page": chunk.page,
+            "kind": conf.group.kind,
+            "key": list(conf.group.key),
+            "type": conf.type,
+            "explanation": conf.explanation,
+            "pairs": [list(p) for p in conf.pairs],
+            "omitted": conf.group.omitted,
+            "support_omitted": resolution.support_omitted.get(index, 0),
+            "resolver": resolver,
+            "unresolved": index in resolution.unresolved,
+            "summary": resolution.summary,
+            "note": note,
+            "facts": [
+                {
+                    "id": i,
+                    "head": facts[i].head,
+                    "relation": facts[i].relation,
+                    "tail": facts[i].tail,
+                    "qualifier": facts[i].qualifier,
+                    "new": i in new_ids,
+                    "decision": (vars(decided[i]) if i in decided else {"action": "keep"}),
+                }
+                for i in conf.group.fact_ids
+            ],
+        }
         out.append((f"{chunk.id}#g{index + 1}", entry, chunk.doc_id))
     return out
 
 
-def fold_chunk(view: HolisticView, chunk: Chunk, extraction: Extraction, kit: Toolkit, chunks: dict[str, Chunk],
-               resolve: bool, max_group_size: int, counters: Counters) -> list[tuple[str, dict, str]]:
+def fold_chunk(
+    view: HolisticView,
+    chunk: Chunk,
+    extraction: Extraction,
+    kit: Toolkit,
+    chunks: dict[str, Chunk],
+    resolve: bool,
+    max_group_size: int,
+    counters: Counters,
+) -> list[tuple[str, dict, str]]:
     """Fold one chunk's extraction into the view (METHODS.md step 3); returns conflict-log records."""
     new = register_extraction(view, chunk.id, extraction)
     fresh, merged = merge_duplicates(view, new)
@@ -218,10 +231,14 @@ def _embed_chunks(ctx: MethodContext, doc_id: str, chunks: list[Chunk], have: se
         for start, end in blocks([min(len(c.text), EMBED_CHARS) for c in missing]):
             block = missing[start:end]
             parts = ContextualChunks.of(block, ctx.settings.models.embedding, EMBED_CHARS)
-            write_vectors(ctx.store, VEC_CHUNK, [chunk.id for chunk in block],
-                          parts.combine(embedder.embed_passages(parts.texts())),
-                          vector_model(embedder.model, ctx.settings.models.embedding),
-                          doc_ids=[doc_id] * len(block))
+            write_vectors(
+                ctx.store,
+                VEC_CHUNK,
+                [chunk.id for chunk in block],
+                parts.combine(embedder.embed_passages(parts.texts())),
+                vector_model(embedder.model, ctx.settings.models.embedding),
+                doc_ids=[doc_id] * len(block),
+            )
             have.update(chunk.id for chunk in block)
             ctx.progress.advance(0, embedded=f"{end}/{len(missing)} chunks")
     return len(missing)
@@ -241,8 +258,7 @@ def _embed_entities(ctx: MethodContext, doc_id: str) -> int:
     texts = [f"{row['name']} ({row['concept']})" for _, row in rows]
     with embedding_stage("hvm entities"):
         matrix = np.asarray(embedder.embed_passages(texts), dtype=np.float32)
-    write_vectors(ctx.store, VEC_ENTITY, [key for key, _ in rows], matrix, embedder.model,
-                  doc_ids=[doc_id] * len(rows))
+    write_vectors(ctx.store, VEC_ENTITY, [key for key, _ in rows], matrix, embedder.model, doc_ids=[doc_id] * len(rows))
     return len(rows)
 
 
@@ -252,16 +268,26 @@ def _finish(ctx: MethodContext, doc_id: str, view: HolisticView, order: dict[str
     with ctx.store.transaction():
         remove_contribution(ctx.store, doc_id)
         add_contribution(ctx.store, doc_id, part)
-        ctx.store.put_records(NS_ENTITY, [(entity_record_key(doc_id, key), {**info.model_dump(),
-                                                                          "support": view.support(key)}, doc_id)
-                                          for key, info in view.live_entities().items()])
-    state.update(complete=True, concepts=len(part.concepts), edges=len(part.edges), facts=len(view.facts),
-                 entities=len(view.live_entities()))
+        ctx.store.put_records(
+            NS_ENTITY,
+            [
+                (entity_record_key(doc_id, key), {**info.model_dump(), "support": view.support(key)}, doc_id)
+                for key, info in view.live_entities().items()
+            ],
+        )
+    state.update(
+        complete=True,
+        concepts=len(part.concepts),
+        edges=len(part.edges),
+        facts=len(view.facts),
+        entities=len(view.live_entities()),
+    )
     put_state(ctx.store, doc_id, state)
 
 
-def build_document(ctx: MethodContext, doc: Document, kit: Toolkit, signature: dict, counters: Counters,
-                   have: set[str]) -> int:
+def build_document(
+    ctx: MethodContext, doc: Document, kit: Toolkit, signature: dict, counters: Counters, have: set[str]
+) -> int:
     """Build (or resume) one document; returns the number of pages built now. ``have``: chunk ids with vectors."""
     settings = ctx.settings.hvm.with_profile()
     pages = list(ctx.store.iter_pages(doc.id))
@@ -273,9 +299,13 @@ def build_document(ctx: MethodContext, doc: Document, kit: Toolkit, signature: d
     if state is None:
         state = {"signature": signature, "chunks": len(chunks), "done": 0, "complete": False}
         with ctx.store.transaction():
-            ctx.store.put_records(NS_CHUNK, [(item.chunk.id, {"chunk": item.chunk.model_dump(),
-                                                              "context": item.context, "index": i}, doc.id)
-                                             for i, item in enumerate(items)])
+            ctx.store.put_records(
+                NS_CHUNK,
+                [
+                    (item.chunk.id, {"chunk": item.chunk.model_dump(), "context": item.context, "index": i}, doc.id)
+                    for i, item in enumerate(items)
+                ],
+            )
             put_state(ctx.store, doc.id, state)
     _embed_chunks(ctx, doc.id, [item.chunk for item in items], have)
     page_last = {c.page: i for i, c in enumerate(chunks)}
@@ -307,8 +337,16 @@ def build_document(ctx: MethodContext, doc: Document, kit: Toolkit, signature: d
             try:
                 if chunk.id in failed:
                     raise ModelError(failed[chunk.id])
-                log = fold_chunk(view, chunk, extracted[chunk.id], kit, by_id, settings.conflict_resolution,
-                                 settings.max_group_size, counters)
+                log = fold_chunk(
+                    view,
+                    chunk,
+                    extracted[chunk.id],
+                    kit,
+                    by_id,
+                    settings.conflict_resolution,
+                    settings.max_group_size,
+                    counters,
+                )
             except ModelError as exc:  # the view holds a half-folded chunk: dropped with it
                 _stop_document(ctx, doc, chunk, i, len(chunks), exc, counters)
                 return pages_now
@@ -330,28 +368,16 @@ def build_document(ctx: MethodContext, doc: Document, kit: Toolkit, signature: d
     return pages_now
 
 
-def _stop_document(ctx: MethodContext, doc: Document, chunk: Chunk, index: int, total: int, exc: ModelError,
-                   counters: Counters) -> None:
+def _stop_document(
+    ctx: MethodContext, doc: Document, chunk: Chunk, index: int, total: int, exc: ModelError, counters: Counters
+) -> None:
     """Note a document stopped at a chunk whose model calls failed (see the module docstring)."""
-    message = (f"{doc.title} ({doc.id}) chunk {chunk.id} on page {chunk.page}: {exc} — {index} of {total} "
-               f"chunks kept; the next build resumes at this chunk")
+    message = (
+        f"{doc.title} ({doc.id}) chunk {chunk.id} on page {chunk.page}: {exc} — {index} of {total} "
+        f"chunks kept; the next build resumes at this chunk"
+    )
     counters.failures.append(message)
     ctx.progress.note(f"hvm: model calls failed for {message}")
-
-
-def signature_of(ctx: MethodContext, kit: Toolkit) -> dict:
-    """The settings a document's HVM index depends on; a change rebuilds the document."""
-    settings = ctx.settings.hvm.with_profile()
-    return {"extractor": kit.name, "conflict_resolution": settings.conflict_resolution,
-            "max_group_size": settings.max_group_size, "support_per_group": settings.support_per_group,
-            "support_chars": settings.support_chars, "chunk_words": DEFAULT_MAX_WORDS}
-
-
-def signature_changes(recorded: dict, signature: dict) -> list[str]:
-    """``"key old → new"`` for every setting that differs; a key the recorded signature lacks
-    (an index built before it was recorded) counts as unchanged."""
-    return [f"{key} {recorded[key]} → {value}" for key, value in signature.items()
-            if key in recorded and recorded[key] != value]
 
 
 def remove(ctx: MethodContext, doc_id: str) -> None:
@@ -373,8 +399,9 @@ def summarize_notes(notes: list[str], examples: int = 3) -> list[str]:
     for message, where in by_message.items():
         named = [w for w in where if w]
         shown = ", ".join(named[:examples]) + (", …" if len(named) > examples else "")
-        lines.append(f"{message} ({len(where)} chunk{'s' if len(where) != 1 else ''}"
-                     + (f": {shown})" if shown else ")"))
+        lines.append(
+            f"{message} ({len(where)} chunk{'s' if len(where) != 1 else ''}" + (f": {shown})" if shown else ")")
+        )
     return lines
 
 
@@ -400,8 +427,10 @@ def build(ctx: MethodContext) -> BuildReport:
         state = states.get(doc.id)
         changes = signature_changes(state.get("signature") or {}, signature) if state is not None else []
         if changes:
-            keep = state["signature"].get("extractor") == kit.name and \
-                state["signature"].get("chunk_words") == signature["chunk_words"]
+            keep = (
+                state["signature"].get("extractor") == kit.name
+                and state["signature"].get("chunk_words") == signature["chunk_words"]
+            )
             remove_contribution(ctx.store, doc.id)
             reset_document(ctx.store, doc.id, keep_extraction=keep)
             rebuilt.setdefault(", ".join(changes), []).append(f"{doc.title} ({doc.page_count} pages)")
@@ -411,8 +440,10 @@ def build(ctx: MethodContext) -> BuildReport:
         else:
             todo.append(doc)
     for changes, titles in rebuilt.items():
-        ctx.progress.note(f"hvm: settings changed since the last build ({changes}): rebuilding "
-                          f"{len(titles)} document(s): {'; '.join(titles)}")
+        ctx.progress.note(
+            f"hvm: settings changed since the last build ({changes}): rebuilding "
+            f"{len(titles)} document(s): {'; '.join(titles)}"
+        )
     counters = Counters()
     ctx.models.check_embedding_model(METHOD)
     renew_stale_recipe(ctx, METHOD, (VEC_CHUNK,))
@@ -425,8 +456,13 @@ def build(ctx: MethodContext) -> BuildReport:
                 embedded += _ensure_chunk_vectors(ctx, doc.id, have)
         for doc in todo:
             built += build_document(ctx, doc, kit, signature, counters, have)
-        embedded += sum(embed_missing(ctx.store, ctx.models.text_embedder, on_block=lambda kind, done, total:
-                                      ctx.progress.advance(0, embedded=f"{done}/{total} {kind}")))
+        embedded += sum(
+            embed_missing(
+                ctx.store,
+                ctx.models.text_embedder,
+                on_block=lambda kind, done, total: ctx.progress.advance(0, embedded=f"{done}/{total} {kind}"),
+            )
+        )
         entity_vectors = 0
         if not settings.concept_graph:  # the ablation retrieves entities directly: they need vectors
             with_vectors = {key.split("|", 1)[0] for key in load_index(ctx.store, VEC_ENTITY).keys}
@@ -441,11 +477,17 @@ def build(ctx: MethodContext) -> BuildReport:
     for line in summarize_notes(counters.notes):
         ctx.progress.note(f"hvm: {line}")
     stats: dict[str, Any] = {k: v for k, v in vars(counters).items() if k not in ("notes", "failures")}
-    stats.update(documents=len(todo), extractor=kit.name, notes=len(counters.notes), entity_vectors=entity_vectors,
-                 failed_documents=len(counters.failures))
+    stats.update(
+        documents=len(todo),
+        extractor=kit.name,
+        notes=len(counters.notes),
+        entity_vectors=entity_vectors,
+        failed_documents=len(counters.failures),
+    )
     if counters.failures:
         stats["failures"] = counters.failures
     if rebuilt:
         stats["rebuilt"] = {changes: titles for changes, titles in rebuilt.items()}
-    return BuildReport(method=METHOD, pages_built=built, pages_skipped=skipped,
-                       seconds=time.perf_counter() - started, stats=stats)
+    return BuildReport(
+        method=METHOD, pages_built=built, pages_skipped=skipped, seconds=time.perf_counter() - started, stats=stats
+    )

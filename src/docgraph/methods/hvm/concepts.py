@@ -12,8 +12,9 @@ change introduced.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Any
 
 from ...models.base import TextEmbedder
 from ...models.usage import embedding_stage
@@ -88,7 +89,8 @@ def remove_contribution(store: Store, doc_id: str) -> tuple[int, int]:
 
 
 def _drop_doc(store: Store, namespace: str, doc_id: str) -> list[str]:
-    changed, dead = [], []
+    changed: list[tuple[str, Any, str | None]] = []
+    dead: list[str] = []
     for key, row in store.iter_records(namespace):
         if doc_id in row["docs"]:
             del row["docs"][doc_id]
@@ -105,16 +107,21 @@ def graph_documents(store: Store) -> set[str]:
     return {doc for _, row in store.iter_records(NS_CONCEPT) for doc in row["docs"]}
 
 
-def embed_missing(store: Store, embedder: TextEmbedder,
-                  on_block: Callable[[str, int, int], None] | None = None) -> tuple[int, int]:
+def embed_missing(
+    store: Store, embedder: TextEmbedder, on_block: Callable[[str, int, int], None] | None = None
+) -> tuple[int, int]:
     """Embed concepts and relation labels that have no vector yet, one ``embed_blocks``
     block per call (``on_block(kind, done, total)`` after each, for a progress line);
     returns (concepts, relations) embedded."""
     counts = []
     for vec_ns, keys, text_of in (
-            (VEC_CONCEPT, store.record_keys(NS_CONCEPT), lambda k: k),
-            (VEC_RELATION, sorted({row["relation"] for _, row in store.iter_records(NS_EDGE)}),
-             lambda k: k.replace("_", " "))):
+        (VEC_CONCEPT, store.record_keys(NS_CONCEPT), lambda k: k),
+        (
+            VEC_RELATION,
+            sorted({row["relation"] for _, row in store.iter_records(NS_EDGE)}),
+            lambda k: k.replace("_", " "),
+        ),
+    ):
         have = set(load_index(store, vec_ns).keys)
         missing = [k for k in keys if k not in have]
         if missing:

@@ -26,19 +26,19 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Protocol, Sequence
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
+from ...config import HVMSettings
 from ...models.base import ChatModel, user
 from ...models.response_format import json_schema_format
-from ...config import HVMSettings
 from ...prompts import material, render_prompt
 from ...types import Chunk
 from .data import CONFLICT_TYPES, Fact
-from .holistic import (CandidateGroup, ConfirmedGroup, Decision, HolisticView, Resolution, bounded,
-                       group_support)
+from .holistic import CandidateGroup, ConfirmedGroup, Decision, HolisticView, Resolution, bounded, group_support
 
 GROUPS_PER_CALL = 10
 STAGE_DETECT = "hvm.detect"
@@ -54,7 +54,7 @@ class SupportLimits:
     chars: int = 1200
 
     @classmethod
-    def of(cls, settings: HVMSettings) -> "SupportLimits":
+    def of(cls, settings: HVMSettings) -> SupportLimits:
         return cls(per_group=settings.support_per_group, chars=settings.support_chars)
 
 
@@ -75,15 +75,22 @@ def add_truncation(total: dict[str, int], *parts: object) -> None:
 class Detector(Protocol):
     name: str
 
-    def detect(self, view: HolisticView, new_facts: Sequence[Fact],
-               groups: Sequence[CandidateGroup]) -> list[ConfirmedGroup]: ...
+    def detect(
+        self, view: HolisticView, new_facts: Sequence[Fact], groups: Sequence[CandidateGroup]
+    ) -> list[ConfirmedGroup]: ...
 
 
 class Resolver(Protocol):
     name: str
 
-    def resolve(self, view: HolisticView, new_facts: Sequence[Fact], confirmed: Sequence[ConfirmedGroup],
-                current: Chunk, chunks: Mapping[str, Chunk]) -> Resolution: ...
+    def resolve(
+        self,
+        view: HolisticView,
+        new_facts: Sequence[Fact],
+        confirmed: Sequence[ConfirmedGroup],
+        current: Chunk,
+        chunks: Mapping[str, Chunk],
+    ) -> Resolution: ...
 
 
 # --------------------------------------------------------------------- model replies
@@ -121,8 +128,13 @@ def _label(text: str) -> str:
 class _Numbering:
     """F-labels for facts and the lines that show them, for one prompt."""
 
-    def __init__(self, view: HolisticView, new_ids: set[str], facts: Mapping[str, Fact],
-                 chunks: Mapping[str, Chunk] | None = None):
+    def __init__(
+        self,
+        view: HolisticView,
+        new_ids: set[str],
+        facts: Mapping[str, Fact],
+        chunks: Mapping[str, Chunk] | None = None,
+    ):
         self.view, self.new_ids, self.facts, self.chunks = view, new_ids, facts, chunks or {}
         self.label_of: dict[str, str] = {}
         self.id_of: dict[str, str] = {}
@@ -140,11 +152,16 @@ class _Numbering:
     def line(self, fact_id: str) -> str:
         fact = self.facts[fact_id]
         pages = sorted({self.chunks[c].page for c in fact.chunks if c in self.chunks})
-        where = "new" if fact_id in self.new_ids else (
-            f"accepted, page {', '.join(map(str, pages))}" if pages else "accepted")
+        where = (
+            "new"
+            if fact_id in self.new_ids
+            else (f"accepted, page {', '.join(map(str, pages))}" if pages else "accepted")
+        )
         scope = f" ({fact.qualifier})" if fact.qualifier else ""
-        return (f"  {self.label(fact_id)}: ({self._name(fact.head)}, {fact.relation}{scope}, "
-                f"{self._name(fact.tail)})  [{where}]")
+        return (
+            f"  {self.label(fact_id)}: ({self._name(fact.head)}, {fact.relation}{scope}, "
+            f"{self._name(fact.tail)})  [{where}]"
+        )
 
     def fact_id(self, label: str) -> str | None:
         return self.id_of.get(_label(label))
@@ -154,7 +171,7 @@ _KIND_TEXT = {"hr": "same head and relation", "ht": "same head and tail", "h": "
 
 
 def _batches(items: Sequence, size: int) -> list[Sequence]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 class ModelDetector:
@@ -166,8 +183,9 @@ class ModelDetector:
         self.chat, self.max_group_size, self.context = chat, max_group_size, context
         self.truncated: Counter = Counter()
 
-    def detect(self, view: HolisticView, new_facts: Sequence[Fact],
-               groups: Sequence[CandidateGroup]) -> list[ConfirmedGroup]:
+    def detect(
+        self, view: HolisticView, new_facts: Sequence[Fact], groups: Sequence[CandidateGroup]
+    ) -> list[ConfirmedGroup]:
         facts = {**view.facts, **{f.id: f for f in new_facts}}
         new_ids = {f.id for f in new_facts}
         out: list[ConfirmedGroup] = []
@@ -182,11 +200,16 @@ class ModelDetector:
             for index, group in enumerate(batch, 1):
                 lines = [numbering.line(i) for i in group.fact_ids]
                 blocks.append(f"G{index} ({_KIND_TEXT[group.kind]}):\n" + "\n".join(lines))
-            prompt = render_prompt(__package__, "detect_conflicts.md", context=material(self.context or "(none)"),
-                                   groups=material("\n\n".join(blocks)))
+            prompt = render_prompt(
+                __package__,
+                "detect_conflicts.md",
+                context=material(self.context or "(none)"),
+                groups=material("\n\n".join(blocks)),
+            )
             bound = json_schema_format(DetectionReply, max_items={"groups": len(batch)})
-            reply = self.chat.complete([user(prompt)], stage=STAGE_DETECT, schema=DetectionReply,
-                                       response_format=bound).parsed
+            reply = self.chat.complete(
+                [user(prompt)], stage=STAGE_DETECT, schema=DetectionReply, response_format=bound
+            ).parsed
             assert isinstance(reply, DetectionReply)
             for item in reply.groups:
                 match = re.fullmatch(r"G(\d+)", _label(item.group))
@@ -194,11 +217,21 @@ class ModelDetector:
                     continue
                 group = batch[int(match.group(1)) - 1]
                 kind = item.type.strip().lower()
-                pairs = tuple((a, b) for pair in item.pairs if len(pair) == 2
-                              for a, b in [(numbering.fact_id(pair[0]), numbering.fact_id(pair[1]))]
-                              if a in group.fact_ids and b in group.fact_ids)
-                out.append(ConfirmedGroup(group=group, type=kind if kind in CONFLICT_TYPES else "undetermined",
-                                          pairs=pairs, explanation=item.explanation.strip()))
+                pairs = tuple(
+                    (a, b)
+                    for pair in item.pairs
+                    if len(pair) == 2
+                    for a, b in [(numbering.fact_id(pair[0]), numbering.fact_id(pair[1]))]
+                    if a in group.fact_ids and b in group.fact_ids
+                )
+                out.append(
+                    ConfirmedGroup(
+                        group=group,
+                        type=kind if kind in CONFLICT_TYPES else "undetermined",
+                        pairs=pairs,
+                        explanation=item.explanation.strip(),
+                    )
+                )
         return out
 
 
@@ -211,20 +244,26 @@ class ModelResolver:
         self.chat, self.context, self.limits = chat, context, limits
         self.truncated: Counter = Counter()
 
-    def resolve(self, view: HolisticView, new_facts: Sequence[Fact], confirmed: Sequence[ConfirmedGroup],
-                current: Chunk, chunks: Mapping[str, Chunk]) -> Resolution:
+    def resolve(
+        self,
+        view: HolisticView,
+        new_facts: Sequence[Fact],
+        confirmed: Sequence[ConfirmedGroup],
+        current: Chunk,
+        chunks: Mapping[str, Chunk],
+    ) -> Resolution:
         facts = {**view.facts, **{f.id: f for f in new_facts}}
         new_ids = {f.id for f in new_facts}
         resolution = Resolution()
         summaries = []
         for start in range(0, len(confirmed), GROUPS_PER_CALL):
-            batch = confirmed[start:start + GROUPS_PER_CALL]
+            batch = confirmed[start : start + GROUPS_PER_CALL]
             numbering = _Numbering(view, new_ids, facts, chunks)
             support_ids: dict[str, str] = {}
             blocks = []
             for index, conf in enumerate(batch, 1):
                 support = [c for c in group_support(view, conf.group, facts) if c in chunks and c != current.id]
-                shown = support[:self.limits.per_group] if self.limits.per_group else support
+                shown = support[: self.limits.per_group] if self.limits.per_group else support
                 if len(shown) < len(support):
                     self.truncated["support_groups_cut"] += 1
                     self.truncated["support_chunks_omitted"] += len(support) - len(shown)
@@ -235,31 +274,51 @@ class ModelResolver:
                     refs.append(support_ids[chunk_id])
                 lines = [numbering.line(i) for i in conf.group.fact_ids]
                 pairs = ", ".join(f"{numbering.label(a)}–{numbering.label(b)}" for a, b in conf.pairs)
-                blocks.append(f"G{index} — {conf.type} conflict{f' between {pairs}' if pairs else ''}: "
-                              f"{conf.explanation or '(no explanation)'}\n" + "\n".join(lines)
-                              + f"\n  supporting chunks: {', '.join(refs) or '(only the current chunk)'}")
-            support_text = "\n\n".join(
-                f"{label} (page {chunks[cid].page}, {chunks[cid].modality}):\n"
-                f"{_cut(chunks[cid].text, self.limits.chars, self.truncated)}"
-                for cid, label in support_ids.items()) or "(none besides the current chunk)"
-            prompt = render_prompt(__package__, "resolve_conflicts.md", groups=material("\n\n".join(blocks)),
-                                   support=material(support_text),
-                                   context=material(self.context or f"page {current.page}"),
-                                   current=material(_cut(current.text, self.limits.chars * 2, self.truncated)))
+                blocks.append(
+                    f"G{index} — {conf.type} conflict{f' between {pairs}' if pairs else ''}: "
+                    f"{conf.explanation or '(no explanation)'}\n"
+                    + "\n".join(lines)
+                    + f"\n  supporting chunks: {', '.join(refs) or '(only the current chunk)'}"
+                )
+            support_text = (
+                "\n\n".join(
+                    f"{label} (page {chunks[cid].page}, {chunks[cid].modality}):\n"
+                    f"{_cut(chunks[cid].text, self.limits.chars, self.truncated)}"
+                    for cid, label in support_ids.items()
+                )
+                or "(none besides the current chunk)"
+            )
+            prompt = render_prompt(
+                __package__,
+                "resolve_conflicts.md",
+                groups=material("\n\n".join(blocks)),
+                support=material(support_text),
+                context=material(self.context or f"page {current.page}"),
+                current=material(_cut(current.text, self.limits.chars * 2, self.truncated)),
+            )
             facts_shown = sum(len(conf.group.fact_ids) for conf in batch)
-            bound = json_schema_format(ResolutionReply, max_items={"decisions": max(1, facts_shown),
-                                                                   "unresolved": max(1, facts_shown)})
-            reply = self.chat.complete([user(prompt)], stage=STAGE_RESOLVE, schema=ResolutionReply,
-                                       response_format=bound).parsed
+            bound = json_schema_format(
+                ResolutionReply, max_items={"decisions": max(1, facts_shown), "unresolved": max(1, facts_shown)}
+            )
+            reply = self.chat.complete(
+                [user(prompt)], stage=STAGE_RESOLVE, schema=ResolutionReply, response_format=bound
+            ).parsed
             assert isinstance(reply, ResolutionReply)
             for item in reply.decisions:
                 fact_id = numbering.fact_id(item.fact)
                 action = item.action.strip().lower()
                 if fact_id is None or action not in ("keep", "discard", "modify", "merge"):
                     continue
-                resolution.decisions.append(Decision(
-                    fact_id=fact_id, action=action, relation=item.relation, qualifier=item.qualifier,  # type: ignore[arg-type]
-                    into=numbering.fact_id(item.into) or "" if item.into else "", reason=item.reason.strip()))
+                resolution.decisions.append(
+                    Decision(
+                        fact_id=fact_id,
+                        action=action,
+                        relation=item.relation,
+                        qualifier=item.qualifier,  # type: ignore[arg-type]  # the reply schema allows only Decision's qualifiers
+                        into=numbering.fact_id(item.into) or "" if item.into else "",
+                        reason=item.reason.strip(),
+                    )
+                )
             for label in reply.unresolved:
                 match = re.fullmatch(r"G(\d+)", _label(label))
                 if match and 1 <= int(match.group(1)) <= len(batch):
@@ -281,19 +340,31 @@ class OfflineDetector:
 
     name = "offline"
 
-    def detect(self, view: HolisticView, new_facts: Sequence[Fact],
-               groups: Sequence[CandidateGroup]) -> list[ConfirmedGroup]:
+    def detect(
+        self, view: HolisticView, new_facts: Sequence[Fact], groups: Sequence[CandidateGroup]
+    ) -> list[ConfirmedGroup]:
         facts = {**view.facts, **{f.id: f for f in new_facts}}
         out = []
         for group in groups:
             if group.kind != "hr":
                 continue
             members = [facts[i] for i in group.fact_ids]
-            pairs = tuple((a.id, b.id) for a in members if a.id in group.new_ids for b in members
-                          if b.id != a.id and (b.tail, b.qualifier) != (a.tail, a.qualifier))
+            pairs = tuple(
+                (a.id, b.id)
+                for a in members
+                if a.id in group.new_ids
+                for b in members
+                if b.id != a.id and (b.tail, b.qualifier) != (a.tail, a.qualifier)
+            )
             if pairs:
-                out.append(ConfirmedGroup(group=group, type="undetermined", pairs=pairs,
-                                          explanation="same head and relation, different tails"))
+                out.append(
+                    ConfirmedGroup(
+                        group=group,
+                        type="undetermined",
+                        pairs=pairs,
+                        explanation="same head and relation, different tails",
+                    )
+                )
         return out
 
 
@@ -302,8 +373,14 @@ class OfflineResolver:
 
     name = "offline"
 
-    def resolve(self, view: HolisticView, new_facts: Sequence[Fact], confirmed: Sequence[ConfirmedGroup],
-                current: Chunk, chunks: Mapping[str, Chunk]) -> Resolution:
+    def resolve(
+        self,
+        view: HolisticView,
+        new_facts: Sequence[Fact],
+        confirmed: Sequence[ConfirmedGroup],
+        current: Chunk,
+        chunks: Mapping[str, Chunk],
+    ) -> Resolution:
         facts = {**view.facts, **{f.id: f for f in new_facts}}
         new_ids = {f.id for f in new_facts}
         resolution = Resolution()
@@ -318,18 +395,27 @@ class OfflineResolver:
                 for fact_id in same:
                     if fact_id != target and fact_id not in decided:
                         decided.add(fact_id)
-                        resolution.decisions.append(Decision(
-                            fact_id=fact_id, action="merge", into=target,
-                            reason="same value written differently (offline rule)"))
+                        resolution.decisions.append(
+                            Decision(
+                                fact_id=fact_id,
+                                action="merge",
+                                into=target,
+                                reason="same value written differently (offline rule)",
+                            )
+                        )
             if len(by_value) > 1:
                 resolution.unresolved.add(index)
                 for same in by_value.values():
                     for fact_id in same:
                         if fact_id not in decided:
                             decided.add(fact_id)
-                            resolution.decisions.append(Decision(
-                                fact_id=fact_id, action="keep",
-                                reason="offline rules cannot tell a contradiction from complementary "
-                                       "facts; all kept with their sources"))
+                            resolution.decisions.append(
+                                Decision(
+                                    fact_id=fact_id,
+                                    action="keep",
+                                    reason="offline rules cannot tell a contradiction from complementary "
+                                    "facts; all kept with their sources",
+                                )
+                            )
         resolution.summary = f"offline rules: {len(resolution.unresolved)} group(s) left unresolved"
         return resolution

@@ -27,8 +27,9 @@ _ARTICLE = re.compile(r"^(the|a|an)\s+", re.IGNORECASE)
 _EDGE_PUNCT = " \t\n\r\"'`“”‘’.,;:!?()[]{}<>*•·-–—"
 _SIGNED = re.compile(r"^\s*[-−–]\s*\d")
 _NON_WORD = re.compile(r"[^0-9a-z]+")
-_NUMBER = re.compile(r"^[\s(]*[-+−]?[$€£¥]?\s*[\d.,]+\s*(%|[kmb]n?|million|billion|thousand|bn|m)?[\s)]*$",
-                     re.IGNORECASE)
+_NUMBER = re.compile(
+    r"^[\s(]*[-+−]?[$€£¥]?\s*[\d.,]+\s*(%|[kmb]n?|million|billion|thousand|bn|m)?[\s)]*$", re.IGNORECASE
+)
 
 MAX_RELATION_CHARS = 64
 CONFLICT_TYPES: tuple[str, ...] = ("mutual", "temporal", "granularity")

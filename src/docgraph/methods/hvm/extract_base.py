@@ -16,10 +16,11 @@ document before it, to resume there on the next build.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol, Sequence, TypeVar
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -37,12 +38,26 @@ DESCRIPTION_CHARS = 240
 
 # Readable concepts for spaCy NER labels (the offline φ); numeric labels are values, not concepts.
 LABEL_CONCEPTS: dict[str, str] = {
-    "PERSON": "person", "NORP": "group", "ORG": "organization", "GPE": "place", "LOC": "location",
-    "FAC": "facility", "PRODUCT": "product", "EVENT": "event", "WORK_OF_ART": "work", "LAW": "law",
-    "LANGUAGE": "language", "DATE": "date", "TIME": "time",
+    "PERSON": "person",
+    "NORP": "group",
+    "ORG": "organization",
+    "GPE": "place",
+    "LOC": "location",
+    "FAC": "facility",
+    "PRODUCT": "product",
+    "EVENT": "event",
+    "WORK_OF_ART": "work",
+    "LAW": "law",
+    "LANGUAGE": "language",
+    "DATE": "date",
+    "TIME": "time",
 }
 VALUE_CONCEPTS: dict[str, str] = {
-    "MONEY": "amount", "PERCENT": "percentage", "QUANTITY": "quantity", "CARDINAL": "number", "ORDINAL": "rank",
+    "MONEY": "amount",
+    "PERCENT": "percentage",
+    "QUANTITY": "quantity",
+    "CARDINAL": "number",
+    "ORDINAL": "rank",
 }
 
 
@@ -101,23 +116,33 @@ def entities_of(items: Sequence[EntityItem], default_concept: str = "thing") -> 
     for item in items:
         name = clean_name(item.name)
         if name and not is_numeric(name):
-            out.append(ExtractedEntity(name=name, concept=item.type.strip() or default_concept,
-                                       description=item.description.strip()))
+            out.append(
+                ExtractedEntity(
+                    name=name, concept=item.type.strip() or default_concept, description=item.description.strip()
+                )
+            )
     return out
 
 
 def facts_of(items: Sequence[RelationItem]) -> list[ExtractedFact]:
-    return [ExtractedFact(head=clean_name(r.head), relation=r.relation, tail=clean_name(r.tail),
-                          head_concept=r.head_type.strip(), tail_concept=r.tail_type.strip())
-            for r in items if clean_name(r.head) and clean_name(r.tail) and r.relation.strip()]
+    return [
+        ExtractedFact(
+            head=clean_name(r.head),
+            relation=r.relation,
+            tail=clean_name(r.tail),
+            head_concept=r.head_type.strip(),
+            tail_concept=r.tail_type.strip(),
+        )
+        for r in items
+        if clean_name(r.head) and clean_name(r.tail) and r.relation.strip()
+    ]
 
 
 def entity_list(entities: Sequence[ExtractedEntity]) -> str:
     """Entities as prompt lines: ``- name [concept]: description``."""
     if not entities:
         return "(none)"
-    return "\n".join(f"- {e.name} [{e.concept}]" + (f": {e.description}" if e.description else "")
-                     for e in entities)
+    return "\n".join(f"- {e.name} [{e.concept}]" + (f": {e.description}" if e.description else "") for e in entities)
 
 
 def run_parallel(items: Sequence[T], work: Callable[[T], R], workers: int) -> list[R]:
@@ -128,8 +153,9 @@ def run_parallel(items: Sequence[T], work: Callable[[T], R], workers: int) -> li
         return list(pool.map(work, items))
 
 
-def with_fallback(model_work: Callable[[ChunkInput], Extraction], offline: "Strategy | None",
-                  ) -> Callable[[ChunkInput], Extraction | ChunkFailed]:
+def with_fallback(
+    model_work: Callable[[ChunkInput], Extraction], offline: Strategy | None
+) -> Callable[[ChunkInput], Extraction | ChunkFailed]:
     """``model_work`` that falls back to ``offline`` when a reply stays invalid (the extraction
     marked strategy ``OFFLINE_FALLBACK``, with a note), and gives ``ChunkFailed`` when the
     endpoint keeps failing — or when a reply stays invalid and there is no ``offline``
@@ -184,8 +210,11 @@ def offline_entities(analysis: TextAnalysis) -> tuple[list[ExtractedEntity], dic
         if key in concepts or not clean_name(ent.text):
             continue
         concepts[key] = LABEL_CONCEPTS.get(ent.label, ent.label.lower())
-        out.append(ExtractedEntity(name=clean_name(ent.text), concept=concepts[key],
-                                   description=first_sentence_with(analysis, ent.text)))
+        out.append(
+            ExtractedEntity(
+                name=clean_name(ent.text), concept=concepts[key], description=first_sentence_with(analysis, ent.text)
+            )
+        )
     phrases = 0
     for phrase in analysis.noun_phrases:
         key = phrase.lower()
@@ -194,8 +223,9 @@ def offline_entities(analysis: TextAnalysis) -> tuple[list[ExtractedEntity], dic
             continue
         concepts[key] = head
         phrases += 1
-        out.append(ExtractedEntity(name=clean_name(phrase), concept=head,
-                                   description=first_sentence_with(analysis, phrase)))
+        out.append(
+            ExtractedEntity(name=clean_name(phrase), concept=head, description=first_sentence_with(analysis, phrase))
+        )
     return out, concepts
 
 
@@ -206,11 +236,16 @@ def offline_facts(analysis: TextAnalysis, concepts: dict[str, str]) -> list[Extr
         head, tail = clean_name(triple.subject), clean_name(triple.object)
         if not head or not tail:
             continue
-        out.append(ExtractedFact(
-            head=head, relation=triple.predicate, tail=tail,
-            head_concept=concepts.get(triple.subject.lower()) or phrase_concept(head),
-            tail_concept=concepts.get(triple.object.lower())
-            or ("number" if is_numeric(tail) else phrase_concept(tail))))
+        out.append(
+            ExtractedFact(
+                head=head,
+                relation=triple.predicate,
+                tail=tail,
+                head_concept=concepts.get(triple.subject.lower()) or phrase_concept(head),
+                tail_concept=concepts.get(triple.object.lower())
+                or ("number" if is_numeric(tail) else phrase_concept(tail)),
+            )
+        )
     return out
 
 
@@ -220,7 +255,7 @@ def nearby_captions(page: Page, component_id: str) -> str:
     index = next((i for i, c in enumerate(ordered) if c.id == component_id), None)
     if index is None:
         return ""
-    window = ordered[max(0, index - 1): index + 2]
+    window = ordered[max(0, index - 1) : index + 2]
     return " ".join(c.text.strip() for c in window if c.kind is ComponentKind.CAPTION and c.text.strip())
 
 
@@ -228,13 +263,19 @@ def nearby_captions(page: Page, component_id: str) -> str:
 STAGE_EXTRACT = "hvm.extract"
 
 
-def model_relations(chat: ChatModel, context: str, content: str, entities: Sequence[ExtractedEntity],
-                    images: Sequence[ImagePart] = ()) -> list[ExtractedFact]:
+def model_relations(
+    chat: ChatModel, context: str, content: str, entities: Sequence[ExtractedEntity], images: Sequence[ImagePart] = ()
+) -> list[ExtractedFact]:
     """The relation step (paper Fig. 16): facts among a chunk's entities (and values it states)."""
     if not entities:
         return []
-    prompt = render_prompt(__package__, "extract_relations.md", context=material(context or "(none)"),
-                           content=material(content), entities=material(entity_list(entities)))
+    prompt = render_prompt(
+        __package__,
+        "extract_relations.md",
+        context=material(context or "(none)"),
+        content=material(content),
+        entities=material(entity_list(entities)),
+    )
     reply = chat.complete([user(prompt, list(images))], stage=STAGE_EXTRACT, schema=RelationsReply).parsed
     assert isinstance(reply, RelationsReply)
     return facts_of(reply.relations)

@@ -15,20 +15,41 @@ named entity is linked to the picture by ``related_to``.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
 from ...models.base import ChatModel, ImagePart, user
 from ...prompts import material, render_prompt
 from .data import ExtractedEntity, ExtractedFact, Extraction, clean_name
-from .extract_base import (STAGE_EXTRACT, ChunkFailed, ChunkInput, EntityItem, Strategy, entities_of,
-                           model_relations, run_parallel, with_fallback)
+from .extract_base import (
+    STAGE_EXTRACT,
+    ChunkFailed,
+    ChunkInput,
+    EntityItem,
+    Strategy,
+    entities_of,
+    model_relations,
+    run_parallel,
+    with_fallback,
+)
 
 NAME_CHARS = 80
-_KIND_WORDS = {"figure": "figure", "fig": "figure", "chart": "chart", "graph": "chart", "diagram": "diagram",
-               "map": "map", "photo": "photo", "photograph": "photo", "illustration": "illustration",
-               "plate": "figure", "table": "table image", "image": "image", "picture": "image"}
+_KIND_WORDS = {
+    "figure": "figure",
+    "fig": "figure",
+    "chart": "chart",
+    "graph": "chart",
+    "diagram": "diagram",
+    "map": "map",
+    "photo": "photo",
+    "photograph": "photo",
+    "illustration": "illustration",
+    "plate": "figure",
+    "table": "table image",
+    "image": "image",
+    "picture": "image",
+}
 
 
 class ImageReply(BaseModel):
@@ -63,19 +84,37 @@ class OfflineImageStrategy:
 
     def extract(self, items: Sequence[ChunkInput]) -> list[Extraction]:
         described = [i for i, item in enumerate(items) if item.description.strip()]
-        texts = dict(zip(described, self.text.extract([
-            ChunkInput(chunk=items[i].chunk.model_copy(update={"text": items[i].description}),
-                       context=items[i].context) for i in described])))
+        texts = dict(
+            zip(
+                described,
+                self.text.extract(
+                    [
+                        ChunkInput(
+                            chunk=items[i].chunk.model_copy(update={"text": items[i].description}),
+                            context=items[i].context,
+                        )
+                        for i in described
+                    ]
+                ),
+            )
+        )
         out = []
         for i, item in enumerate(items):
             name = picture_name(item)
-            picture = ExtractedEntity(name=name, concept=picture_concept(item.description),
-                                      description=(item.description or f"a picture on page {item.chunk.page}")[:240])
+            picture = ExtractedEntity(
+                name=name,
+                concept=picture_concept(item.description),
+                description=(item.description or f"a picture on page {item.chunk.page}")[:240],
+            )
             found = texts.get(i, Extraction())
             entities = [picture] + [e for e in found.entities if e.name.lower() != name.lower()]
             named = [e for e in found.entities if e.name[:1].isupper() and e.name.lower() != name.lower()]
-            facts = [ExtractedFact(head=name, relation="related_to", tail=e.name, head_concept=picture.concept,
-                                   tail_concept=e.concept) for e in named] + found.facts
+            facts = [
+                ExtractedFact(
+                    head=name, relation="related_to", tail=e.name, head_concept=picture.concept, tail_concept=e.concept
+                )
+                for e in named
+            ] + found.facts
             notes = [] if item.description.strip() else ["picture without caption or nearby text"]
             out.append(Extraction(entities=entities, facts=facts, strategy=self.name, notes=notes))
         return out
@@ -91,13 +130,20 @@ class ModelImageStrategy:
     def _one(self, item: ChunkInput) -> Extraction:
         images = [ImagePart(path=item.image)] if self.vision and item.image and item.image.exists() else []
         notes = [] if images else ["no image sent to the model (no vision support or no crop): caption only"]
-        prompt = render_prompt(__package__, "extract_image.md", context=material(item.context or "(none)"),
-                               description=material(item.description or "(none)"))
+        prompt = render_prompt(
+            __package__,
+            "extract_image.md",
+            context=material(item.context or "(none)"),
+            description=material(item.description or "(none)"),
+        )
         reply = self.chat.complete([user(prompt, images)], stage=STAGE_EXTRACT, schema=ImageReply).parsed
         assert isinstance(reply, ImageReply)
         pictures = entities_of([reply.image], default_concept="image")
-        picture = pictures[0] if pictures else ExtractedEntity(name=picture_name(item), concept="image",
-                                                               description=reply.image.description)
+        picture = (
+            pictures[0]
+            if pictures
+            else ExtractedEntity(name=picture_name(item), concept="image", description=reply.image.description)
+        )
         entities = [picture] + [e for e in entities_of(reply.entities) if e.name.lower() != picture.name.lower()]
         content = f"[the attached picture]\nCaption / nearby text: {item.description or '(none)'}"
         facts = model_relations(self.chat, item.context, content, entities, images)

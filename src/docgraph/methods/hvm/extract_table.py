@@ -16,14 +16,23 @@ as Markdown rows is treated as text.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...models.base import ChatModel, user
 from ...prompts import material, render_prompt
-from .data import ExtractedEntity, ExtractedFact, Extraction, clean_name, concept_name, is_numeric, relation_name
 from ..markdown_tables import parse_table
-from .extract_base import (STAGE_EXTRACT, ChunkFailed, ChunkInput, EntitiesReply, Strategy, entities_of,
-                           model_relations, run_parallel, with_fallback)
+from .data import ExtractedEntity, ExtractedFact, Extraction, clean_name, concept_name, is_numeric, relation_name
+from .extract_base import (
+    STAGE_EXTRACT,
+    ChunkFailed,
+    ChunkInput,
+    EntitiesReply,
+    Strategy,
+    entities_of,
+    model_relations,
+    run_parallel,
+    with_fallback,
+)
 
 _UNITS = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 MAX_CELL_WORDS = 8
@@ -46,8 +55,11 @@ def column_concept(label: str, fallback: str) -> str:
 
 def row_text(headers: Sequence[str], row: Sequence[str]) -> str:
     """A row as ``header: cell`` lines."""
-    return "\n".join(f"{headers[i] if i < len(headers) and headers[i] else f'column {i + 1}'}: {cell}"
-                     for i, cell in enumerate(row) if cell)
+    return "\n".join(
+        f"{headers[i] if i < len(headers) and headers[i] else f'column {i + 1}'}: {cell}"
+        for i, cell in enumerate(row)
+        if cell
+    )
 
 
 class OfflineTableStrategy:
@@ -71,10 +83,13 @@ class OfflineTableStrategy:
             if not name or name.lower() in header_keys:
                 continue
             row_concept = column_concept(labels[anchor], "item") if anchor < len(labels) else "item"
-            summary = "; ".join(f"{labels[i] if i < len(labels) else ''}: {c}" for i, c in enumerate(row)
-                                if c and i != anchor)
-            entities.setdefault(name.lower(), ExtractedEntity(name=name, concept=row_concept,
-                                                              description=f"table row — {summary}"[:240]))
+            summary = "; ".join(
+                f"{labels[i] if i < len(labels) else ''}: {c}" for i, c in enumerate(row) if c and i != anchor
+            )
+            entities.setdefault(
+                name.lower(),
+                ExtractedEntity(name=name, concept=row_concept, description=f"table row — {summary}"[:240]),
+            )
             for i, cell in enumerate(row):
                 value = clean_name(cell)
                 if i == anchor or not value or i >= len(labels):
@@ -84,8 +99,15 @@ class OfflineTableStrategy:
                     if len(value.split()) > MAX_CELL_WORDS or value.lower() in header_keys:
                         continue
                     entities.setdefault(value.lower(), ExtractedEntity(name=value, concept=concept))
-                facts.append(ExtractedFact(head=name, relation=relation_name(labels[i]), tail=value,
-                                           head_concept=row_concept, tail_concept=concept))
+                facts.append(
+                    ExtractedFact(
+                        head=name,
+                        relation=relation_name(labels[i]),
+                        tail=value,
+                        head_concept=row_concept,
+                        tail_concept=concept,
+                    )
+                )
         return Extraction(entities=list(entities.values()), facts=facts, strategy=self.name)
 
     def extract(self, items: Sequence[ChunkInput]) -> list[Extraction]:
@@ -112,10 +134,14 @@ class ModelTableStrategy:
 
     def _row(self, job: tuple[ChunkInput, list[str], list[str]]) -> Extraction:
         item, headers, row = job
-        prompt = render_prompt(__package__, "extract_table_row.md", context=material(item.context or "(none)"),
-                               description=material(item.description or item.context or "(none)"),
-                               headers=material(" | ".join(headers) or "(none)"),
-                               row=material(row_text(headers, row)))
+        prompt = render_prompt(
+            __package__,
+            "extract_table_row.md",
+            context=material(item.context or "(none)"),
+            description=material(item.description or item.context or "(none)"),
+            headers=material(" | ".join(headers) or "(none)"),
+            row=material(row_text(headers, row)),
+        )
         reply = self.chat.complete([user(prompt)], stage=STAGE_EXTRACT, schema=EntitiesReply).parsed
         assert isinstance(reply, EntitiesReply)
         header_keys = {h.lower() for h in headers}
@@ -124,8 +150,9 @@ class ModelTableStrategy:
     def _relations(self, job: tuple[ChunkInput, list[ExtractedEntity]]) -> Extraction:
         item, entities = job
         content = (f"Table description: {item.description}\n\n" if item.description else "") + item.chunk.text
-        return Extraction(entities=entities, facts=model_relations(self.chat, item.context, content, entities),
-                          strategy=self.name)
+        return Extraction(
+            entities=entities, facts=model_relations(self.chat, item.context, content, entities), strategy=self.name
+        )
 
     def _table(self, item: ChunkInput) -> Extraction:
         headers, rows = parse_table(item.chunk.text)

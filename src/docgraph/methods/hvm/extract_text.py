@@ -10,17 +10,42 @@ both ends. Offline strategy: NER entities (concept from the NER label), noun phr
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...models.base import ChatModel, OfflineNLP, user
 from ...prompts import material, render_prompt
 from .data import Extraction
-from .extract_base import (STAGE_EXTRACT, ChunkFailed, ChunkInput, EntitiesReply, Strategy, entities_of,
-                           model_relations, offline_entities, offline_facts, run_parallel, with_fallback)
+from .extract_base import (
+    STAGE_EXTRACT,
+    ChunkFailed,
+    ChunkInput,
+    EntitiesReply,
+    Strategy,
+    entities_of,
+    model_relations,
+    offline_entities,
+    offline_facts,
+    run_parallel,
+    with_fallback,
+)
 
 ENTITY_TYPES: tuple[str, ...] = (
-    "person", "organization", "group", "location", "event", "date", "product", "work", "law", "method",
-    "dataset", "metric", "technology", "concept", "document section")
+    "person",
+    "organization",
+    "group",
+    "location",
+    "event",
+    "date",
+    "product",
+    "work",
+    "law",
+    "method",
+    "dataset",
+    "metric",
+    "technology",
+    "concept",
+    "document section",
+)
 
 
 class OfflineTextStrategy:
@@ -48,8 +73,13 @@ class ModelTextStrategy:
         self.name = f"model:{chat.model}"
 
     def _one(self, item: ChunkInput) -> Extraction:
-        prompt = render_prompt(__package__, "extract_text_entities.md", types=", ".join(ENTITY_TYPES),
-                               context=material(item.context or "(none)"), text=material(item.chunk.text))
+        prompt = render_prompt(
+            __package__,
+            "extract_text_entities.md",
+            types=", ".join(ENTITY_TYPES),
+            context=material(item.context or "(none)"),
+            text=material(item.chunk.text),
+        )
         reply = self.chat.complete([user(prompt)], stage=STAGE_EXTRACT, schema=EntitiesReply).parsed
         assert isinstance(reply, EntitiesReply)
         entities = entities_of(reply.entities)

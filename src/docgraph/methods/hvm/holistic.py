@@ -23,8 +23,9 @@ Pure logic, no I/O and no models (METHODS.md, HVM build step 3):
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Literal, Sequence
+from typing import Literal
 
 from .data import EntityInfo, Extraction, Fact, concept_name, entity_key, relation_name
 
@@ -147,8 +148,9 @@ class HolisticView:
 
     def take_diff(self) -> ViewDiff:
         """Changes since the previous call (entities without mentions or facts are reported deleted)."""
-        diff = ViewDiff(facts={i: self.facts[i] for i in self._changed if i in self.facts},
-                        deleted_facts=set(self._deleted))
+        diff = ViewDiff(
+            facts={i: self.facts[i] for i in self._changed if i in self.facts}, deleted_facts=set(self._deleted)
+        )
         for key in self._touched:
             info = self.entities.get(key)
             if info is not None and (info.mentions or self._by_entity.get(key)):
@@ -183,8 +185,7 @@ def register_extraction(view: HolisticView, chunk_id: str, extraction: Extractio
         seen.add((head, relation, tail))
         for key, name, concept in ((head, fact.head, fact.head_concept), (tail, fact.tail, fact.tail_concept)):
             view.mention(key, name.strip(), concept_name(concept) if concept else "", None)
-        out.append(Fact(id=f"{chunk_id}#f{len(out) + 1}", head=head, relation=relation, tail=tail,
-                        chunks=[chunk_id]))
+        out.append(Fact(id=f"{chunk_id}#f{len(out) + 1}", head=head, relation=relation, tail=tail, chunks=[chunk_id]))
     return out
 
 
@@ -242,11 +243,17 @@ def candidate_groups(view: HolisticView, new_facts: Sequence[Fact]) -> list[Cand
             relations = {f.relation for f in new_members}
             tails = {f.tail for f in new_members}
             recency = {f.id: i for i, f in enumerate(old_members)}
-            old_sorted = sorted(old_members, key=lambda f: (f.relation in relations, f.tail in tails, recency[f.id]),
-                                reverse=True)
-            out.append(CandidateGroup(kind=kind, key=key,
-                                      fact_ids=tuple(f.id for f in new_members + old_sorted),
-                                      new_ids=tuple(f.id for f in new_members)))
+            old_sorted = sorted(
+                old_members, key=lambda f: (f.relation in relations, f.tail in tails, recency[f.id]), reverse=True
+            )
+            out.append(
+                CandidateGroup(
+                    kind=kind,
+                    key=key,
+                    fact_ids=tuple(f.id for f in new_members + old_sorted),
+                    new_ids=tuple(f.id for f in new_members),
+                )
+            )
     return out
 
 
@@ -256,8 +263,12 @@ def bounded(group: CandidateGroup, max_size: int) -> CandidateGroup:
     if max_size <= 0 or len(group.fact_ids) <= size:
         return group
     kept = group.fact_ids[:size]
-    return replace(group, fact_ids=kept, new_ids=tuple(i for i in group.new_ids if i in kept),
-                   omitted=group.omitted + len(group.fact_ids) - size)
+    return replace(
+        group,
+        fact_ids=kept,
+        new_ids=tuple(i for i in group.new_ids if i in kept),
+        omitted=group.omitted + len(group.fact_ids) - size,
+    )
 
 
 def group_entities(group: CandidateGroup, facts: dict[str, Fact]) -> list[str]:
@@ -326,8 +337,9 @@ class ApplyReport:
     ignored: list[str] = field(default_factory=list)
 
 
-def apply_resolution(view: HolisticView, new_facts: Sequence[Fact], confirmed: Sequence[ConfirmedGroup],
-                     resolution: Resolution) -> ApplyReport:
+def apply_resolution(
+    view: HolisticView, new_facts: Sequence[Fact], confirmed: Sequence[ConfirmedGroup], resolution: Resolution
+) -> ApplyReport:
     """Update M with a chunk's new facts under the resolver's decisions (see module docstring).
 
     Only facts inside confirmed groups can be decided on; other decisions are ignored and
@@ -350,8 +362,10 @@ def apply_resolution(view: HolisticView, new_facts: Sequence[Fact], confirmed: S
             report.ignored.append(f"{decision.fact_id}: not in a confirmed group")
         elif decision.fact_id in decisions:
             report.ignored.append(f"{decision.fact_id}: second decision")
-        elif decision.action == "merge" and (decision.into == decision.fact_id or not set(
-                in_group.get(decision.into, ())) & set(in_group[decision.fact_id])):
+        elif decision.action == "merge" and (
+            decision.into == decision.fact_id
+            or not set(in_group.get(decision.into, ())) & set(in_group[decision.fact_id])
+        ):
             report.ignored.append(f"{decision.fact_id}: merge target {decision.into or '(none)'} not in its group")
         elif decision.action == "modify" and not (decision.relation.strip() or decision.qualifier.strip()):
             report.ignored.append(f"{decision.fact_id}: modify without a relation or qualifier")
@@ -396,8 +410,9 @@ def apply_resolution(view: HolisticView, new_facts: Sequence[Fact], confirmed: S
     for fact_id, decision in decisions.items():
         if decision.action == "merge" and (target := final_target(fact_id)) is not None:
             base = survivors[target]
-            survivors[target] = base.model_copy(update={
-                "chunks": list(dict.fromkeys(base.chunks + facts[fact_id].chunks))})
+            survivors[target] = base.model_copy(
+                update={"chunks": list(dict.fromkeys(base.chunks + facts[fact_id].chunks))}
+            )
 
     for fact_id, fact in survivors.items():
         if any(i in resolution.unresolved for i in in_group[fact_id]):

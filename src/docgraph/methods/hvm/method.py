@@ -54,10 +54,14 @@ class HVMMethod:
             else:
                 built_pages += int(state.get("pages_built", 0))
         conflicts = [conflict_counts(ctx.store, doc_id, state) for doc_id, state in states.items()]
-        return {"built_pages": built_pages, "total_pages": sum(d.page_count for d in docs),
-                "built_documents": sum(1 for d in docs if (states.get(d.id) or {}).get("complete")),
-                "total_documents": len(docs),
-                "concepts": ctx.store.count_records(NS_CONCEPT), "schema_edges": ctx.store.count_records(NS_EDGE),
-                "facts": sum(int((states.get(d.id) or {}).get("facts", 0)) for d in docs),
-                "conflicts": sum(total for total, _ in conflicts),
-                "unresolved_conflicts": sum(unresolved for _, unresolved in conflicts)}
+        return {
+            "built_pages": built_pages,
+            "total_pages": sum(d.page_count for d in docs),
+            "built_documents": sum(1 for d in docs if (states.get(d.id) or {}).get("complete")),
+            "total_documents": len(docs),
+            "concepts": ctx.store.count_records(NS_CONCEPT),
+            "schema_edges": ctx.store.count_records(NS_EDGE),
+            "facts": sum(int((states.get(d.id) or {}).get("facts", 0)) for d in docs),
+            "conflicts": sum(total for total, _ in conflicts),
+            "unresolved_conflicts": sum(unresolved for _, unresolved in conflicts),
+        }

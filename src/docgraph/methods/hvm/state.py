@@ -24,7 +24,8 @@ is built when its last chunk is done.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ...store.base import Store
 from ..vector_index import delete_vectors
@@ -59,8 +60,10 @@ def load_view(store: Store, doc_id: str, order: Mapping[str, int] | None = None)
     """The document's holistic view as stored (M and its entity table); facts in the reading
     order of their first chunk (``order``: chunk id → index), so recency survives a restart."""
     facts = [Fact.model_validate(v) for _, v in store.iter_records(NS_FACT, doc_id=doc_id)]
-    entities = [EntityInfo.model_validate({k: v for k, v in value.items() if k != "support"})
-                for _, value in store.iter_records(NS_ENTITY, doc_id=doc_id)]
+    entities = [
+        EntityInfo.model_validate({k: v for k, v in value.items() if k != "support"})
+        for _, value in store.iter_records(NS_ENTITY, doc_id=doc_id)
+    ]
     position = order or {}
     facts.sort(key=lambda f: (min((position.get(c, 1 << 30) for c in f.chunks), default=1 << 30), f.id))
     return HolisticView(facts, entities)
@@ -73,8 +76,9 @@ def save_diff(store: Store, doc_id: str, diff: ViewDiff) -> None:
     if diff.deleted_facts:
         store.delete_records(NS_FACT, keys=sorted(diff.deleted_facts))
     if diff.entities:
-        store.put_records(NS_ENTITY, [(entity_record_key(doc_id, k), e.model_dump(), doc_id)
-                                      for k, e in diff.entities.items()])
+        store.put_records(
+            NS_ENTITY, [(entity_record_key(doc_id, k), e.model_dump(), doc_id) for k, e in diff.entities.items()]
+        )
     if diff.deleted_entities:
         store.delete_records(NS_ENTITY, keys=[entity_record_key(doc_id, k) for k in sorted(diff.deleted_entities)])
 

@@ -39,16 +39,15 @@ def graph_stats(store: Store) -> dict[str, Any]:
         "complete_documents": len(complete),
         "chunks": len(where),
         "extracted_chunks": len(extractions),
-        "chunks_by_strategy": dict(Counter(e.get("strategy") or "unknown" for e in extractions.values())
-                                   .most_common()),
-        "offline_fallback_chunks": sorted(place(key) for key, e in extractions.items()
-                                          if e.get("strategy") == OFFLINE_FALLBACK),
+        "chunks_by_strategy": dict(Counter(e.get("strategy") or "unknown" for e in extractions.values()).most_common()),
+        "offline_fallback_chunks": sorted(
+            place(key) for key, e in extractions.items() if e.get("strategy") == OFFLINE_FALLBACK
+        ),
         "facts": sum(int(s.get("facts", 0)) for s in complete),
         "entities": sum(int(s.get("entities", 0)) for s in complete),
         "concepts": sum(int(s.get("concepts", 0)) for s in complete),
         "conflicts_logged": len(conflicts),
-        "conflicts_offline_fallback": sum(str(c.get("note", "")).startswith(CONFLICT_FALLBACK_NOTE)
-                                          for c in conflicts),
+        "conflicts_offline_fallback": sum(str(c.get("note", "")).startswith(CONFLICT_FALLBACK_NOTE) for c in conflicts),
         "usage": {stage: u.model_dump() for stage, u in stages.items()},
         "usage_total": total.model_dump(),
     }
@@ -56,13 +55,17 @@ def graph_stats(store: Store) -> dict[str, Any]:
 
 def format_stats(stats: dict[str, Any]) -> str:
     """A readable multi-line report of ``graph_stats``."""
-    lines = [f"documents {stats['documents']} ({stats['complete_documents']} complete)   chunks {stats['chunks']} "
-             f"({stats['extracted_chunks']} extracted)   facts {stats['facts']}   entities {stats['entities']}   "
-             f"concepts {stats['concepts']}   conflicts logged {stats['conflicts_logged']} "
-             f"({stats['conflicts_offline_fallback']} settled by the offline rules after unusable replies)"]
+    lines = [
+        f"documents {stats['documents']} ({stats['complete_documents']} complete)   chunks {stats['chunks']} "
+        f"({stats['extracted_chunks']} extracted)   facts {stats['facts']}   entities {stats['entities']}   "
+        f"concepts {stats['concepts']}   conflicts logged {stats['conflicts_logged']} "
+        f"({stats['conflicts_offline_fallback']} settled by the offline rules after unusable replies)"
+    ]
     lines += table("chunks by strategy", stats["chunks_by_strategy"])
     if stats["offline_fallback_chunks"]:
-        lines.append(f"extracted offline after the model's replies failed (hvm.on_model_error = \"offline\"): "
-                     f"{', '.join(stats['offline_fallback_chunks'])}")
+        lines.append(
+            f'extracted offline after the model\'s replies failed (hvm.on_model_error = "offline"): '
+            f"{', '.join(stats['offline_fallback_chunks'])}"
+        )
     lines += usage_lines(stats["usage"])
     return "\n".join(lines)

@@ -60,32 +60,68 @@ _I = re.IGNORECASE
 _DOCUMENT_CUES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bsummar(?:y|ies|ize[sd]?|ise[sd]?|izing|ising)\b", _I), "asks for a summary"),
     (re.compile(r"\b(?:overall|overview|throughout)\b", _I), "asks about the whole"),
-    (re.compile(r"\bacross (?:the |this |all |these |its |multiple |several |different )?(?:whole |entire )?"
-                r"(?:document|report|book|textbook|paper|chapters|sections|pages|slides|deck|units|years)\b", _I),
-     "asks across the document"),
-    (re.compile(r"\b(?:main|major|central|key|recurring|common) (?:themes?|topics?|ideas?|points?|arguments?|"
-                r"messages?|findings|takeaways?|trends?)\b", _I), "asks for main themes"),
-    (re.compile(r"\b(?:whole|entire) (?:document|report|book|textbook|paper|deck|presentation|chapter)\b", _I),
-     "asks about the whole document"),
-    (re.compile(r"\b(?:describe|explain|outline|characteri[sz]e)\b.*\b(?:scope|structure|organi[sz]ation|"
-                r"evolution|development)\b", _I), "asks to describe scope or structure"),
-    (re.compile(r"\bhow (?:is|are|does|do) (?:the|this) (?:document|report|book|textbook|paper|preface|deck)\b"
-                r".*\b(?:organi[sz]ed|structured|frames?|argues?|approach(?:es)?|present)\b", _I),
-     "asks how the document is framed"),
+    (
+        re.compile(
+            r"\bacross (?:the |this |all |these |its |multiple |several |different )?(?:whole |entire )?"
+            r"(?:document|report|book|textbook|paper|chapters|sections|pages|slides|deck|units|years)\b",
+            _I,
+        ),
+        "asks across the document",
+    ),
+    (
+        re.compile(
+            r"\b(?:main|major|central|key|recurring|common) (?:themes?|topics?|ideas?|points?|arguments?|"
+            r"messages?|findings|takeaways?|trends?)\b",
+            _I,
+        ),
+        "asks for main themes",
+    ),
+    (
+        re.compile(r"\b(?:whole|entire) (?:document|report|book|textbook|paper|deck|presentation|chapter)\b", _I),
+        "asks about the whole document",
+    ),
+    (
+        re.compile(
+            r"\b(?:describe|explain|outline|characteri[sz]e)\b.*\b(?:scope|structure|organi[sz]ation|"
+            r"evolution|development)\b",
+            _I,
+        ),
+        "asks to describe scope or structure",
+    ),
+    (
+        re.compile(
+            r"\bhow (?:is|are|does|do) (?:the|this) (?:document|report|book|textbook|paper|preface|deck)\b"
+            r".*\b(?:organi[sz]ed|structured|frames?|argues?|approach(?:es)?|present)\b",
+            _I,
+        ),
+        "asks how the document is framed",
+    ),
 )
 _MULTI_HOP_CUES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bcompar(?:e|ed|es|ing|ison|isons)\b|\bcontrast\b", _I), "asks for a comparison"),
-    (re.compile(r"\bdifferences?\b|\bdiffers?\b|\bdifferent from\b|\bsimilarit(?:y|ies)\b", _I),
-     "asks for a difference or similarity"),
+    (
+        re.compile(r"\bdifferences?\b|\bdiffers?\b|\bdifferent from\b|\bsimilarit(?:y|ies)\b", _I),
+        "asks for a difference or similarity",
+    ),
     (re.compile(r"\b(?:vs\.?|versus)\s", _I), "opposes two things"),
     (re.compile(r"\bboth\b", _I), "asks about two things at once"),
     (re.compile(r"\band then\b", _I), "chains two steps"),
-    (re.compile(r"\b(?:relationship|relation|connection|link|correlation) (?:between|among)\b", _I),
-     "asks for a relation between things"),
-    (re.compile(r"\bhow (?:did|does|do|has|have|will|would|might|could|can) .+?\b(?:affect|influence|impact|"
-                r"change|shape|lead to|contribute to|cause|relate to)\b", _I), "asks how one thing affects another"),
-    (re.compile(r"\b(?:led|leads|lead) to\b|\bresult(?:ed|s)? in\b|\bcaused\b|\bbecause of\b", _I),
-     "asks about cause and effect"),
+    (
+        re.compile(r"\b(?:relationship|relation|connection|link|correlation) (?:between|among)\b", _I),
+        "asks for a relation between things",
+    ),
+    (
+        re.compile(
+            r"\bhow (?:did|does|do|has|have|will|would|might|could|can) .+?\b(?:affect|influence|impact|"
+            r"change|shape|lead to|contribute to|cause|relate to)\b",
+            _I,
+        ),
+        "asks how one thing affects another",
+    ),
+    (
+        re.compile(r"\b(?:led|leads|lead) to\b|\bresult(?:ed|s)? in\b|\bcaused\b|\bbecause of\b", _I),
+        "asks about cause and effect",
+    ),
     (re.compile(r"\bwhich\b[^?]*?\b(?:that|who|whose)\b", _I), "chains a relative clause (which … that)"),
 )
 # A capitalised span: one or more capitalised words (digits allowed after the first word).
@@ -117,7 +153,7 @@ def rule_mode(query: str) -> tuple[str, str]:
     for pattern, reason in _MULTI_HOP_CUES:
         if pattern.search(query):
             return "multi_hop", reason
-    body = query[len(query) - len(query.lstrip()):]
+    body = query[len(query) - len(query.lstrip()) :]
     joined = _JOINED_NAMES.search(body)
     if joined and joined.start() > 0:
         return "multi_hop", "names several entities together"
@@ -135,7 +171,7 @@ def validate_mode(mode: str | None) -> str | None:
     return mode
 
 
-def model_mode(ctx: "MethodContext", query: str) -> ModeDecision | None:
+def model_mode(ctx: MethodContext, query: str) -> ModeDecision | None:
     """The analyzer model's choice; None when no answer model is configured."""
     chat = ctx.models.chat("answer")
     if chat is None:
@@ -145,14 +181,13 @@ def model_mode(ctx: "MethodContext", query: str) -> ModeDecision | None:
         result = chat.complete([user(prompt)], stage=STAGE, schema=QueryAnalysis)
     except ModelError as exc:
         mode, reason = rule_mode(query)
-        return ModeDecision(mode, "rules", f"analyzer model failed ({exc}); rules: {reason}",
-                            Usage(failures=1))
+        return ModeDecision(mode, "rules", f"analyzer model failed ({exc}); rules: {reason}", Usage(failures=1))
     parsed = result.parsed
     assert isinstance(parsed, QueryAnalysis)
     return ModeDecision(parsed.mode, "model", parsed.reason, result.usage)
 
 
-def choose_mode(ctx: "MethodContext", query: str, requested: str | None = None) -> ModeDecision:
+def choose_mode(ctx: MethodContext, query: str, requested: str | None = None) -> ModeDecision:
     """The retrieval mode for ``query`` (see the module docstring for the precedence)."""
     explicit = validate_mode(requested)
     if explicit is not None:

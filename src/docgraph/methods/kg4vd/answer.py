@@ -28,8 +28,9 @@ Furniture is not quoted, except page headers that carry a running title (:func:`
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Sequence
+from typing import TYPE_CHECKING, Literal
 
 from ...models.base import ChatModel, ImagePart, user
 from ...prompts import material, render_prompt
@@ -103,18 +104,27 @@ def number_items(evidence: Evidence, book: CitationBook, store: Store) -> list[I
             text += f": {r.description}"
         items.append(Item(len(items) + 1, "relation", text, r.mentions))
     grounded: dict[tuple[str, int], list[str]] = {}
-    for mention in [m for s in evidence.entities for m in s.entity.mentions] + \
-                   [m for s in evidence.relations for m in s.relation.mentions]:
+    for mention in [m for s in evidence.entities for m in s.entity.mentions] + [
+        m for s in evidence.relations for m in s.relation.mentions
+    ]:
         grounded.setdefault((mention.doc_id, mention.page), []).extend(mention.component_ids)
     for scored in evidence.pages:
         page = book.page(scored.doc_id, scored.page)
         if page is None:
             continue
         ids = list(dict.fromkeys(grounded.get((page.doc_id, page.number), [])))
-        ids = [c for c in ids if page.component(c) is not None] or \
-            [c.id for c in page.components if not c.furniture and c.content.strip()]
-        items.append(Item(len(items) + 1, "page", titles.label(page.doc_id, page.number),
-                          [Mention(doc_id=page.doc_id, page=page.number, component_ids=ids)], page))
+        ids = [c for c in ids if page.component(c) is not None] or [
+            c.id for c in page.components if not c.furniture and c.content.strip()
+        ]
+        items.append(
+            Item(
+                len(items) + 1,
+                "page",
+                titles.label(page.doc_id, page.number),
+                [Mention(doc_id=page.doc_id, page=page.number, component_ids=ids)],
+                page,
+            )
+        )
     return items
 
 
@@ -143,14 +153,19 @@ def _lines(items: list[Item], kind: str) -> str:
 
 
 def _excerpt(page: Page) -> str:
-    text = " ".join(c.content for c in sorted(page.components, key=lambda c: c.order)
-                    if c.content and not c.furniture)
+    text = " ".join(c.content for c in sorted(page.components, key=lambda c: c.order) if c.content and not c.furniture)
     text = " ".join(text.split())
     return text[:EXCERPT_CHARS] + ("…" if len(text) > EXCERPT_CHARS else "")
 
 
-def two_stage_answer(ctx: "MethodContext", chat: ChatModel, query: str, evidence: Evidence,
-                     book: CitationBook, max_images: int | None = None) -> ModelAnswer:
+def two_stage_answer(
+    ctx: MethodContext,
+    chat: ChatModel,
+    query: str,
+    evidence: Evidence,
+    book: CitationBook,
+    max_images: int | None = None,
+) -> ModelAnswer:
     """Preliminary answer from the graph, then the final answer with the page images (every
     kept page's; at most ``max_images`` when given)."""
     items = number_items(evidence, book, ctx.store)
@@ -158,8 +173,13 @@ def two_stage_answer(ctx: "MethodContext", chat: ChatModel, query: str, evidence
     timings: dict[str, float] = {}
     entities, relations = _lines(items, "entity"), _lines(items, "relation")
     if any(i.kind in ("entity", "relation") for i in items):
-        prompt = render_prompt(__package__, "answer_preliminary.md", question=query.strip(),
-                               entities=material(entities), relations=material(relations))
+        prompt = render_prompt(
+            __package__,
+            "answer_preliminary.md",
+            question=query.strip(),
+            entities=material(entities),
+            relations=material(relations),
+        )
         with Timer(timings).stage("answer_preliminary"):
             result = chat.complete([user(prompt)], stage=STAGE_PRELIMINARY)
         usage[STAGE_PRELIMINARY] = result.usage
@@ -179,10 +199,16 @@ def two_stage_answer(ctx: "MethodContext", chat: ChatModel, query: str, evidence
             image_lines.append(f"[{item.number}] {item.label} (image {len(images)})")
         else:
             other_lines.append(f"[{item.number}] {item.label}: {_excerpt(item.page)}")
-    prompt = render_prompt(__package__, "answer_final.md", question=query.strip(),
-                           preliminary=material(preliminary), entities=material(entities),
-                           relations=material(relations), images=material("\n".join(image_lines) or "(none)"),
-                           other_pages=material("\n".join(other_lines) or "(none)"))
+    prompt = render_prompt(
+        __package__,
+        "answer_final.md",
+        question=query.strip(),
+        preliminary=material(preliminary),
+        entities=material(entities),
+        relations=material(relations),
+        images=material("\n".join(image_lines) or "(none)"),
+        other_pages=material("\n".join(other_lines) or "(none)"),
+    )
     with Timer(timings).stage("answer_final"):
         result = chat.complete([user(prompt, images)], stage=STAGE_FINAL)
     usage[STAGE_FINAL] = result.usage
@@ -194,8 +220,14 @@ def two_stage_answer(ctx: "MethodContext", chat: ChatModel, query: str, evidence
         sources, _ = resolve_markers("".join(f"[{i.number}]" for i in pages), items, book)
         if sources:
             text += f"\n\nSources considered (the model cited none): {sources}"
-    return ModelAnswer(text=text, preliminary=preliminary, usage=usage, timings=timings, images_sent=len(images),
-                       unknown_markers=unknown)
+    return ModelAnswer(
+        text=text,
+        preliminary=preliminary,
+        usage=usage,
+        timings=timings,
+        images_sent=len(images),
+        unknown_markers=unknown,
+    )
 
 
 def quotable(component: Component) -> bool:
@@ -235,14 +267,16 @@ def offline_passages(evidence: Evidence, book: CitationBook) -> list[EvidencePas
         page = book.page(scored.doc_id, scored.page)
         for comp in sorted(page.components, key=lambda c: c.order) if page else []:
             add(scored.doc_id, scored.page, [comp.id], scored.score)
-    for mention, score in [(m, s.score) for s in evidence.entities for m in s.entity.mentions] + \
-                          [(m, s.score) for s in evidence.relations for m in s.relation.mentions]:
+    for mention, score in [(m, s.score) for s in evidence.entities for m in s.entity.mentions] + [
+        (m, s.score) for s in evidence.relations for m in s.relation.mentions
+    ]:
         add(mention.doc_id, mention.page, mention.component_ids, score)
     return passages
 
 
-def offline_answer(query: str, evidence: Evidence, book: CitationBook, reason: str = NO_MODEL,
-                   items: Sequence[str] = ()) -> str:
+def offline_answer(
+    query: str, evidence: Evidence, book: CitationBook, reason: str = NO_MODEL, items: Sequence[str] = ()
+) -> str:
     """The extractive answer (no model, for ``reason``), citing the components it quotes;
     ``items`` are quoted first (a measure's input line items: ``extractive.extractive_answer``)."""
     return extractive_answer(query, offline_passages(evidence, book), book, reason=reason, items=items)

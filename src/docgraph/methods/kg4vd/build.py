@@ -30,35 +30,56 @@ entities and relations left without mentions (and their vectors) and its page ve
 from __future__ import annotations
 
 import gc
-import json
 import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ...errors import DocgraphError, ModelError, ModelOutputError
 from ...heap import release_free_heap
 from ...types import Page, Usage
 from ..base import BuildReport, MethodContext
 from ..build_stats import OFFLINE_FALLBACK
-from ..vector_index import delete_vectors, load_index
-from .build_config import CONFIG_META, apply_settings_changes
+from ..vector_index import load_index
+from .build_config import apply_settings_changes
 from .canonical import StoredGraph, ensure_incidence_index, index_incidence
 from .crosspage import ConnectResult, connect
-from .index import (CropFinder, GroundingContext, check_models, embed_entities, index_pages, indexed_relation,
-                    missing_page_vectors, relation_matrix, restore_graph_vectors, write_graph_vectors)
+from .index import (
+    CropFinder,
+    GroundingContext,
+    check_models,
+    embed_entities,
+    index_pages,
+    indexed_relation,
+    missing_page_vectors,
+    relation_matrix,
+    restore_graph_vectors,
+    write_graph_vectors,
+)
 from .judge import Judge, ModelJudge, OfflineJudge
+from .lifecycle import record_graph_size
 from .loop import MarksFn, PageStrategy, RoundLog, run_page
 from .model import ModelStrategy
 from .offline import OfflineStrategy
 from .schemas import EntitySchema, get_schema
-from ..memo import bump_version, cached
-from .storage import CONNECTION_RECORDS, GRAPH_SIZE_META, LAYER, NS_CHUNK, NS_CONNECTED, NS_DOC_GRAPH, NS_ENTITY, \
-    NS_PAGEGRAPH, NS_INCIDENT, NS_RELATION, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, StoredPageGraph, \
-    document_graph, ensure_document_index, index_document_graph, load_page_graph, page_key, parse_page_key
+from .storage import (
+    NS_CONNECTED,
+    NS_ENTITY,
+    NS_INCIDENT,
+    NS_PAGEGRAPH,
+    NS_RELATION,
+    VEC_ENTITY,
+    StoredPageGraph,
+    ensure_document_index,
+    index_document_graph,
+    load_page_graph,
+    page_key,
+    parse_page_key,
+)
 
 OFFLINE_WORKERS = 2
 
@@ -76,8 +97,9 @@ def cross_page_judge(ctx: MethodContext, schema: EntitySchema) -> Judge | None:
         return None
     chat = ctx.models.chat("build")
     if chat is not None:
-        return ModelJudge(chat, max_images=ctx.settings.models.build.max_images,
-                          min_similarity=settings.cross_page_min_similarity)
+        return ModelJudge(
+            chat, max_images=ctx.settings.models.build.max_images, min_similarity=settings.cross_page_min_similarity
+        )
     return OfflineJudge(settings.same_threshold, settings.related_threshold, schema.structural_types)
 
 
@@ -93,7 +115,9 @@ def marks_writer(ctx: MethodContext, folder: Path) -> MarksFn:
 
 
 def _workers(ctx: MethodContext, strategy: PageStrategy) -> int:
-    return OFFLINE_WORKERS if isinstance(strategy, OfflineStrategy) else max(1, ctx.settings.models.build.max_concurrency)
+    return (
+        OFFLINE_WORKERS if isinstance(strategy, OfflineStrategy) else max(1, ctx.settings.models.build.max_concurrency)
+    )
 
 
 class _Tally:
@@ -120,12 +144,22 @@ class _Tally:
 
     def postfix(self) -> dict[str, Any]:
         with self.lock:
-            return {"rounds": self.rounds, "calls": self.usage.calls, "cached": self.usage.cache_hits,
-                    "tokens": self.usage.input_tokens + self.usage.output_tokens}
+            return {
+                "rounds": self.rounds,
+                "calls": self.usage.calls,
+                "cached": self.usage.cache_hits,
+                "tokens": self.usage.input_tokens + self.usage.output_tokens,
+            }
 
 
-def build_page(ctx: MethodContext, page: Page, strategy: PageStrategy, schema: EntitySchema,
-               tally: _Tally | None = None, fallback_error: str = "") -> StoredPageGraph:
+def build_page(
+    ctx: MethodContext,
+    page: Page,
+    strategy: PageStrategy,
+    schema: EntitySchema,
+    tally: _Tally | None = None,
+    fallback_error: str = "",
+) -> StoredPageGraph:
     """Run the adaptive loop on one page and store its graph; returns the stored record. The
     round images live in a temporary folder for the duration of the loop (model calls are
     cached by image content, so they need not be kept). ``fallback_error``: the page is built
@@ -134,15 +168,31 @@ def build_page(ctx: MethodContext, page: Page, strategy: PageStrategy, schema: E
     settings = ctx.settings.kg4vd
     with tempfile.TemporaryDirectory(prefix="kg4vd-marks-") as folder:
         marks = marks_writer(ctx, Path(folder)) if strategy.needs_image else None
-        outcome = run_page(page, strategy, schema, max_rounds=settings.max_rounds, reflector=settings.reflector,
-                           marks=marks, on_round=tally.round_done if tally else None)
+        outcome = run_page(
+            page,
+            strategy,
+            schema,
+            max_rounds=settings.max_rounds,
+            reflector=settings.reflector,
+            marks=marks,
+            on_round=tally.round_done if tally else None,
+        )
     record = StoredPageGraph.from_graph(
-        page.doc_id, page.number, outcome.graph, rounds=len(outcome.rounds), stop_reason=outcome.stop_reason,
-        strategy=OFFLINE_FALLBACK if fallback_error else strategy.name, fallback_error=fallback_error,
+        page.doc_id,
+        page.number,
+        outcome.graph,
+        rounds=len(outcome.rounds),
+        stop_reason=outcome.stop_reason,
+        strategy=OFFLINE_FALLBACK if fallback_error else strategy.name,
+        fallback_error=fallback_error,
         usage=outcome.usage,
-        feedback=[{"round": r.round + 1, "masked": r.masked, **r.feedback.model_dump()}
-                  for r in outcome.rounds if r.feedback is not None],
-        rejected=[{"round": t + 1, **rej.as_dict()} for t, rej in outcome.rejected])
+        feedback=[
+            {"round": r.round + 1, "masked": r.masked, **r.feedback.model_dump()}
+            for r in outcome.rounds
+            if r.feedback is not None
+        ],
+        rejected=[{"round": t + 1, **rej.as_dict()} for t, rej in outcome.rejected],
+    )
     ctx.store.put_record(NS_PAGEGRAPH, record.key, record.model_dump(mode="json"), doc_id=page.doc_id)
     return record
 
@@ -162,8 +212,7 @@ def _pending_pages(ctx: MethodContext) -> tuple[list[tuple[str, int]], int, list
     return todo, len(all_keys) - len(todo), all_keys
 
 
-def _extract_pages(ctx: MethodContext, todo: list[tuple[str, int]], schema: EntitySchema,
-                   tally: _Tally) -> list[str]:
+def _extract_pages(ctx: MethodContext, todo: list[tuple[str, int]], schema: EntitySchema, tally: _Tally) -> list[str]:
     """Extract ``todo`` pages concurrently; returns failure messages. With
     ``kg4vd.on_model_error = "offline"`` a page whose model replies stay unusable after the
     repair and re-asks (``ModelOutputError``) is built by the offline strategy instead, and
@@ -189,8 +238,10 @@ def _extract_pages(ctx: MethodContext, todo: list[tuple[str, int]], schema: Enti
         except ModelOutputError as exc:
             if not fallback:
                 raise
-            ctx.progress.note(f"kg4vd: the model's replies for page {number} of {doc_id} stayed unusable; "
-                              f"built offline instead (kg4vd.on_model_error = \"offline\"): {exc}")
+            ctx.progress.note(
+                f"kg4vd: the model's replies for page {number} of {doc_id} stayed unusable; "
+                f'built offline instead (kg4vd.on_model_error = "offline"): {exc}'
+            )
             return build_page(ctx, page, offline_strategy(), schema, tally, fallback_error=str(exc))
 
     ctx.progress.start(len(todo), "kg4vd pages")
@@ -203,8 +254,9 @@ def _extract_pages(ctx: MethodContext, todo: list[tuple[str, int]], schema: Enti
                 tally.page_done(future.result())
             except DocgraphError as exc:
                 failures.append(f"{doc_id} page {number}: {exc}")
-                ctx.progress.note(f"kg4vd: page {number} of {doc_id} failed and will be retried by the next "
-                                  f"build: {exc}")
+                ctx.progress.note(
+                    f"kg4vd: page {number} of {doc_id} failed and will be retried by the next build: {exc}"
+                )
             ctx.progress.advance(1, **tally.postfix())
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
@@ -269,8 +321,7 @@ def _connect_pending(ctx: MethodContext, schema: EntitySchema, ready_keys: list[
     return total
 
 
-def _connect_batch(ctx: MethodContext, schema: EntitySchema, keys: list[str],
-                   earlier: ConnectResult) -> ConnectResult:
+def _connect_batch(ctx: MethodContext, schema: EntitySchema, keys: list[str], earlier: ConnectResult) -> ConnectResult:
     """``_connect_and_write`` of one batch; returns ``earlier``'s totals with this batch's. The
     batch's page graphs, entities and JSON rows are freed here, so the heap they took is
     handed back before the next batch (``heap``): the process keeps a batch's peak once,
@@ -292,8 +343,9 @@ def _connect_and_write(ctx: MethodContext, schema: EntitySchema, keys: list[str]
     def page_graphs() -> Iterator[StoredPageGraph]:
         for key in keys:
             if graph := load_page_graph(ctx.store, *parse_page_key(key)):
-                connected.append((graph.key, {"entities": len(graph.entities), "relations": len(graph.relations)},
-                                  graph.doc_id))
+                connected.append(
+                    (graph.key, {"entities": len(graph.entities), "relations": len(graph.relations)}, graph.doc_id)
+                )
                 yield graph
 
     canonical = StoredGraph(ctx.store, NS_ENTITY, NS_RELATION)
@@ -305,11 +357,18 @@ def _connect_and_write(ctx: MethodContext, schema: EntitySchema, keys: list[str]
     workers = max(1, ctx.settings.models.build.max_concurrency) if isinstance(judge, ModelJudge) else 1
     judged = _LazyBar(ctx, lambda: sum(counts["entities"] for _, counts, _ in connected), "kg4vd cross-page")
     try:
-        result = connect(page_graphs(), canonical,
-                         embed=lambda ents: embed_entities(ctx, ents, crops, ctx.progress, grounding),
-                         existing_vectors=index.vector, existing_matrix=aligned, judge=judge,
-                         top_k=ctx.settings.kg4vd.cross_page_top_k, crop=crops, workers=workers,
-                         on_judged=judged.advance)
+        result = connect(
+            page_graphs(),
+            canonical,
+            embed=lambda ents: embed_entities(ctx, ents, crops, ctx.progress, grounding),
+            existing_vectors=index.vector,
+            existing_matrix=aligned,
+            judge=judge,
+            top_k=ctx.settings.kg4vd.cross_page_top_k,
+            crop=crops,
+            workers=workers,
+            on_judged=judged.advance,
+        )
     finally:
         judged.close()
     del canonical  # what it read (the merged entities are in the result) is not kept through the embedding
@@ -322,8 +381,7 @@ def _connect_and_write(ctx: MethodContext, schema: EntitySchema, keys: list[str]
     with ctx.store.transaction():
         # generators: the store serialises a slice at a time (``WRITE_SLICE``), not the whole batch
         ctx.store.put_records(NS_ENTITY, ((k, e.model_dump(mode="json"), None) for k, e in result.entities.items()))
-        ctx.store.put_records(NS_RELATION, ((k, r.model_dump(mode="json"), None)
-                                            for k, r in result.relations.items()))
+        ctx.store.put_records(NS_RELATION, ((k, r.model_dump(mode="json"), None) for k, r in result.relations.items()))
         if result.deleted_entities:
             ctx.store.delete_records(NS_ENTITY, keys=result.deleted_entities)
         if result.deleted_relations:
@@ -333,10 +391,11 @@ def _connect_and_write(ctx: MethodContext, schema: EntitySchema, keys: list[str]
         index_incidence(ctx.store, result.relations.values())
         if result.deleted_entities:
             ctx.store.delete_records(NS_INCIDENT, keys=result.deleted_entities)
-        write_graph_vectors(ctx, result.entities, entity_rows, indexed, relation_rows,
-                            result.deleted_entities, result.deleted_relations)
+        write_graph_vectors(
+            ctx, result.entities, entity_rows, indexed, relation_rows, result.deleted_entities, result.deleted_relations
+        )
         ctx.models.record_embedding_model()
-        _record_graph_size(ctx.store)
+        record_graph_size(ctx.store)
     return result
 
 
@@ -351,122 +410,51 @@ def build_graph(ctx: MethodContext) -> BuildReport:
     failures = _extract_pages(ctx, todo, schema, tally) if todo else []
     missing = missing_page_vectors(ctx, all_keys)  # the structural layer first: entity vectors use its chunks
     for start in range(0, len(missing), INDEX_BATCH_PAGES):  # memory bounded by a batch; resumes per batch
-        batch = missing[start:start + INDEX_BATCH_PAGES]
-        index_pages(ctx, [p for key in batch if (p := ctx.store.get_page(*parse_page_key(key))) is not None],
-                    ctx.progress)
+        batch = missing[start : start + INDEX_BATCH_PAGES]
+        index_pages(
+            ctx, [p for key in batch if (p := ctx.store.get_page(*parse_page_key(key))) is not None], ctx.progress
+        )
         ctx.models.record_embedding_model()
         release_free_heap()  # the batch's chunks and rows: the connection phase starts from a small heap
     try:
         result, connect_failure = _connect_pending(ctx, schema, all_keys), None
     except ModelError as exc:
         result, connect_failure = None, f"cross-page connection: {exc}"
-        ctx.progress.note(f"kg4vd: model calls failed while connecting entities across pages; the extracted pages "
-                          f"are kept and the next build connects them: {exc}")
+        ctx.progress.note(
+            f"kg4vd: model calls failed while connecting entities across pages; the extracted pages "
+            f"are kept and the next build connects them: {exc}"
+        )
     if restore_graph_vectors(ctx):
         ctx.models.record_embedding_model()
-    stats: dict[str, Any] = {"failed_pages": len(failures), "offline_fallback_pages": tally.offline_fallback,
-                             "rounds": tally.rounds,
-                             "rounds_per_page": dict(sorted(tally.rounds_per_page.items())),
-                             "stop_reasons": dict(tally.stop_reasons), "model_calls": tally.usage.calls,
-                             "input_tokens": tally.usage.input_tokens, "output_tokens": tally.usage.output_tokens,
-                             "entities": ctx.store.count_records(NS_ENTITY),
-                             "relations": ctx.store.count_records(NS_RELATION), "page_vectors": len(missing)}
+    stats: dict[str, Any] = {
+        "failed_pages": len(failures),
+        "offline_fallback_pages": tally.offline_fallback,
+        "rounds": tally.rounds,
+        "rounds_per_page": dict(sorted(tally.rounds_per_page.items())),
+        "stop_reasons": dict(tally.stop_reasons),
+        "model_calls": tally.usage.calls,
+        "input_tokens": tally.usage.input_tokens,
+        "output_tokens": tally.usage.output_tokens,
+        "entities": ctx.store.count_records(NS_ENTITY),
+        "relations": ctx.store.count_records(NS_RELATION),
+        "page_vectors": len(missing),
+    }
     if result is not None:
-        stats.update(connected_pages=result.pages, merged_entities=result.merged_instances,
-                     verdicts=dict(result.verdicts), judge_calls=result.usage.calls,
-                     candidates_below_floor=result.below_floor)
+        stats.update(
+            connected_pages=result.pages,
+            merged_entities=result.merged_instances,
+            verdicts=dict(result.verdicts),
+            judge_calls=result.usage.calls,
+            candidates_below_floor=result.below_floor,
+        )
     if failures or connect_failure:
         stats["failures"] = failures + ([connect_failure] if connect_failure else [])
     if settings_note:
         stats["rebuilt"] = settings_note
-    return BuildReport(method="kg4vd", pages_built=len(todo) - len(failures), pages_skipped=already,
-                       seconds=time.perf_counter() - started, stats=stats)
-
-
-def remove_document(ctx: MethodContext, doc_id: str) -> None:
-    """Remove what KG4VD derived from one document (inside the caller's transaction, if any)."""
-    store = ctx.store
-    with store.transaction():
-        entities, relations = document_graph(store, doc_id)
-        kept_entities, gone_entities = {}, set()
-        for entity in entities.values():
-            mentions = [m for m in entity.mentions if m.doc_id != doc_id]
-            if len(mentions) == len(entity.mentions):
-                continue
-            if mentions:
-                kept_entities[entity.id] = entity.model_copy(update={"mentions": mentions})
-            else:
-                gone_entities.add(entity.id)
-        kept_relations, gone_relations = {}, set()
-        for rel in relations.values():
-            mentions = [m for m in rel.mentions if m.doc_id != doc_id]
-            if rel.source in gone_entities or rel.target in gone_entities or not mentions:
-                gone_relations.add(rel.id)
-            elif len(mentions) != len(rel.mentions):
-                kept_relations[rel.id] = rel.model_copy(update={"mentions": mentions})
-        store.put_records(NS_ENTITY, [(k, e.model_dump(mode="json"), None) for k, e in kept_entities.items()])
-        store.put_records(NS_RELATION, [(k, r.model_dump(mode="json"), None) for k, r in kept_relations.items()])
-        if gone_entities:
-            store.delete_records(NS_ENTITY, keys=sorted(gone_entities))
-            store.delete_records(NS_INCIDENT, keys=sorted(gone_entities))
-            delete_vectors(store, VEC_ENTITY, keys=sorted(gone_entities))
-        if gone_relations:
-            store.delete_records(NS_RELATION, keys=sorted(gone_relations))
-            delete_vectors(store, VEC_RELATION, keys=sorted(gone_relations))
-        for namespace in (NS_PAGEGRAPH, NS_CONNECTED, NS_CHUNK, NS_DOC_GRAPH):
-            store.delete_records(namespace, doc_id=doc_id)
-        delete_vectors(store, VEC_PAGE, doc_id=doc_id)
-        delete_vectors(store, VEC_CHUNK, doc_id=doc_id)
-        bump_version(store, LAYER)
-        store.set_meta(GRAPH_SIZE_META, "")
-
-
-def reset_graph(ctx: MethodContext) -> int:
-    """Delete every KG4VD record and vector (the model cache stays); returns the page graphs removed."""
-    with ctx.store.transaction():
-        removed = ctx.store.delete_records(NS_PAGEGRAPH)
-        for namespace in (*CONNECTION_RECORDS, NS_CHUNK):
-            ctx.store.delete_records(namespace)
-        for namespace in (VEC_PAGE, VEC_ENTITY, VEC_RELATION, VEC_CHUNK):
-            delete_vectors(ctx.store, namespace)
-        bump_version(ctx.store, LAYER)
-        ctx.store.set_meta(CONFIG_META, "")
-        ctx.store.set_meta(GRAPH_SIZE_META, "")
-    return removed
-
-
-def _record_graph_size(store) -> None:
-    """Inside a connection batch's transaction: the graph's entity and relation counts as it
-    leaves them, with the connected-page count they hold for (``GRAPH_SIZE_META``). The
-    writer counts its own rows once per batch, so that ``status`` need not count tens of
-    thousands of rows the batch has just committed (at 10,000 pages on PostgreSQL the first
-    count after each batch fell in the polled status call)."""
-    store.set_meta(GRAPH_SIZE_META, json.dumps({
-        "connected": store.count_records(NS_CONNECTED), "entities": store.count_records(NS_ENTITY),
-        "relations": store.count_records(NS_RELATION)}))
-
-
-def _graph_size(store, connected: int) -> tuple[int, int]:
-    """(entities, relations): the last batch's record while it holds — the same connected
-    pages; only a connection batch adds connected pages, and removal and reset, which take
-    them away, clear it — else counted once per change (``memo.cached``)."""
-    recorded = json.loads(store.get_meta(GRAPH_SIZE_META) or "{}")
-    if recorded.get("connected") == connected:
-        return int(recorded["entities"]), int(recorded["relations"])
-    return cached(store, LAYER, f"graph-size:{connected}", lambda: (
-        store.count_records(NS_ENTITY), store.count_records(NS_RELATION)))
-
-
-def status(ctx: MethodContext) -> dict[str, Any]:
-    """Build status: pages extracted/connected of the ready documents, entities, relations.
-
-    Polled every second by the web page while builds run, so it reads counts, not keys:
-    page graphs are written for pages of ready documents only and go with their document,
-    so their count is the pages extracted; the graph's size is what the last connection
-    batch recorded (``_graph_size``)."""
-    total = sum(d.page_count for d in ctx.store.list_documents() if d.status == "ready")
-    built = min(ctx.store.count_records(NS_PAGEGRAPH), total)
-    connected = ctx.store.count_records(NS_CONNECTED)
-    entities, relations = _graph_size(ctx.store, connected)
-    return {"built_pages": built, "total_pages": total, "connected_pages": connected,
-            "entities": entities, "relations": relations, "complete": built == total and connected >= built}
+    return BuildReport(
+        method="kg4vd",
+        pages_built=len(todo) - len(failures),
+        pages_skipped=already,
+        seconds=time.perf_counter() - started,
+        stats=stats,
+    )

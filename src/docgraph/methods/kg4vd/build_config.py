@@ -21,7 +21,8 @@ for ``LEGACY`` keys, which compare as the value every build had before the key e
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..base import MethodContext
 from ..memo import bump_version
@@ -32,20 +33,31 @@ from .storage import CONNECTION_RECORDS, GRAPH_SIZE_META, LAYER, NS_PAGEGRAPH, V
 
 CONFIG_META = "kg4vd.build_config"  # the settings the stored graph was built with
 EXTRACTION_KEYS = ("schema_preset", "max_rounds", "reflector", "model")
-CONNECTION_KEYS = ("cross_page", "cross_page_top_k", "cross_page_min_similarity", "same_threshold",
-                   "related_threshold", "vector_text", "judge_rules")
+CONNECTION_KEYS = (
+    "cross_page",
+    "cross_page_top_k",
+    "cross_page_min_similarity",
+    "same_threshold",
+    "related_threshold",
+    "vector_text",
+    "judge_rules",
+)
 # what a build recorded without the key had, given the current config
 LEGACY: dict[str, Callable[[dict[str, Any]], Any]] = {
     "vector_text": lambda config: "name+description",
     "judge_rules": lambda config: 1 if config["model"] == "offline" else "model",
-    "cross_page_min_similarity": lambda config: None if config["model"] == "offline" else 0.0}
+    "cross_page_min_similarity": lambda config: None if config["model"] == "offline" else 0.0,
+}
 
 
 def build_config(ctx: MethodContext) -> dict[str, Any]:
     """The settings the graph stages depend on, as they are now."""
     s = ctx.settings.kg4vd
-    config: dict[str, Any] = {key: getattr(s, key) for key in EXTRACTION_KEYS + CONNECTION_KEYS
-                              if key not in ("model", "vector_text", "judge_rules")}
+    config: dict[str, Any] = {
+        key: getattr(s, key)
+        for key in EXTRACTION_KEYS + CONNECTION_KEYS
+        if key not in ("model", "vector_text", "judge_rules")
+    }
     config["model"] = ctx.settings.models.build.model if ctx.models.chat("build") else "offline"
     config["vector_text"] = vector_text(ctx)
     offline = config["model"] == "offline"
@@ -56,10 +68,16 @@ def build_config(ctx: MethodContext) -> dict[str, Any]:
 
 
 def _changes(recorded: dict[str, Any], config: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
-    before = {key: recorded[key] if key in recorded else LEGACY[key](config)
-              for key in keys if key in recorded or key in LEGACY}
-    return [f"{key} {json.dumps(value)} → {json.dumps(config[key])}"
-            for key, value in before.items() if value != config[key]]
+    before = {
+        key: recorded[key] if key in recorded else LEGACY[key](config)
+        for key in keys
+        if key in recorded or key in LEGACY
+    }
+    return [
+        f"{key} {json.dumps(value)} → {json.dumps(config[key])}"
+        for key, value in before.items()
+        if value != config[key]
+    ]
 
 
 def apply_settings_changes(ctx: MethodContext) -> str | None:
@@ -78,10 +96,12 @@ def apply_settings_changes(ctx: MethodContext) -> str | None:
     note = None
     if built and (extraction or connection):
         docs = len({parse_page_key(key)[0] for key in store.record_keys(NS_PAGEGRAPH)})
-        what = (f"re-extracting the page graphs of {built} page(s) in {docs} document(s), then reconnecting them"
-                if extraction else
-                f"reconnecting the page graphs of {built} page(s) in {docs} document(s) across pages "
-                "(pages are not re-extracted)")
+        what = (
+            f"re-extracting the page graphs of {built} page(s) in {docs} document(s), then reconnecting them"
+            if extraction
+            else f"reconnecting the page graphs of {built} page(s) in {docs} document(s) across pages "
+            "(pages are not re-extracted)"
+        )
         note = f"kg4vd: settings changed since the last build ({', '.join(extraction + connection)}): {what}"
         with store.transaction():
             if extraction:

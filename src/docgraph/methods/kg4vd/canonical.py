@@ -15,7 +15,8 @@ touch those. ``crosspage.connect`` asks for them through the ``CanonicalGraph`` 
 
 from __future__ import annotations
 
-from typing import Iterable, Protocol, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 from ...store.base import Store
 from ...types import Entity, Relation
@@ -50,8 +51,11 @@ class GraphInMemory:
 
     def relations_touching(self, ids: Iterable[str]) -> dict[str, Relation]:
         wanted = set(ids)
-        return {k: self._relations[k] for k in sorted(self._relations)
-                if self._relations[k].source in wanted or self._relations[k].target in wanted}
+        return {
+            k: self._relations[k]
+            for k in sorted(self._relations)
+            if self._relations[k].source in wanted or self._relations[k].target in wanted
+        }
 
 
 class StoredGraph:
@@ -76,8 +80,9 @@ class StoredGraph:
 
     def relations_touching(self, ids: Iterable[str]) -> dict[str, Relation]:
         wanted = set(ids)
-        listed = {rid for value in self._store.get_records(NS_INCIDENT, wanted).values()
-                  for rid in value.get("relations", [])}
+        listed = {
+            rid for value in self._store.get_records(NS_INCIDENT, wanted).values() for rid in value.get("relations", [])
+        }
         ordered = sorted(listed)
         values, found = self._store.get_records(self._relation_ns, ordered), {}
         for key in ordered:  # key order, as the whole graph would be read

@@ -30,14 +30,26 @@ descriptions are stripped; cited ids are de-duplicated in order.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any, Collection, Literal
+from typing import Any, Literal
 
 from .patch import Edge, EdgeOp, GraphPatch, Node, NodeOp, PageGraph
 from .schemas import EntitySchema
 
-RULES = ("schema", "unknown_id", "duplicate_id", "grounding", "component_exists", "entity_type", "modality",
-         "duplicate_entity", "endpoint", "self_loop", "duplicate_edge")
+RULES = (
+    "schema",
+    "unknown_id",
+    "duplicate_id",
+    "grounding",
+    "component_exists",
+    "entity_type",
+    "modality",
+    "duplicate_entity",
+    "endpoint",
+    "self_loop",
+    "duplicate_edge",
+)
 
 
 @dataclass(frozen=True)
@@ -128,7 +140,9 @@ class _Editor:
         if not self.schema.allows(node.type, node.modality):
             raise _Reject("modality", f"type {node.type!r} is not a {node.modality} entity type")
         key = (_name_key(node.name), node.type)
-        clash = next((n.id for n in self.nodes.values() if n.id != node.id and (_name_key(n.name), n.type) == key), None)
+        clash = next(
+            (n.id for n in self.nodes.values() if n.id != node.id and (_name_key(n.name), n.type) == key), None
+        )
         if clash:
             raise _Reject("duplicate_entity", f"{clash} already is {node.name!r} ({node.type}); replace it instead")
         return node
@@ -147,18 +161,26 @@ class _Editor:
             if not (op.name or "").strip() or not (op.type or "").strip() or op.component_ids is None:
                 raise _Reject("schema", "a new node needs name, type and component_ids")
             self._check_id_free(op.id)
-            node = Node(id=op.id or self._new_id("e"), name=op.name.strip(), type=op.type,
-                        modality=op.modality or "text", description=(op.description or "").strip(),
-                        component_ids=_cited(op.component_ids))
+            node = Node(
+                id=op.id or self._new_id("e"),
+                name=op.name.strip(),
+                type=op.type,
+                modality=op.modality or "text",
+                description=(op.description or "").strip(),
+                component_ids=_cited(op.component_ids),
+            )
         else:
             old = self._existing(self.nodes, op.id, "node")
             if op.name is not None and not op.name.strip() or op.type is not None and not op.type.strip():
                 raise _Reject("schema", "replace cannot make a node's name or type empty")
-            node = Node(id=old.id, name=(op.name or old.name).strip(), type=op.type or old.type,
-                        modality=op.modality or old.modality,
-                        description=(op.description if op.description is not None else old.description).strip(),
-                        component_ids=_cited(op.component_ids) if op.component_ids is not None
-                        else list(old.component_ids))
+            node = Node(
+                id=old.id,
+                name=(op.name or old.name).strip(),
+                type=op.type or old.type,
+                modality=op.modality or old.modality,
+                description=(op.description if op.description is not None else old.description).strip(),
+                component_ids=_cited(op.component_ids) if op.component_ids is not None else list(old.component_ids),
+            )
         modality_given = op.modality is not None or (op.op == "replace" and op.type is None)
         self.nodes[node.id] = self._checked_node(node, modality_given)
         self.taken.add(node.id)
@@ -173,9 +195,14 @@ class _Editor:
             raise _Reject("endpoint", f"endpoint(s) {', '.join(missing)} are not nodes of this page")
         if edge.source == edge.target:
             raise _Reject("self_loop", f"{edge.source} -[{edge.label}]-> itself")
-        clash = next((e.id for e in self.edges.values()
-                      if e.id != edge.id and (e.source, e.target, e.label) == (edge.source, edge.target, edge.label)),
-                     None)
+        clash = next(
+            (
+                e.id
+                for e in self.edges.values()
+                if e.id != edge.id and (e.source, e.target, e.label) == (edge.source, edge.target, edge.label)
+            ),
+            None,
+        )
         if clash:
             raise _Reject("duplicate_edge", f"{clash} already links {edge.source} -[{edge.label}]-> {edge.target}")
         return edge
@@ -190,17 +217,26 @@ class _Editor:
             if not op.source or not op.target or not (op.label or "").strip() or op.component_ids is None:
                 raise _Reject("schema", "a new edge needs source, target, label and component_ids")
             self._check_id_free(op.id)
-            edge = Edge(id=op.id or self._new_id("r"), source=op.source, target=op.target, label=op.label,
-                        description=(op.description or "").strip(), component_ids=_cited(op.component_ids))
+            edge = Edge(
+                id=op.id or self._new_id("r"),
+                source=op.source,
+                target=op.target,
+                label=op.label,
+                description=(op.description or "").strip(),
+                component_ids=_cited(op.component_ids),
+            )
         else:
             old = self._existing(self.edges, op.id, "edge")
             if op.label is not None and not op.label.strip():
                 raise _Reject("schema", "replace cannot make an edge's label empty")
-            edge = Edge(id=old.id, source=op.source or old.source, target=op.target or old.target,
-                        label=op.label or old.label,
-                        description=(op.description if op.description is not None else old.description).strip(),
-                        component_ids=_cited(op.component_ids) if op.component_ids is not None
-                        else list(old.component_ids))
+            edge = Edge(
+                id=old.id,
+                source=op.source or old.source,
+                target=op.target or old.target,
+                label=op.label or old.label,
+                description=(op.description if op.description is not None else old.description).strip(),
+                component_ids=_cited(op.component_ids) if op.component_ids is not None else list(old.component_ids),
+            )
         self.edges[edge.id] = self._checked_edge(edge)
         self.taken.add(edge.id)
         self.result.applied.append(("edge", op.op, edge.id))
@@ -212,14 +248,16 @@ class _Editor:
                 try:
                     apply(op)
                 except _Reject as rej:
-                    self.result.rejected.append(Rejection(target, op.model_dump(exclude_none=True), rej.rule,
-                                                          rej.message))
+                    self.result.rejected.append(
+                        Rejection(target, op.model_dump(exclude_none=True), rej.rule, rej.message)
+                    )
         self.result.graph = PageGraph(nodes=list(self.nodes.values()), edges=list(self.edges.values()))
         return self.result
 
 
-def apply_patch(graph: PageGraph, patch: GraphPatch, component_ids: Collection[str],
-                schema: EntitySchema) -> ControllerResult:
+def apply_patch(
+    graph: PageGraph, patch: GraphPatch, component_ids: Collection[str], schema: EntitySchema
+) -> ControllerResult:
     """Check every operation of ``patch`` against ``graph``, the page's component ids and the
     schema; apply the valid ones (in order) to a copy of ``graph``. Deterministic, no I/O."""
     return _Editor(graph, component_ids, schema).run(patch)

@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -72,12 +72,16 @@ class ConnectResult:
         """Page-local entities that were merged into another entity."""
         return self.merged_earlier + len(self.canonical) - len(set(self.canonical.values()))
 
-    def absorb(self, later: "ConnectResult") -> "ConnectResult":
+    def absorb(self, later: ConnectResult) -> ConnectResult:
         """The totals of this batch's result and a later batch's, for reporting (what to write
         is each batch's own: the later one already saw this one's graph)."""
-        return ConnectResult(pages=self.pages + later.pages, verdicts=self.verdicts + later.verdicts,
-                             below_floor=self.below_floor + later.below_floor, usage=self.usage.add(later.usage),
-                             merged_earlier=self.merged_instances + later.merged_instances)
+        return ConnectResult(
+            pages=self.pages + later.pages,
+            verdicts=self.verdicts + later.verdicts,
+            below_floor=self.below_floor + later.below_floor,
+            usage=self.usage.add(later.usage),
+            merged_earlier=self.merged_instances + later.merged_instances,
+        )
 
 
 def page_instances(graphs: Iterable[StoredPageGraph]) -> tuple[list[Entity], list[Relation], int]:
@@ -91,8 +95,12 @@ def page_instances(graphs: Iterable[StoredPageGraph]) -> tuple[list[Entity], lis
     for g in graphs:
         pages += 1
         entities += [e.model_copy(update={"id": g.instance_id(e.id)}) for e in g.entities]
-        relations += [r.model_copy(update={"id": g.instance_id(r.id), "source": g.instance_id(r.source),
-                                           "target": g.instance_id(r.target)}) for r in g.relations]
+        relations += [
+            r.model_copy(
+                update={"id": g.instance_id(r.id), "source": g.instance_id(r.source), "target": g.instance_id(r.target)}
+            )
+            for r in g.relations
+        ]
     return entities, relations, pages
 
 
@@ -121,7 +129,7 @@ class RowStack:
     def __matmul__(self, other: np.ndarray) -> np.ndarray:
         out = np.empty((self.shape[0], other.shape[1]), dtype=np.float32)
         for p, block in enumerate(self.parts):
-            np.matmul(block, other, out=out[self.starts[p]:self.starts[p + 1]])
+            np.matmul(block, other, out=out[self.starts[p] : self.starts[p + 1]])
         return out
 
 
@@ -130,11 +138,18 @@ def _single_page(entity: Entity) -> tuple[str, int] | None:
     return next(iter(pages)) if len(pages) == 1 else None
 
 
-def candidate_pairs(instances: Sequence[Entity], instance_vectors: np.ndarray, pool: Sequence[Entity],
-                    pool_vectors: np.ndarray | RowStack, top_k: int, *, pair_once: bool = True,
-                    min_cosine: float = -np.inf, stored: int = 0,
-                    read: Callable[[Sequence[int]], None] = lambda rows: None,
-                    ) -> tuple[list[tuple[int, list[tuple[int, float]]]], int]:
+def candidate_pairs(
+    instances: Sequence[Entity],
+    instance_vectors: np.ndarray,
+    pool: Sequence[Entity],
+    pool_vectors: np.ndarray | RowStack,
+    top_k: int,
+    *,
+    pair_once: bool = True,
+    min_cosine: float = -np.inf,
+    stored: int = 0,
+    read: Callable[[Sequence[int]], None] = lambda rows: None,
+) -> tuple[list[tuple[int, list[tuple[int, float]]]], int]:
     """For each instance (index into ``instances``), its top-``top_k`` pool entries (index into
     ``pool``, cosine) on other pages, best first, less those with a cosine under
     ``min_cosine`` that share no normalised name or alias with it; with ``pair_once`` a pair
@@ -180,7 +195,7 @@ def candidate_pairs(instances: Sequence[Entity], instance_vectors: np.ndarray, p
     out: list[tuple[int, list[tuple[int, float]]]] = []
     below = 0
     for start in range(0, len(instances), 256):
-        block = np.asarray(pool_vectors @ instance_vectors[start:start + 256].T, dtype=np.float32)
+        block = np.asarray(pool_vectors @ instance_vectors[start : start + 256].T, dtype=np.float32)
         for col in range(block.shape[1]):
             i = start + col
             sims = block[:, col].copy()
@@ -192,8 +207,9 @@ def candidate_pairs(instances: Sequence[Entity], instance_vectors: np.ndarray, p
                     below += 1
                     continue
                 if pair_once:
-                    a, b = sorted((codes.setdefault(instances[i].id, len(codes)),
-                                   codes.setdefault(pool[j].id, len(codes))))
+                    a, b = sorted(
+                        (codes.setdefault(instances[i].id, len(codes)), codes.setdefault(pool[j].id, len(codes)))
+                    )
                     pair = a << 32 | b
                     if pair in seen:
                         continue
@@ -216,8 +232,9 @@ def _merge_group(head: str, members: list[Entity]) -> Entity:
     for m in members:
         mentions += [x for x in m.mentions if x not in mentions]
     description = lead.description or next((m.description for m in members if m.description), "")
-    return lead.model_copy(update={"id": head, "aliases": aliases, "mentions": mentions, "description": description},
-                           deep=True)
+    return lead.model_copy(
+        update={"id": head, "aliases": aliases, "mentions": mentions, "description": description}, deep=True
+    )
 
 
 def _merge_relation(rid: str, source: str, target: str, members: list[Relation]) -> Relation:
@@ -225,10 +242,16 @@ def _merge_relation(rid: str, source: str, target: str, members: list[Relation])
     for r in members:
         mentions += [x for x in r.mentions if x not in mentions]
     lead = next(r for r in members if r.id == rid)
-    return lead.model_copy(update={"source": source, "target": target, "mentions": mentions,
-                                   "description": lead.description or next((r.description for r in members
-                                                                            if r.description), ""),
-                                   "cross_page": any(r.cross_page for r in members)}, deep=True)
+    return lead.model_copy(
+        update={
+            "source": source,
+            "target": target,
+            "mentions": mentions,
+            "description": lead.description or next((r.description for r in members if r.description), ""),
+            "cross_page": any(r.cross_page for r in members),
+        },
+        deep=True,
+    )
 
 
 def _instance_rank(entity_id: str) -> tuple:
@@ -248,7 +271,7 @@ class _Pool(Sequence[Entity]):
     def __len__(self) -> int:
         return self.stored + len(self.instances)
 
-    def __getitem__(self, j):  # type: ignore[override]
+    def __getitem__(self, j):  # type: ignore[override]  # int indexes only; no slices are taken
         if j >= self.stored:
             return self.instances[j - self.stored]
         return self.canonical.entities([self.ids[j]])[self.ids[j]]
@@ -258,8 +281,12 @@ class _Pool(Sequence[Entity]):
         self.canonical.entities([self.ids[j] for j in rows if j < self.stored])
 
 
-def _stored_vectors(pool: "_Pool", embed: EmbedFn, existing_vectors: Callable[[str], np.ndarray | None],
-                    existing_matrix: np.ndarray | None) -> np.ndarray:
+def _stored_vectors(
+    pool: _Pool,
+    embed: EmbedFn,
+    existing_vectors: Callable[[str], np.ndarray | None],
+    existing_matrix: np.ndarray | None,
+) -> np.ndarray:
     """The stored pool's vectors in pool order: ``existing_matrix`` as it is, else each stored
     vector, with those missing embedded now."""
     if existing_matrix is not None:
@@ -272,11 +299,18 @@ def _stored_vectors(pool: "_Pool", embed: EmbedFn, existing_vectors: Callable[[s
     return np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
 
 
-def connect(graphs: Iterable[StoredPageGraph], canonical: CanonicalGraph, embed: EmbedFn,
-            existing_vectors: Callable[[str], np.ndarray | None], judge: Judge | None, top_k: int,
-            crop: Callable[[Entity], Path | None] = lambda e: None, workers: int = 1,
-            on_judged: Callable[[int], None] | None = None,
-            existing_matrix: np.ndarray | None = None) -> ConnectResult:
+def connect(
+    graphs: Iterable[StoredPageGraph],
+    canonical: CanonicalGraph,
+    embed: EmbedFn,
+    existing_vectors: Callable[[str], np.ndarray | None],
+    judge: Judge | None,
+    top_k: int,
+    crop: Callable[[Entity], Path | None] = lambda e: None,
+    workers: int = 1,
+    on_judged: Callable[[int], None] | None = None,
+    existing_matrix: np.ndarray | None = None,
+) -> ConnectResult:
     """Connect the page graphs ``graphs`` to the canonical graph (see the module docstring).
     ``canonical`` is read by id (``canonical.CanonicalGraph``): every entity's vector, but only
     the candidates, the merged entities and the relations around them; ``existing_vectors(id)``
@@ -298,9 +332,17 @@ def connect(graphs: Iterable[StoredPageGraph], canonical: CanonicalGraph, embed:
         pair_once, floor = candidate_policy(judge)
         calibrated = floor is not None and len(pool) >= FLOOR_MIN_POOL
         min_cosine = calibrated_cut(pool_vectors, floor) if calibrated else -np.inf
-        pairs, result.below_floor = candidate_pairs(instances, inst_vectors, pool, pool_vectors, top_k,
-                                                    pair_once=pair_once, min_cosine=min_cosine,
-                                                    stored=pool.stored, read=pool.fetch)
+        pairs, result.below_floor = candidate_pairs(
+            instances,
+            inst_vectors,
+            pool,
+            pool_vectors,
+            top_k,
+            pair_once=pair_once,
+            min_cosine=min_cosine,
+            stored=pool.stored,
+            read=pool.fetch,
+        )
 
         def ask(entry: tuple[int, list[tuple[int, float]]]):
             anchor = instances[entry[0]]
@@ -346,7 +388,7 @@ def connect(graphs: Iterable[StoredPageGraph], canonical: CanonicalGraph, embed:
         old = [r for r in members if r.id in old_relations]
         rid = min(r.id for r in old) if old else members[0].id
         kept.add(rid)
-        unchanged = (len(members) == 1 and old and (old[0].source, old[0].target) == (rel.source, rel.target))
+        unchanged = len(members) == 1 and old and (old[0].source, old[0].target) == (rel.source, rel.target)
         if not unchanged:
             result.relations[rid] = _merge_relation(rid, rel.source, rel.target, members)
     result.deleted_relations = sorted(r for r in old_relations if r not in kept)
@@ -362,7 +404,14 @@ def connect(graphs: Iterable[StoredPageGraph], canonical: CanonicalGraph, embed:
         source, target = sorted(pair)
         rid = "xp:" + hashlib.sha1(f"{source}|{target}".encode()).hexdigest()[:16]
         mentions = [a.mentions[0], b.mentions[0]] if a.mentions and b.mentions else [*a.mentions, *b.mentions]
-        result.relations[rid] = Relation(id=rid, source=source, target=target, label=CROSS_PAGE_LABEL,
-                                         description=reason, mentions=mentions[:2], cross_page=True)
+        result.relations[rid] = Relation(
+            id=rid,
+            source=source,
+            target=target,
+            label=CROSS_PAGE_LABEL,
+            description=reason,
+            mentions=mentions[:2],
+            cross_page=True,
+        )
     result.names = {eid: e.name for eid, e in everything.items()}
     return result

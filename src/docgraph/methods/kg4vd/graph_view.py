@@ -29,8 +29,9 @@ from __future__ import annotations
 import sys
 import threading
 from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -55,7 +56,7 @@ class GraphChanged(DocgraphError):
     """A record the view lists is gone from the store: the graph changed since the view was
     made. ``view`` is that view (``load_view(store, stale=view)`` replaces it)."""
 
-    view: "GraphView | None" = None
+    view: GraphView | None = None
 
 
 class _RecordCache:
@@ -199,18 +200,33 @@ class GraphView:
 
 def graph_version(store: Store) -> tuple:
     """Cheap stamp that changes whenever the graph's vectors (hence records) change."""
-    return tuple(store.get_meta(key) for key in (
-        f"vectors_version:{VEC_PAGE}", f"vectors_version:{VEC_ENTITY}", f"vectors_version:{VEC_RELATION}",
-        GRAPH_VERSION_META))
+    return tuple(
+        store.get_meta(key)
+        for key in (
+            f"vectors_version:{VEC_PAGE}",
+            f"vectors_version:{VEC_ENTITY}",
+            f"vectors_version:{VEC_RELATION}",
+            GRAPH_VERSION_META,
+        )
+    )
 
 
-def build_view(entities: Iterable[Mapping[str, Any]], relations: Iterable[Mapping[str, Any]],
-               version: tuple = ()) -> GraphView:
+def build_view(
+    entities: Iterable[Mapping[str, Any]], relations: Iterable[Mapping[str, Any]], version: tuple = ()
+) -> GraphView:
     """The view of entity and relation records (``Entity`` / ``Relation`` dumps, read once,
     in any order, not kept); relations with an unknown endpoint or a self-loop are skipped."""
-    slim = sorted((e["id"], e["name"], sys.intern(e["type"]), list(e.get("aliases") or ()),
-                   [(m["doc_id"], m["page"]) for m in e.get("mentions") or ()],
-                   entity_text_of(e["name"], e["type"], e.get("description", ""))) for e in entities)
+    slim = sorted(
+        (
+            e["id"],
+            e["name"],
+            sys.intern(e["type"]),
+            list(e.get("aliases") or ()),
+            [(m["doc_id"], m["page"]) for m in e.get("mentions") or ()],
+            entity_text_of(e["name"], e["type"], e.get("description", "")),
+        )
+        for e in entities
+    )
     ids = IdIndex(e[0] for e in slim)
     kept: list[str] = []
     pairs: list[tuple[int, int]] = []
@@ -232,17 +248,28 @@ def build_view(entities: Iterable[Mapping[str, Any]], relations: Iterable[Mappin
         incident[s].append(r)
         incident[t].append(r)
     return GraphView(
-        version=version, ids=ids, names=[e[1] for e in slim], types=[e[2] for e in slim],
-        aliases={i: e[3] for i, e in enumerate(slim) if e[3]}, relation_ids=kept, adjacency=adjacency,
-        endpoints=endpoints, page_nodes={k: np.fromiter(sorted(v), dtype=np.int64) for k, v in pages.items()},
+        version=version,
+        ids=ids,
+        names=[e[1] for e in slim],
+        types=[e[2] for e in slim],
+        aliases={i: e[3] for i, e in enumerate(slim) if e[3]},
+        relation_ids=kept,
+        adjacency=adjacency,
+        endpoints=endpoints,
+        page_nodes={k: np.fromiter(sorted(v), dtype=np.int64) for k, v in pages.items()},
         node_relations=[np.asarray(x, dtype=np.int64) for x in incident],
-        degree=np.diff(adjacency.indptr).astype(np.float64), _lexical_texts=[e[5] for e in slim])
+        degree=np.diff(adjacency.indptr).astype(np.float64),
+        _lexical_texts=[e[5] for e in slim],
+    )
 
 
 def load_view_from_store(store: Store, version: tuple = ()) -> GraphView:
     """Read every entity and relation record and build the view (no caching)."""
-    return build_view((value for _, value in store.iter_records(NS_ENTITY)),
-                      (value for _, value in store.iter_records(NS_RELATION)), version)
+    return build_view(
+        (value for _, value in store.iter_records(NS_ENTITY)),
+        (value for _, value in store.iter_records(NS_RELATION)),
+        version,
+    )
 
 
 _VIEWS = StoreCache(8)

@@ -13,8 +13,8 @@ model wrote them (``embeds_descriptions``). Keys and owners follow
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -22,13 +22,27 @@ from ...models.base import ImageItem
 from ...progress import Progress
 from ...types import Entity, Mention, Page, Relation
 from ..base import MethodContext
-from ..memo import bump_version
 from ..chunk_vectors import renew_stale_recipe, vector_model
+from ..memo import bump_version
 from ..page_vectors import embed_items, page_item, page_matrix  # noqa: F401  (page_item: re-exported)
 from ..vector_index import delete_vectors, load_index, write_vectors
 from .crosspage import CROSS_PAGE_LABEL
-from .storage import (LAYER, NS_CHUNK, NS_ENTITY, NS_RELATION, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION,
-                      entity_text, load_entities, load_relations, page_key, parse_page_key, relation_text)
+from .storage import (
+    LAYER,
+    NS_CHUNK,
+    NS_ENTITY,
+    NS_RELATION,
+    VEC_CHUNK,
+    VEC_ENTITY,
+    VEC_PAGE,
+    VEC_RELATION,
+    entity_text,
+    load_entities,
+    load_relations,
+    page_key,
+    parse_page_key,
+    relation_text,
+)
 
 CROP_DIR = "crops"  # removed with the document (Workspace.remove)
 
@@ -137,8 +151,13 @@ class GroundingContext:
         return out
 
 
-def embed_entities(ctx: MethodContext, entities: Sequence[Entity], crops: CropFinder | None = None,
-                   progress: Progress | None = None, context: GroundingContext | None = None) -> np.ndarray:
+def embed_entities(
+    ctx: MethodContext,
+    entities: Sequence[Entity],
+    crops: CropFinder | None = None,
+    progress: Progress | None = None,
+    context: GroundingContext | None = None,
+) -> np.ndarray:
     """Entity-index rows (L2-normalised) for ``entities``, in order (``embeds_descriptions``)."""
     crops = crops or CropFinder(ctx)
     described = embeds_descriptions(ctx)
@@ -149,8 +168,9 @@ def embed_entities(ctx: MethodContext, entities: Sequence[Entity], crops: CropFi
     return (context or GroundingContext(ctx)).blend(rows, [e.mentions for e in entities])
 
 
-def _write(ctx: MethodContext, namespace: str, keys: list[str], matrix: np.ndarray,
-           owners: list[str | None] | None = None) -> None:
+def _write(
+    ctx: MethodContext, namespace: str, keys: list[str], matrix: np.ndarray, owners: list[str | None] | None = None
+) -> None:
     if keys:
         model = ctx.models.image_embedder.model
         if namespace in CHUNK_DERIVED:
@@ -201,22 +221,37 @@ def indexed_relation(relation: Relation) -> bool:
     return not (relation.cross_page and relation.label == CROSS_PAGE_LABEL and not relation.description)
 
 
-def relation_matrix(ctx: MethodContext, relations: Sequence[Relation], names: dict[str, str],
-                    progress: Progress | None = None, context: GroundingContext | None = None) -> np.ndarray:
+def relation_matrix(
+    ctx: MethodContext,
+    relations: Sequence[Relation],
+    names: dict[str, str],
+    progress: Progress | None = None,
+    context: GroundingContext | None = None,
+) -> np.ndarray:
     """Relation-index rows for ``relations``, in order (as entities: ``embeds_descriptions``)."""
     described = embeds_descriptions(ctx)
-    items = [ImageItem(image_path=None, text=relation_text(r, names.get(r.source, r.source),
-                                                          names.get(r.target, r.target), described))
-             for r in relations]
+    items = [
+        ImageItem(
+            image_path=None,
+            text=relation_text(r, names.get(r.source, r.source), names.get(r.target, r.target), described),
+        )
+        for r in relations
+    ]
     rows = embed_items(ctx, items, progress, "kg4vd relation vectors")
     if described or not len(relations):
         return rows
     return (context or GroundingContext(ctx)).blend(rows, [r.mentions for r in relations])
 
 
-def write_graph_vectors(ctx: MethodContext, entities: dict[str, Entity], entity_rows: np.ndarray,
-                        relations: dict[str, Relation], relation_rows: np.ndarray,
-                        deleted_entities: Sequence[str] = (), deleted_relations: Sequence[str] = ()) -> None:
+def write_graph_vectors(
+    ctx: MethodContext,
+    entities: dict[str, Entity],
+    entity_rows: np.ndarray,
+    relations: dict[str, Relation],
+    relation_rows: np.ndarray,
+    deleted_entities: Sequence[str] = (),
+    deleted_relations: Sequence[str] = (),
+) -> None:
     """Write entity and relation rows (computed beforehand, aligned with the dicts' order) and
     delete the vectors of removed ids; call inside the caller's transaction."""
     _write(ctx, VEC_ENTITY, list(entities), entity_rows)
@@ -236,8 +271,10 @@ def restore_graph_vectors(ctx: MethodContext) -> int:
     the graph is read only when one was emptied: a build of a large workspace does not
     load every entity and relation to find nothing missing."""
     store = ctx.store
-    if not any(store.count_records(records) and not store.has_vectors(vectors)
-               for records, vectors in ((NS_ENTITY, VEC_ENTITY), (NS_RELATION, VEC_RELATION))):
+    if not any(
+        store.count_records(records) and not store.has_vectors(vectors)
+        for records, vectors in ((NS_ENTITY, VEC_ENTITY), (NS_RELATION, VEC_RELATION))
+    ):
         return 0
     entities, relations = load_entities(ctx.store), load_relations(ctx.store)
     have_entities = set(load_index(ctx.store, VEC_ENTITY).keys)

@@ -40,9 +40,10 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, Sequence
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -123,6 +124,7 @@ def proper_name(name: str) -> bool:
 
 def mentions_other(a: Entity, b: Entity) -> bool:
     """Whether one entity's (normalised) name occurs in the other's description."""
+
     def inside(x: Entity, y: Entity) -> bool:
         name = normalize_name(x.name)
         return bool(name) and f" {name} " in f" {normalize_name(y.description)} "
@@ -143,8 +145,13 @@ class OfflineJudge:
     pair_once = True
     min_similarity = None
 
-    def __init__(self, same_threshold: float, related_threshold: float, structural_types: Sequence[str] = (),
-                 max_related: int = MAX_RELATED):
+    def __init__(
+        self,
+        same_threshold: float,
+        related_threshold: float,
+        structural_types: Sequence[str] = (),
+        max_related: int = MAX_RELATED,
+    ):
         self.same_threshold = same_threshold
         self.related_threshold = related_threshold
         self.structural_types = frozenset(structural_types)
@@ -156,9 +163,15 @@ class OfflineJudge:
             if not local_only or _documents(a) & _documents(b):
                 return Verdict("same", "same name")
         shorter = min(a.name, b.name, key=lambda n: len(n.split()))
-        if (a.type == b.type and a.modality == b.modality and a.type not in self.structural_types
-                and a.type.lower() not in NON_BRIDGING_TYPES and proper_name(shorter)
-                and similarity >= self.same_threshold and name_overlap(a, b) == 1.0):
+        if (
+            a.type == b.type
+            and a.modality == b.modality
+            and a.type not in self.structural_types
+            and a.type.lower() not in NON_BRIDGING_TYPES
+            and proper_name(shorter)
+            and similarity >= self.same_threshold
+            and name_overlap(a, b) == 1.0
+        ):
             return Verdict("same", "one name contains the other")
         if similarity >= self.related_threshold and (name_overlap(a, b) >= 0.5 or mentions_other(a, b)):
             return Verdict("related")
@@ -190,7 +203,8 @@ class JudgeReply(BaseModel):
 def _describe(entity: Entity) -> str:
     pages = ", ".join(sorted({f"{m.doc_id} p.{m.page}" for m in entity.mentions}))
     aliases = f"; also called {', '.join(entity.aliases)}" if entity.aliases else ""
-    return f"{entity.name} [{entity.type}, {entity.modality}]{aliases} — {entity.description or '(no description)'} ({pages})"
+    description = entity.description or "(no description)"
+    return f"{entity.name} [{entity.type}, {entity.modality}]{aliases} — {description} ({pages})"
 
 
 class ModelJudge:
@@ -218,18 +232,24 @@ class ModelJudge:
             return text
 
         entity = with_image(anchor, _describe(anchor.entity))
-        listing = "\n".join(with_image(item, f"{n}. {_describe(item.entity)}")
-                            for n, (item, _) in enumerate(candidates, start=1))
+        listing = "\n".join(
+            with_image(item, f"{n}. {_describe(item.entity)}") for n, (item, _) in enumerate(candidates, start=1)
+        )
         prompt = render_prompt(__package__, "judge.md", entity=material(entity), candidates=material(listing))
         try:
-            result = self.chat.complete([user(prompt, images)], stage="kg4vd.judge", schema=JudgeReply,
-                                        response_format=json_schema_format(JudgeReply,
-                                                                           max_items={"labels": len(candidates)}))
+            result = self.chat.complete(
+                [user(prompt, images)],
+                stage="kg4vd.judge",
+                schema=JudgeReply,
+                response_format=json_schema_format(JudgeReply, max_items={"labels": len(candidates)}),
+            )
         except ModelOutputError as exc:  # an unusable reply links nothing; endpoint failures propagate
-            log.warning("kg4vd judge: unusable reply for %r, its candidates count as unrelated: %s",
-                        anchor.entity.name, exc)
+            log.warning(
+                "kg4vd judge: unusable reply for %r, its candidates count as unrelated: %s", anchor.entity.name, exc
+            )
             return [Verdict("unrelated", "unusable judge reply")] * len(candidates), Usage(failures=1)
         reply = result.parsed if isinstance(result.parsed, JudgeReply) else JudgeReply()
         by_number = {lab.candidate: Verdict(lab.label, lab.reason) for lab in reply.labels}
-        return [by_number.get(n, Verdict("unrelated", "not labelled")) for n in range(1, len(candidates) + 1)], \
-            result.usage
+        return [
+            by_number.get(n, Verdict("unrelated", "not labelled")) for n in range(1, len(candidates) + 1)
+        ], result.usage

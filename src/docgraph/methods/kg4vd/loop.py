@@ -20,9 +20,10 @@ being built concurrently, so they keep no per-page state outside ``RoundInput``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal, Protocol
+from typing import Literal, Protocol
 
 from ...types import Page, Usage
 from .controller import Rejection, apply_patch
@@ -91,9 +92,16 @@ class PageOutcome:
         return [(r.round, rej) for r in self.rounds for rej in r.rejected]
 
 
-def run_page(page: Page, strategy: PageStrategy, schema: EntitySchema, *, max_rounds: int = 5,
-             reflector: bool = True, marks: MarksFn | None = None,
-             on_round: Callable[[RoundLog, Usage], None] | None = None) -> PageOutcome:
+def run_page(
+    page: Page,
+    strategy: PageStrategy,
+    schema: EntitySchema,
+    *,
+    max_rounds: int = 5,
+    reflector: bool = True,
+    marks: MarksFn | None = None,
+    on_round: Callable[[RoundLog, Usage], None] | None = None,
+) -> PageOutcome:
     """Build the graph of one page (Algorithm 1). ``on_round`` is told about every round
     (for progress). Raises whatever the strategy raises (e.g. ``ModelOutputError``)."""
     if max_rounds < 1:
@@ -105,14 +113,29 @@ def run_page(page: Page, strategy: PageStrategy, schema: EntitySchema, *, max_ro
     rejected: tuple[Rejection, ...] = ()
     for t in range(max_rounds):
         image = marks(page, set(masked), t) if (marks is not None and strategy.needs_image) else None
-        inp = RoundInput(page=page, round=t, max_rounds=max_rounds, schema=schema, graph=outcome.graph,
-                         feedback=feedback, masked=masked, image=image, rejected=rejected)
+        inp = RoundInput(
+            page=page,
+            round=t,
+            max_rounds=max_rounds,
+            schema=schema,
+            graph=outcome.graph,
+            feedback=feedback,
+            masked=masked,
+            image=image,
+            rejected=rejected,
+        )
         patch, usage = strategy.extract(inp)
         round_usage = usage
         result = apply_patch(outcome.graph, patch, component_ids, schema)
         outcome.graph = result.graph
-        log = RoundLog(round=t, masked=sorted(masked), proposed=len(patch), applied=len(result.applied),
-                       rejected=result.rejected, feedback=None)
+        log = RoundLog(
+            round=t,
+            masked=sorted(masked),
+            proposed=len(patch),
+            applied=len(result.applied),
+            rejected=result.rejected,
+            feedback=None,
+        )
         rejected = tuple(result.rejected)
         if reflector:
             log.feedback, usage = strategy.reflect(inp, outcome.graph)

@@ -1,6 +1,7 @@
 """The registered ``kg4vd`` method: building here, querying in ``query.py``.
 
-``build``, ``remove_document`` and ``status`` are this package's build side (``build.py``);
+``build`` is this package's build side (``build.py``), ``remove_document`` and ``status``
+its upkeep (``lifecycle.py``);
 ``retrieve`` and ``answer`` delegate to ``query.retrieve`` / ``query.answer``, imported on
 first use so the build side works on its own.
 """
@@ -12,6 +13,7 @@ from typing import Any
 from ...types import Answer, Evidence
 from ..base import BuildReport, MethodContext, register
 from . import build as _build
+from . import lifecycle
 
 
 @register("kg4vd")
@@ -34,7 +36,7 @@ class KG4VDMethod:
         return answer(ctx, query, **options)
 
     def remove_document(self, ctx: MethodContext, doc_id: str) -> None:
-        _build.remove_document(ctx, doc_id)
+        lifecycle.remove_document(ctx, doc_id)
 
     def status(self, ctx: MethodContext) -> dict[str, Any]:
-        return _build.status(ctx)
+        return lifecycle.status(ctx)

@@ -70,8 +70,10 @@ def rejections_text(rejected: tuple[Rejection, ...]) -> str:
     if len(rejected) > len(shown):
         shown.append(f"- … and {len(rejected) - len(shown)} more")
     count = f"{len(rejected)} operation{'s' if len(rejected) != 1 else ''}"
-    return "\n\n" + render_prompt(__package__, "extract_rejections.md", count=count,
-                                  rejected=material("\n".join(shown))).rstrip()
+    return (
+        "\n\n"
+        + render_prompt(__package__, "extract_rejections.md", count=count, rejected=material("\n".join(shown))).rstrip()
+    )
 
 
 class ModelStrategy:
@@ -85,16 +87,26 @@ class ModelStrategy:
         self.needs_image = bool(getattr(chat, "supports_vision", True))
 
     def _values(self, inp: RoundInput, graph: PageGraph) -> dict[str, str]:
-        return {"schema": inp.schema.describe(), "manifest": material(component_manifest(inp.page, inp.masked)),
-                "graph": material(_graph_json(graph)), "round": str(inp.round + 1), "max_rounds": str(inp.max_rounds),
-                "page": str(inp.page.number)}
+        return {
+            "schema": inp.schema.describe(),
+            "manifest": material(component_manifest(inp.page, inp.masked)),
+            "graph": material(_graph_json(graph)),
+            "round": str(inp.round + 1),
+            "max_rounds": str(inp.max_rounds),
+            "page": str(inp.page.number),
+        }
 
     def _images(self, inp: RoundInput) -> list:
         return [inp.image] if inp.image is not None and self.needs_image else []
 
     def extract(self, inp: RoundInput) -> tuple[GraphPatch, Usage]:
-        prompt = render_prompt(__package__, "extract.md", feedback=material(_feedback_json(inp.feedback)),
-                               rejections=rejections_text(inp.rejected), **self._values(inp, inp.graph))
+        prompt = render_prompt(
+            __package__,
+            "extract.md",
+            feedback=material(_feedback_json(inp.feedback)),
+            rejections=rejections_text(inp.rejected),
+            **self._values(inp, inp.graph),
+        )
         result = self.chat.complete([user(prompt, self._images(inp))], stage="kg4vd.extract", schema=GraphPatch)
         patch = result.parsed if isinstance(result.parsed, GraphPatch) else GraphPatch()
         return patch, result.usage
@@ -102,7 +114,8 @@ class ModelStrategy:
     def reflect(self, inp: RoundInput, graph: PageGraph) -> tuple[Feedback, Usage]:
         prompt = render_prompt(__package__, "reflect.md", **self._values(inp, graph))
         bound = json_schema_format(Feedback, max_items={"components": max(1, len(inp.page.components))})
-        result = self.chat.complete([user(prompt, self._images(inp))], stage="kg4vd.reflect", schema=Feedback,
-                                    response_format=bound)
+        result = self.chat.complete(
+            [user(prompt, self._images(inp))], stage="kg4vd.reflect", schema=Feedback, response_format=bound
+        )
         feedback = result.parsed if isinstance(result.parsed, Feedback) else Feedback()
         return feedback, result.usage

@@ -28,27 +28,31 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...models.base import OfflineNLP, TextAnalysis
 from ...text import STOPWORDS
 from ...types import Component, ComponentKind, Page, Usage
+from .loop import RoundInput
 from .patch import EdgeOp, GraphPatch, NodeOp, PageGraph
 from .reflect import Feedback, coverage_feedback, needs_extraction
-from .loop import RoundInput
 
 NUMERIC_LABELS = frozenset({"CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY"})
 MAX_NAME_WORDS = 8
 MAX_DESCRIPTION_WORDS = 24
 NOUN_PHRASES_PER_COMPONENT = 3
 TABLE_ENTITIES = 10
-_PRONOUNS = frozenset("i me you he she it we they him her us them this that these those who what which "
-                      "something anything everything nothing someone anyone everyone one".split())
+_PRONOUNS = frozenset(
+    "i me you he she it we they him her us them this that these those who what which "
+    "something anything everything nothing someone anyone everyone one".split()
+)
 _LEADING = re.compile(r"^(the|a|an|this|that|these|those|its|their|his|her|our|my|your)\s+", re.I)
 _VISUAL_WORDS = (
     ("chart_element", re.compile(r"\b(chart|graph|plot|histogram|bar|pie|axis|trend)s?\b", re.I)),
-    ("diagram_component", re.compile(r"\b(diagram|flow ?chart|schematic|architecture|pipeline|network|workflow)s?\b",
-                                     re.I)),
+    (
+        "diagram_component",
+        re.compile(r"\b(diagram|flow ?chart|schematic|architecture|pipeline|network|workflow)s?\b", re.I),
+    ),
 )
 
 
@@ -62,18 +66,25 @@ def clean_name(text: str) -> str:
 def is_good_name(name: str) -> bool:
     """A usable entity name: has a letter, at most ``MAX_NAME_WORDS`` words, not a pronoun or stopword."""
     words = name.lower().split()
-    return (bool(words) and len(words) <= MAX_NAME_WORDS and len(name) >= 2 and any(ch.isalpha() for ch in name)
-            and not all(w in STOPWORDS or w in _PRONOUNS for w in words))
+    return (
+        bool(words)
+        and len(words) <= MAX_NAME_WORDS
+        and len(name) >= 2
+        and any(ch.isalpha() for ch in name)
+        and not all(w in STOPWORDS or w in _PRONOUNS for w in words)
+    )
 
 
 # Words that name parts of a document rather than things in it ("Reflection Questions",
 # "Key Terms", "Figure 3"): a named entity made only of these (and stopwords) is dropped.
-DOCUMENT_WORDS = frozenset("""
+DOCUMENT_WORDS = frozenset(
+    """
 appendix chapter chapters conclusion conclusions contents exercise exercises figure figures glossary
 introduction key lesson module note notes overview page part preface question questions reading readings
 reference references reflection review section sections source sources summary table tables term terms
 topic topics unit units
-""".split())
+""".split()
+)
 # NER labels that fire on capitalised headings ("Reflection Questions" as an ORG).
 HEADING_PRONE_LABELS = frozenset({"ORG", "WORK_OF_ART", "PRODUCT", "LAW", "EVENT", "FAC"})
 
@@ -87,8 +98,11 @@ def entity_quality(name: str, label: str, comp: Component) -> str:
     group ("Islamic", "American") is usually an adjective, so it is kept as a concept."""
     if only_document_words(name):
         return "drop"
-    if comp.kind is ComponentKind.TITLE and label in HEADING_PRONE_LABELS \
-            and clean_name(comp.text).lower() == clean_name(name).lower():
+    if (
+        comp.kind is ComponentKind.TITLE
+        and label in HEADING_PRONE_LABELS
+        and clean_name(comp.text).lower() == clean_name(name).lower()
+    ):
         return "drop"
     if label == "NORP" and len(name.split()) == 1:
         return "concept"
@@ -99,14 +113,18 @@ def is_concept_name(name: str) -> bool:
     """A usable name for an entity NER did not find: a good name that is more than one
     common word (several words, a digit, or an acronym) — "Silk Road", "trade routes",
     "COVID-19", "ESG", not "ways", "students" or a capitalised sentence start like "Review"."""
-    return is_good_name(name) and not only_document_words(name) and (
-        len(name.split()) >= 2 or any(ch.isdigit() for ch in name) or sum(ch.isupper() for ch in name) >= 2)
+    return (
+        is_good_name(name)
+        and not only_document_words(name)
+        and (len(name.split()) >= 2 or any(ch.isdigit() for ch in name) or sum(ch.isupper() for ch in name) >= 2)
+    )
 
 
 def only_document_words(name: str) -> bool:
     """Whether ``name`` is made only of document-structure words, stopwords and numbers."""
-    return all(w in STOPWORDS or w in DOCUMENT_WORDS or w.isdigit()
-               for w in (w.strip(".,:;()").lower() for w in name.split()))
+    return all(
+        w in STOPWORDS or w in DOCUMENT_WORDS or w.isdigit() for w in (w.strip(".,:;()").lower() for w in name.split())
+    )
 
 
 def short(text: str, words: int = MAX_DESCRIPTION_WORDS) -> str:
@@ -143,8 +161,15 @@ class _PatchBuilder:
             self._next += 1
             self.ids[_key(name)] = node_id
             self.cites[node_id] = list(component_ids)
-            self.new_nodes[node_id] = NodeOp(op="add", id=node_id, name=name, type=type_, modality=modality,
-                                             description=short(description), component_ids=self.cites[node_id])
+            self.new_nodes[node_id] = NodeOp(
+                op="add",
+                id=node_id,
+                name=name,
+                type=type_,
+                modality=modality,
+                description=short(description),
+                component_ids=self.cites[node_id],
+            )
             return node_id
         extra = [c for c in component_ids if c not in self.cites[node_id]]
         if extra:
@@ -157,8 +182,16 @@ class _PatchBuilder:
         if source == target or (source, target, label) in self.edges:
             return
         self.edges.add((source, target, label))
-        self.new_edges.append(EdgeOp(op="add", source=source, target=target, label=label,
-                                     description=short(description), component_ids=list(component_ids)))
+        self.new_edges.append(
+            EdgeOp(
+                op="add",
+                source=source,
+                target=target,
+                label=label,
+                description=short(description),
+                component_ids=list(component_ids),
+            )
+        )
 
     def patch(self) -> GraphPatch:
         replaces = [NodeOp(op="replace", id=i, component_ids=self.cites[i]) for i in sorted(self.touched)]
@@ -174,7 +207,7 @@ def _neighbours(page: Page, comp: Component, window: int = 2) -> list[Component]
     """Components within ``window`` reading-order steps of ``comp``, nearest first."""
     ordered = sorted(page.components, key=lambda c: c.order)
     index = next(i for i, c in enumerate(ordered) if c.id == comp.id)
-    near = [c for c in ordered[max(0, index - window): index + window + 1] if c.id != comp.id and not c.furniture]
+    near = [c for c in ordered[max(0, index - window) : index + window + 1] if c.id != comp.id and not c.furniture]
     return sorted(near, key=lambda c: abs(c.order - comp.order))
 
 
@@ -242,13 +275,19 @@ class OfflineStrategy:
             if analysis is None:
                 continue
             if comp.kind is ComponentKind.TITLE and schema.heading_type and is_good_name(clean_name(comp.text)):
-                builder.entity(clean_name(comp.text), schema.heading_type, "text", [comp.id],
-                               " > ".join(comp.section_path) or comp.text)
+                builder.entity(
+                    clean_name(comp.text),
+                    schema.heading_type,
+                    "text",
+                    [comp.id],
+                    " > ".join(comp.section_path) or comp.text,
+                )
             self._named_entities(inp, builder, comp, analysis)
             self._triples(inp, builder, comp, analysis)
 
-    def _named_entities(self, inp: RoundInput, builder: _PatchBuilder, comp: Component,
-                        analysis: TextAnalysis, limit: int | None = None) -> list[str]:
+    def _named_entities(
+        self, inp: RoundInput, builder: _PatchBuilder, comp: Component, analysis: TextAnalysis, limit: int | None = None
+    ) -> list[str]:
         ids: list[str] = []
         for ent in analysis.entities:
             name = clean_name(ent.text)
@@ -257,8 +296,11 @@ class OfflineStrategy:
             quality = entity_quality(name, ent.label, comp)
             if quality == "drop":
                 continue
-            type_ = inp.schema.concept_type if quality == "concept" else \
-                self.nlp.map_label(ent.label, inp.schema.text_types)
+            type_ = (
+                inp.schema.concept_type
+                if quality == "concept"
+                else self.nlp.map_label(ent.label, inp.schema.text_types)
+            )
             ids.append(builder.entity(name, type_, "text", [comp.id], _sentence_with(analysis, ent.text, comp.content)))
             if limit is not None and len(set(ids)) >= limit:
                 break
@@ -277,13 +319,15 @@ class OfflineStrategy:
             if source and target and triple.predicate:
                 builder.relation(source, target, triple.predicate, [comp.id], triple.sentence)
 
-    def _visual_entity(self, inp: RoundInput, builder: _PatchBuilder, comp: Component,
-                       analysis: TextAnalysis | None) -> None:
+    def _visual_entity(
+        self, inp: RoundInput, builder: _PatchBuilder, comp: Component, analysis: TextAnalysis | None
+    ) -> None:
         page = inp.page
         near = _neighbours(page, comp)
         caption = next((c for c in near if c.kind is ComponentKind.CAPTION and c.text.strip()), None)
-        context = next((c for c in near if c.kind in (ComponentKind.TITLE, ComponentKind.PARAGRAPH) and c.text.strip()),
-                       None)
+        context = next(
+            (c for c in near if c.kind in (ComponentKind.TITLE, ComponentKind.PARAGRAPH) and c.text.strip()), None
+        )
         label = {ComponentKind.TABLE: "Table", ComponentKind.EQUATION: "Equation"}.get(comp.kind, "Figure")
         if caption is not None:
             base, cites = caption.text, [comp.id, caption.id]
@@ -298,8 +342,11 @@ class OfflineStrategy:
             name = f"{label} {comp.id} on page {page.number}"
         elif builder.node_id(name) is not None:  # e.g. one caption shared by two pictures
             name = f"{name} ({comp.id})"
-        detail = [t for t in (caption.text if caption else "", comp.content,
-                              context.text if context and not caption else "") if t.strip()]
+        detail = [
+            t
+            for t in (caption.text if caption else "", comp.content, context.text if context and not caption else "")
+            if t.strip()
+        ]
         description = " ".join(detail) or name
         visual = builder.entity(name, _visual_type(comp, base + " " + comp.content), "visual", cites, description)
         if caption is not None:
@@ -319,14 +366,17 @@ class OfflineStrategy:
         for comp in texts:
             analysis = analyses[comp.content]
             lowered = comp.content.lower()
-            phrases = sorted(dict.fromkeys(clean_name(p) for p in analysis.noun_phrases),
-                             key=lambda p: (-len(p.split()), lowered.find(p.lower())))
+            phrases = sorted(
+                dict.fromkeys(clean_name(p) for p in analysis.noun_phrases),
+                key=lambda p: (-len(p.split()), lowered.find(p.lower())),
+            )
             phrases = [p for p in phrases if is_concept_name(p)][:NOUN_PHRASES_PER_COMPONENT]
             if not phrases and is_concept_name(clean_name(comp.content)):
                 phrases = [clean_name(comp.content)]
             for phrase in phrases:
-                builder.entity(phrase, inp.schema.concept_type, "text", [comp.id],
-                               _sentence_with(analysis, phrase, comp.content))
+                builder.entity(
+                    phrase, inp.schema.concept_type, "text", [comp.id], _sentence_with(analysis, phrase, comp.content)
+                )
         for cid in feedback.with_status("partially_covered"):
             comp = page.component(cid)
             if comp is not None:

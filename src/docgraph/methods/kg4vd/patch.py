@@ -68,11 +68,16 @@ class PageGraph(BaseModel):
     def summary(self) -> str:
         """One line per node and edge, for prompts and logs."""
         names = {n.id: n.name for n in self.nodes}
-        lines = [f"{n.id}: {n.name} [{n.type}, {n.modality}] cites {','.join(n.component_ids)}"
-                 + (f" — {n.description}" if n.description else "") for n in self.nodes]
-        lines += [f"{e.id}: {names.get(e.source, e.source)} ({e.source}) -[{e.label}]-> "
-                  f"{names.get(e.target, e.target)} ({e.target}) cites {','.join(e.component_ids)}"
-                  for e in self.edges]
+        lines = [
+            f"{n.id}: {n.name} [{n.type}, {n.modality}] cites {','.join(n.component_ids)}"
+            + (f" — {n.description}" if n.description else "")
+            for n in self.nodes
+        ]
+        lines += [
+            f"{e.id}: {names.get(e.source, e.source)} ({e.source}) -[{e.label}]-> "
+            f"{names.get(e.target, e.target)} ({e.target}) cites {','.join(e.component_ids)}"
+            for e in self.edges
+        ]
         return "\n".join(lines) if lines else "(empty)"
 
 

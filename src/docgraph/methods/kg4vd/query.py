@@ -31,10 +31,10 @@ from ..answer_fallback import AnswerCalls, answer_with_fallback
 from ..base import check_options
 from ..citations import CitationBook
 from ..evidence_layer import measure_items, retrieval_settings
+from ..timing import Timer
 from .analyzer import STAGE as STAGE_ANALYZE
 from .analyzer import ModeDecision, choose_mode
 from .answer import offline_answer, two_stage_answer
-from ..timing import Timer
 from .retrieval import DEFAULT_RERANK_WEIGHT, RetrievalTrace, retrieve_graph
 
 if TYPE_CHECKING:
@@ -55,8 +55,12 @@ def _check_options(options: dict[str, Any], default_max_images: int | None = Non
     weight = options.get("rerank_weight", DEFAULT_RERANK_WEIGHT)
     if not isinstance(weight, (int, float)) or not 0.0 <= weight <= 1.0:
         raise InputError(f"rerank_weight must be within [0, 1], got {weight!r}")
-    return {"mode": options.get("mode"), "top_pages": top_pages, "max_images": max_images,
-            "rerank_weight": float(weight)}
+    return {
+        "mode": options.get("mode"),
+        "top_pages": top_pages,
+        "max_images": max_images,
+        "rerank_weight": float(weight),
+    }
 
 
 def _clean_query(query: str) -> str:
@@ -65,38 +69,48 @@ def _clean_query(query: str) -> str:
     return query.strip()
 
 
-def run_retrieval(ctx: "MethodContext", query: str, **options: Any) -> tuple[Evidence, RetrievalTrace, ModeDecision]:
+def run_retrieval(ctx: MethodContext, query: str, **options: Any) -> tuple[Evidence, RetrievalTrace, ModeDecision]:
     """Analyzer + retrieval; the Evidence with the trace and the mode decision behind it."""
     return _run(ctx, _clean_query(query), _check_options(options))
 
 
-def _run(ctx: "MethodContext", query: str, opts: dict[str, Any]) -> tuple[Evidence, RetrievalTrace, ModeDecision]:
+def _run(ctx: MethodContext, query: str, opts: dict[str, Any]) -> tuple[Evidence, RetrievalTrace, ModeDecision]:
     timings: dict[str, float] = {}
     with Timer(timings).stage("analyzer"):
         decision = choose_mode(ctx, query, opts["mode"])
-    trace = retrieve_graph(ctx, query, decision.mode, k_pages=opts["top_pages"],
-                           rerank_weight=opts["rerank_weight"], timings=timings)
+    trace = retrieve_graph(
+        ctx, query, decision.mode, k_pages=opts["top_pages"], rerank_weight=opts["rerank_weight"], timings=timings
+    )
     cfg = ctx.settings.kg4vd
-    notes = [f"mode {decision.mode} ({decision.source}: {decision.reason})",
-             f"{len(trace.anchors)} anchor pages, {len(trace.seeds)} seed entities, subgraph of "
-             f"{len(trace.subgraph)} entities (H_max {trace.settings.h_max}, N_max {trace.settings.n_max})",
-             "candidates before rerank: " + ", ".join(f"{v} {k}" for k, v in trace.candidates.items())]
+    notes = [
+        f"mode {decision.mode} ({decision.source}: {decision.reason})",
+        f"{len(trace.anchors)} anchor pages, {len(trace.seeds)} seed entities, subgraph of "
+        f"{len(trace.subgraph)} entities (H_max {trace.settings.h_max}, N_max {trace.settings.n_max})",
+        "candidates before rerank: " + ", ".join(f"{v} {k}" for k, v in trace.candidates.items()),
+    ]
     if not cfg.page_anchoring:
         notes.append("ablation: no page anchoring (seeds from direct entity retrieval)")
     if cfg.fixed_mode is not None and decision.source == "config":
         notes.append(f"ablation: fixed {cfg.fixed_mode}-mode PPR")
-    evidence = Evidence(query=query, method=METHOD, mode=decision.mode, pages=trace.pages,
-                        entities=trace.entities, relations=trace.relations, timings=dict(timings),
-                        notes=notes + trace.notes)
+    evidence = Evidence(
+        query=query,
+        method=METHOD,
+        mode=decision.mode,
+        pages=trace.pages,
+        entities=trace.entities,
+        relations=trace.relations,
+        timings=dict(timings),
+        notes=notes + trace.notes,
+    )
     return evidence, trace, decision
 
 
-def retrieve(ctx: "MethodContext", query: str, **options: Any) -> Evidence:
+def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     """Ranked pages, entities and relations for ``query`` (see the module doc for options)."""
     return run_retrieval(ctx, query, **options)[0]
 
 
-def answer(ctx: "MethodContext", query: str, **options: Any) -> Answer:
+def answer(ctx: MethodContext, query: str, **options: Any) -> Answer:
     """Retrieve, then answer with the two-stage model answer or, offline (also when the
     answer model fails: ``answer_fallback``), extractively."""
     opts = _check_options(options, ctx.settings.models.answer.max_images)
@@ -109,21 +123,41 @@ def answer(ctx: "MethodContext", query: str, **options: Any) -> Answer:
 
     def offline(reason: str) -> Answer:
         book = CitationBook(ctx.store)
-        text = offline_answer(evidence.query, evidence, book, reason,
-                              items=measure_items(evidence.query, retrieval_settings(ctx)))
-        return Answer(question=evidence.query, text=text,
-                      method=METHOD, mode=decision.mode, citations=book.citations, evidence=evidence,
-                      timings=dict(timings), usage=dict(usage), model_used=decision.source == "model")
+        text = offline_answer(
+            evidence.query, evidence, book, reason, items=measure_items(evidence.query, retrieval_settings(ctx))
+        )
+        return Answer(
+            question=evidence.query,
+            text=text,
+            method=METHOD,
+            mode=decision.mode,
+            citations=book.citations,
+            evidence=evidence,
+            timings=dict(timings),
+            usage=dict(usage),
+            model_used=decision.source == "model",
+        )
 
     def model(chat: AnswerCalls) -> Answer:
         book = CitationBook(ctx.store)
         result = two_stage_answer(ctx, chat, evidence.query, evidence, book, max_images=opts["max_images"])
         if result.unknown_markers:
-            evidence.notes.append("the model cited unknown evidence numbers "
-                                  + ", ".join(str(n) for n in sorted(set(result.unknown_markers))) + "; dropped")
-        return Answer(question=evidence.query, text=result.text, method=METHOD, mode=decision.mode,
-                      citations=book.citations, evidence=evidence, timings={**timings, **result.timings},
-                      usage={**usage, **result.usage}, model_used=True)
+            evidence.notes.append(
+                "the model cited unknown evidence numbers "
+                + ", ".join(str(n) for n in sorted(set(result.unknown_markers)))
+                + "; dropped"
+            )
+        return Answer(
+            question=evidence.query,
+            text=result.text,
+            method=METHOD,
+            mode=decision.mode,
+            citations=book.citations,
+            evidence=evidence,
+            timings={**timings, **result.timings},
+            usage={**usage, **result.usage},
+            model_used=True,
+        )
 
     out = answer_with_fallback(ctx, ctx.models.chat("answer"), model, offline)
     out.timings["answer"] = time.perf_counter() - start

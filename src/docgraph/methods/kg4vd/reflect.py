@@ -37,11 +37,13 @@ class ComponentStatus(BaseModel):
 class Feedback(BaseModel):
     """The reflector's feedback on a page graph."""
 
-    components: list[ComponentStatus] = Field(default_factory=list,
-                                              description="one entry per layout component of the page")
+    components: list[ComponentStatus] = Field(
+        default_factory=list, description="one entry per layout component of the page"
+    )
     gaps: list[str] = Field(default_factory=list, description="what the graph still misses, in short sentences")
-    revision_targets: list[str] = Field(default_factory=list,
-                                        description="node, edge or component ids the next round should revisit")
+    revision_targets: list[str] = Field(
+        default_factory=list, description="node, edge or component ids the next round should revisit"
+    )
     stop_signal: Literal[0, 1] = Field(0, description="1 when the page graph is complete")
 
     def with_status(self, status: Status) -> list[str]:
@@ -51,18 +53,20 @@ class Feedback(BaseModel):
         """Ids to mask in the next round's annotated image."""
         return set(self.with_status("covered"))
 
-    def restricted_to(self, component_ids: set[str]) -> "Feedback":
+    def restricted_to(self, component_ids: set[str]) -> Feedback:
         """The feedback without statuses for ids that are not components of the page; a
         component the reflector did not mention is ``uncovered``."""
         known = {c.component_id: c for c in self.components if c.component_id in component_ids}
-        statuses = [known.get(cid) or ComponentStatus(component_id=cid, status="uncovered")
-                    for cid in sorted(component_ids, key=_id_order)]
+        statuses = [
+            known.get(cid) or ComponentStatus(component_id=cid, status="uncovered")
+            for cid in sorted(component_ids, key=_id_order)
+        ]
         return self.model_copy(update={"components": statuses})
 
 
 def _id_order(component_id: str) -> tuple[str, int]:
     prefix = component_id.rstrip("0123456789")
-    digits = component_id[len(prefix):]
+    digits = component_id[len(prefix) :]
     return prefix, int(digits) if digits else 0
 
 
@@ -81,11 +85,13 @@ def component_status(comp: Component, graph: PageGraph) -> ComponentStatus:
     linked = {end for e in graph.edges if e.source in nodes or e.target in nodes for end in (e.source, e.target)}
     internal = any(e.source in nodes and e.target in nodes for e in graph.edges)
     if len(nodes) >= 2 and not internal:
-        return ComponentStatus(component_id=comp.id, status="partially_covered",
-                               note=f"{len(nodes)} entities but no relation between them")
+        return ComponentStatus(
+            component_id=comp.id, status="partially_covered", note=f"{len(nodes)} entities but no relation between them"
+        )
     if comp.kind.is_visual and not (linked & nodes):
-        return ComponentStatus(component_id=comp.id, status="partially_covered",
-                               note="visual entity not related to anything")
+        return ComponentStatus(
+            component_id=comp.id, status="partially_covered", note="visual entity not related to anything"
+        )
     return ComponentStatus(component_id=comp.id, status="covered")
 
 
@@ -94,5 +100,4 @@ def coverage_feedback(page: Page, graph: PageGraph) -> Feedback:
     statuses = [component_status(c, graph) for c in sorted(page.components, key=lambda c: c.order)]
     gaps = [f"{s.component_id}: {s.note}" for s in statuses if s.status != "covered"]
     targets = [s.component_id for s in statuses if s.status != "covered"]
-    return Feedback(components=statuses, gaps=gaps, revision_targets=targets,
-                    stop_signal=1 if not targets else 0)
+    return Feedback(components=statuses, gaps=gaps, revision_targets=targets, stop_signal=1 if not targets else 0)

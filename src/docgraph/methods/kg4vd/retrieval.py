@@ -52,31 +52,42 @@ METHODS.md "KG4VD — Query", steps 2–5 (paper Section 3.3 and Appendix B.3):
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...config import PPRModeSettings, RetrievalSettings
-from ...errors import EmbeddingMismatchError
 from ...documents.page_numbers import stored_printed_numbers
+from ...errors import EmbeddingMismatchError
 from ...graph import ppr_on_subgraph
-from ...graph.subgraph import NodeScores
 from ...graph.bridges import NON_BRIDGING_TYPES, EntityBridges
+from ...graph.subgraph import NodeScores
 from ...scoring import blend_rerank, top_k
-from ...types import ScoredEntity, ScoredPage, ScoredRelation
+from ...types import Chunk, Entity, Relation, ScoredEntity, ScoredPage, ScoredRelation
 from ..base import not_built
-from ..timing import Timer
-from ..vector_index import VectorIndex, load_index
-from .graph_view import GraphChanged, GraphView, PageKey, load_view
-from .index import page_item
-from ...types import Chunk, Entity, Relation
 from ..evidence_layer import EvidenceLayer, indexed_text, layer_shape, retrieval_settings
 from ..hybrid import fuse_scores
 from ..memo import cached
 from ..routing import document_router
-from .storage import (LAYER, NS_CHUNK, VEC_CHUNK, VEC_ENTITY, VEC_PAGE, VEC_RELATION, embed_query, entity_text,
-                      page_key, parse_page_key, relation_text)
+from ..timing import Timer
+from ..vector_index import VectorIndex, load_index
+from .graph_view import GraphChanged, GraphView, PageKey, load_view
+from .index import page_item
+from .storage import (
+    LAYER,
+    NS_CHUNK,
+    VEC_CHUNK,
+    VEC_ENTITY,
+    VEC_PAGE,
+    VEC_RELATION,
+    embed_query,
+    entity_text,
+    page_key,
+    parse_page_key,
+    relation_text,
+)
 
 if TYPE_CHECKING:
     from ..base import MethodContext
@@ -105,7 +116,7 @@ class RetrievalTrace:
 
 
 # ---------------------------------------------------------------------------- query vector
-def query_vector(ctx: "MethodContext", query: str, indexes: Sequence[VectorIndex]) -> np.ndarray:
+def query_vector(ctx: MethodContext, query: str, indexes: Sequence[VectorIndex]) -> np.ndarray:
     """The query in the image embedder's space, shared by every KG4VD vector namespace
     (``storage.embed_query``); a dimension that does not match the stored vectors means the
     workspace was built with another embedder."""
@@ -115,16 +126,17 @@ def query_vector(ctx: "MethodContext", query: str, indexes: Sequence[VectorIndex
             raise EmbeddingMismatchError(
                 f"the KG4VD vectors have dimension {index.matrix.shape[1]} but the configured image embedder "
                 f"{ctx.models.image_embedder.model} embeds queries in dimension {vector.shape[0]}; configure the "
-                "embedder that built the workspace or rebuild it: docgraph build --method kg4vd")
+                "embedder that built the workspace or rebuild it: docgraph build --method kg4vd"
+            )
     return vector
 
 
 # ---------------------------------------------------------------------------- scoring helpers
-_PAGE_TEXT: "OrderedDict[tuple[str, str, int], str]" = OrderedDict()
+_PAGE_TEXT: OrderedDict[tuple[str, str, int], str] = OrderedDict()
 _PAGE_TEXT_MAX = 4096
 
 
-def page_text(ctx: "MethodContext", key: PageKey) -> str:
+def page_text(ctx: MethodContext, key: PageKey) -> str:
     """A page's text for reranking: the text its page vector was built from
     (``index.page_item``); LRU-cached, pages do not change once ingested."""
     cache_key = (str(ctx.store.root), key[0], key[1])
@@ -145,8 +157,9 @@ def _relation_text(view: GraphView, rel: int, relation: Relation) -> str:
 
 
 # ---------------------------------------------------------------------------- the stages
-def seed_entities(view: GraphView, signal_of: NodeScores, anchors: list[PageKey], *, anchored: bool,
-                  k_direct: int) -> tuple[np.ndarray, np.ndarray]:
+def seed_entities(
+    view: GraphView, signal_of: NodeScores, anchors: list[PageKey], *, anchored: bool, k_direct: int
+) -> tuple[np.ndarray, np.ndarray]:
     """(seed nodes, seed distribution s) — step 2: the entities on the anchor pages weighted
     by ``signal_of`` them; or, for the ablation, the ``k_direct`` best entities by the signal
     of every entity (the one path that scores the whole graph)."""
@@ -167,16 +180,19 @@ def seed_entities(view: GraphView, signal_of: NodeScores, anchors: list[PageKey]
     return nodes.astype(np.int64), weights
 
 
-def seed_signal(view: GraphView, index: VectorIndex, qvec: np.ndarray, query: str,
-                settings: RetrievalSettings) -> NodeScores:
+def seed_signal(
+    view: GraphView, index: VectorIndex, qvec: np.ndarray, query: str, settings: RetrievalSettings
+) -> NodeScores:
     """The seed score of given entities: BM25 over "name, type, description" fused with the
     entity-index cosine (``retrieval.seeds = "hybrid"``, the fusion's normalisation over the
     entities scored — the candidates the seeds are picked from), or the cosine alone."""
+
     def signal_of(nodes: np.ndarray) -> np.ndarray:
         cosine = view.affinity_of(index, qvec, nodes)
         if settings.seeds != "hybrid" or not len(nodes):
             return cosine
         return fuse_scores(view.lexical(query)[nodes], cosine, settings)
+
     return signal_of
 
 
@@ -187,7 +203,7 @@ def expansion_priority(view: GraphView, affinity_of: NodeScores) -> NodeScores:
     return lambda nodes: np.maximum(affinity_of(nodes), 0.0) + 1e-6 * view.degree[nodes] / scale
 
 
-def load_layer(ctx: "MethodContext", page_index: VectorIndex) -> EvidenceLayer:
+def load_layer(ctx: MethodContext, page_index: VectorIndex) -> EvidenceLayer:
     """The structural evidence layer of the workspace's KG4VD chunks (cached until chunks
     change or the layer's settings do); pages with a page vector but no chunk are in it too."""
     settings = retrieval_settings(ctx)
@@ -206,8 +222,9 @@ def load_layer(ctx: "MethodContext", page_index: VectorIndex) -> EvidenceLayer:
     return cached(ctx.store, LAYER, f"layer:{shape}", load)
 
 
-def page_dense_scores(ctx: "MethodContext", layer: EvidenceLayer, page_index: VectorIndex,
-                      qvec: np.ndarray) -> np.ndarray | None:
+def page_dense_scores(
+    ctx: MethodContext, layer: EvidenceLayer, page_index: VectorIndex, qvec: np.ndarray
+) -> np.ndarray | None:
     """Page-vector cosines over the layer's pages when they add a signal: a real image
     embedder's page vectors, or a workspace without chunks; None offline (the page vectors
     are then means of the chunk vectors the layer already scores)."""
@@ -225,16 +242,23 @@ def chunk_seeds(layer: EvidenceLayer, entities: list[Entity], mass: np.ndarray) 
     for entity, value in zip(entities, mass):
         if value <= 0:
             continue
-        rows = layer.grounding_rows((entity.id, len(entity.mentions)),
-                                    ((m.doc_id, m.page, m.component_ids) for m in entity.mentions))
+        rows = layer.grounding_rows(
+            (entity.id, len(entity.mentions)), ((m.doc_id, m.page, m.component_ids) for m in entity.mentions)
+        )
         if len(rows):
             np.add.at(out, rows, float(value) / len(rows))
     return out
 
 
-def retrieve_graph(ctx: "MethodContext", query: str, mode: str, *, k_pages: int | None = None,
-                   rerank_weight: float = DEFAULT_RERANK_WEIGHT,
-                   timings: dict[str, float] | None = None) -> RetrievalTrace:
+def retrieve_graph(
+    ctx: MethodContext,
+    query: str,
+    mode: str,
+    *,
+    k_pages: int | None = None,
+    rerank_weight: float = DEFAULT_RERANK_WEIGHT,
+    timings: dict[str, float] | None = None,
+) -> RetrievalTrace:
     """Steps 2–5 for one query in one mode; fills a :class:`RetrievalTrace`. A build that
     changes the graph while the query reads it makes the query start over once on the new
     graph (``graph_view.GraphChanged``)."""
@@ -244,8 +268,15 @@ def retrieve_graph(ctx: "MethodContext", query: str, mode: str, *, k_pages: int 
         return _retrieve(ctx, query, mode, k_pages, rerank_weight, timings, stale=changed.view)
 
 
-def _retrieve(ctx: "MethodContext", query: str, mode: str, k_pages: int | None, rerank_weight: float,
-              timings: dict[str, float] | None, stale: GraphView | None) -> RetrievalTrace:
+def _retrieve(
+    ctx: MethodContext,
+    query: str,
+    mode: str,
+    k_pages: int | None,
+    rerank_weight: float,
+    timings: dict[str, float] | None,
+    stale: GraphView | None,
+) -> RetrievalTrace:
     cfg = ctx.settings.kg4vd
     rs = retrieval_settings(ctx)
     settings = cfg.mode(mode)
@@ -270,18 +301,32 @@ def _retrieve(ctx: "MethodContext", query: str, mode: str, k_pages: int | None, 
 
     with timer.stage("entity_retrieval"):
         trace.seeds, trace.seed_weights = seed_entities(
-            view, seed_signal(view, entity_index, qvec, query, rs), [p for p, _ in anchors],
-            anchored=cfg.page_anchoring, k_direct=settings.k_entities)
+            view,
+            seed_signal(view, entity_index, qvec, query, rs),
+            [p for p, _ in anchors],
+            anchored=cfg.page_anchoring,
+            k_direct=settings.k_entities,
+        )
 
     with timer.stage("subgraph_ppr"):
         if len(trace.seeds):
+
             def affinity(nodes: np.ndarray) -> np.ndarray:
                 return view.affinity_of(entity_index, qvec, nodes)
 
             trace.subgraph, trace.ppr = ppr_on_subgraph(
-                view.adjacency, trace.seeds, trace.seed_weights, affinity, alpha=settings.alpha,
-                beta=settings.beta, h_max=settings.h_max, n_max=settings.n_max,
-                priority=expansion_priority(view, affinity), tol=cfg.ppr_tol, max_iter=cfg.ppr_max_iter)
+                view.adjacency,
+                trace.seeds,
+                trace.seed_weights,
+                affinity,
+                alpha=settings.alpha,
+                beta=settings.beta,
+                h_max=settings.h_max,
+                n_max=settings.n_max,
+                priority=expansion_priority(view, affinity),
+                tol=cfg.ppr_tol,
+                max_iter=cfg.ppr_max_iter,
+            )
         rels = view.relations_within(trace.subgraph)
         position = np.full(len(view), -1, dtype=np.int64)
         position[trace.subgraph] = np.arange(len(trace.subgraph))
@@ -296,34 +341,68 @@ def _retrieve(ctx: "MethodContext", query: str, mode: str, k_pages: int | None, 
         ranking = layer.propagate(query, qvec, flat, rs, chunk_seeds(layer, entities, trace.ppr))
         pages = list(dict.fromkeys([p for p, _ in anchors] + [p for p, _ in ranking.top(k_pages)]))
         page_prior = np.array([ranking.final[layer.page_position[p]] for p in pages], dtype=np.float64)
-    trace.candidates = {"pages": len(pages), "entities": len(trace.subgraph), "relations": len(rels),
-                        "subgraph relations": in_subgraph}
+    trace.candidates = {
+        "pages": len(pages),
+        "entities": len(trace.subgraph),
+        "relations": len(rels),
+        "subgraph relations": in_subgraph,
+    }
 
     with timer.stage("rerank"):
         best = layer.best_chunks(ranking.chunk_scores, pages)
         texts = [indexed_text(layer.chunks[best[p]]) if p in best else page_text(ctx, p) for p in pages]
         known = None
-        if getattr(ctx.models.image_embedder, "is_text_fallback", False) and \
-                hasattr(ctx.models.reranker, "rerank_with_vectors"):
+        if getattr(ctx.models.image_embedder, "is_text_fallback", False) and hasattr(
+            ctx.models.reranker, "rerank_with_vectors"
+        ):
             relation_index = load_index(ctx.store, VEC_RELATION)
-            known = ([layer.hybrid.vectors[best[p]] if p in best else None for p in pages]
-                     + [entity_index.vector(e.id) for e in entities]
-                     + [relation_vector(view, entity_index, relation_index, int(r)) for r in rels])
-        _rerank(ctx, query, view, trace, pages, texts, page_prior, entities, (rels, relations, rel_prior),
-                k_pages, rerank_weight, qvec, known, ranking.routing_of(pages, layer.page_position))
+            known = (
+                [layer.hybrid.vectors[best[p]] if p in best else None for p in pages]
+                + [entity_index.vector(e.id) for e in entities]
+                + [relation_vector(view, entity_index, relation_index, int(r)) for r in rels]
+            )
+        _rerank(
+            ctx,
+            query,
+            view,
+            trace,
+            pages,
+            texts,
+            page_prior,
+            entities,
+            (rels, relations, rel_prior),
+            k_pages,
+            rerank_weight,
+            qvec,
+            known,
+            ranking.routing_of(pages, layer.page_position),
+        )
     with timer.stage("second_hop"):
-        merged = layer.with_bridges([((p.doc_id, p.page), p.score) for p in trace.pages], load_bridges(ctx, view, layer),
-                                    query, rs, k_pages, ranking.final)
+        merged = layer.with_bridges(
+            [((p.doc_id, p.page), p.score) for p in trace.pages],
+            load_bridges(ctx, view, layer),
+            query,
+            rs,
+            k_pages,
+            ranking.final,
+        )
         trace.pages = [ScoredPage(doc_id=d, page=n, score=s) for (d, n), s in merged]
     return trace
 
 
-def load_bridges(ctx: "MethodContext", view: GraphView, layer: EvidenceLayer) -> EntityBridges:
+def load_bridges(ctx: MethodContext, view: GraphView, layer: EvidenceLayer) -> EntityBridges:
     """The graph's entities on the layer's pages, for the second hop (``graph.bridges``);
     value-like entities (dates, numbers) are left out. Cached until the graph or layer changes."""
-    return cached(ctx.store, LAYER, f"bridges:{view.version}", lambda: layer.bridge_mentions(
-        (doc_id, page, view.names[node]) for node, (doc_id, page) in view.node_pages()
-        if view.types[node].lower() not in NON_BRIDGING_TYPES))
+    return cached(
+        ctx.store,
+        LAYER,
+        f"bridges:{view.version}",
+        lambda: layer.bridge_mentions(
+            (doc_id, page, view.names[node])
+            for node, (doc_id, page) in view.node_pages()
+            if view.types[node].lower() not in NON_BRIDGING_TYPES
+        ),
+    )
 
 
 def relation_vector(view: GraphView, entities: VectorIndex, relations: VectorIndex, rel: int) -> np.ndarray | None:
@@ -339,11 +418,22 @@ def relation_vector(view: GraphView, entities: VectorIndex, relations: VectorInd
     return mean / max(float(np.linalg.norm(mean)), 1e-12)
 
 
-def _rerank(ctx: "MethodContext", query: str, view: GraphView, trace: RetrievalTrace, pages: list[PageKey],
-            page_texts: list[str], page_prior: np.ndarray, entities: list[Entity],
-            relation_pool: tuple[np.ndarray, list[Relation], np.ndarray], k_pages: int,
-            weight: float, qvec: np.ndarray, known: list[np.ndarray | None] | None,
-            page_routing: np.ndarray | None = None) -> None:
+def _rerank(
+    ctx: MethodContext,
+    query: str,
+    view: GraphView,
+    trace: RetrievalTrace,
+    pages: list[PageKey],
+    page_texts: list[str],
+    page_prior: np.ndarray,
+    entities: list[Entity],
+    relation_pool: tuple[np.ndarray, list[Relation], np.ndarray],
+    k_pages: int,
+    weight: float,
+    qvec: np.ndarray,
+    known: list[np.ndarray | None] | None,
+    page_routing: np.ndarray | None = None,
+) -> None:
     """Step 5: one reranker call over all candidates, then budgets per kind. ``entities``:
     the subgraph's, in its order; ``relation_pool``: (relation indices, their objects, their
     priors). ``known``: the candidates' stored vectors (offline), so the fusion reranker
@@ -351,9 +441,11 @@ def _rerank(ctx: "MethodContext", query: str, view: GraphView, trace: RetrievalT
     applied to their reranker scores as to their prior."""
     settings = trace.settings
     rels, relations, rel_prior = relation_pool
-    texts = (list(page_texts)
-             + [entity_text(e) for e in entities]
-             + [_relation_text(view, int(r), rel) for r, rel in zip(rels, relations)])
+    texts = (
+        list(page_texts)
+        + [entity_text(e) for e in entities]
+        + [_relation_text(view, int(r), rel) for r, rel in zip(rels, relations)]
+    )
     if not texts:
         scores = np.zeros(0)
     elif known is not None:
@@ -364,16 +456,22 @@ def _rerank(ctx: "MethodContext", query: str, view: GraphView, trace: RetrievalT
     page_weight = ctx.settings.kg4vd.offline_page_rerank_weight if known is not None else weight  # step 5's note
     page_scores = scores[:n_p] if page_routing is None else scores[:n_p] * page_routing
     page_final = blend_rerank(page_scores, page_prior, page_weight)
-    ent_final = blend_rerank(scores[n_p:n_p + n_e], trace.ppr, weight)
-    rel_final = blend_rerank(scores[n_p + n_e:], rel_prior, weight)
+    ent_final = blend_rerank(scores[n_p : n_p + n_e], trace.ppr, weight)
+    rel_final = blend_rerank(scores[n_p + n_e :], rel_prior, weight)
 
-    trace.pages = [ScoredPage(doc_id=pages[i][0], page=pages[i][1], score=float(page_final[i]))
-                   for i in top_k(page_final, k_pages)[0]]
-    trace.entities = [ScoredEntity(entity=entities[i], score=float(ent_final[i]))
-                      for i in top_k(ent_final, settings.k_entities)[0]]
+    trace.pages = [
+        ScoredPage(doc_id=pages[i][0], page=pages[i][1], score=float(page_final[i]))
+        for i in top_k(page_final, k_pages)[0]
+    ]
+    trace.entities = [
+        ScoredEntity(entity=entities[i], score=float(ent_final[i])) for i in top_k(ent_final, settings.k_entities)[0]
+    ]
     kept = []
     for i in top_k(rel_final, settings.k_relations)[0]:
         s, t = view.endpoints[int(rels[i])]
-        kept.append(ScoredRelation(relation=relations[i], score=float(rel_final[i]),
-                                   source_name=view.names[s], target_name=view.names[t]))
+        kept.append(
+            ScoredRelation(
+                relation=relations[i], score=float(rel_final[i]), source_name=view.names[s], target_name=view.names[t]
+            )
+        )
     trace.relations = kept

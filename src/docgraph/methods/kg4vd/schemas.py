@@ -18,28 +18,106 @@ from dataclasses import dataclass
 from typing import Literal
 
 VISUAL_TYPES: tuple[str, ...] = (
-    "visual_object", "chart_element", "diagram_component", "table_region", "layout_region", "figure_panel",
+    "visual_object",
+    "chart_element",
+    "diagram_component",
+    "table_region",
+    "layout_region",
+    "figure_panel",
 )
 
 TEXT_TYPES: dict[str, tuple[str, ...]] = {
     # Table 7, "Picture book" (12): characters and story, then general.
-    "picture_book": ("character", "creature", "setting", "action_event", "emotion", "narrative_arc",
-                     "dialogue_speaker", "person", "location", "date", "object", "scientific_concept"),
+    "picture_book": (
+        "character",
+        "creature",
+        "setting",
+        "action_event",
+        "emotion",
+        "narrative_arc",
+        "dialogue_speaker",
+        "person",
+        "location",
+        "date",
+        "object",
+        "scientific_concept",
+    ),
     # Table 7, "World History" (13): general, then content and structure.
-    "world_history": ("person", "organization", "group", "location", "event", "date", "work_of_art",
-                      "product", "scientific_concept", "chapter", "section", "unit", "assessment_type"),
+    "world_history": (
+        "person",
+        "organization",
+        "group",
+        "location",
+        "event",
+        "date",
+        "work_of_art",
+        "product",
+        "scientific_concept",
+        "chapter",
+        "section",
+        "unit",
+        "assessment_type",
+    ),
     # Table 7, "Env. Reports" (14): general, then sustainability and business.
-    "env_reports": ("person", "organization", "location", "event", "date", "kpi", "target", "commitment",
-                    "material_topic", "stakeholder_group", "regulatory_framework", "business_segment",
-                    "geographic_region", "fiscal_period"),
+    "env_reports": (
+        "person",
+        "organization",
+        "location",
+        "event",
+        "date",
+        "kpi",
+        "target",
+        "commitment",
+        "material_topic",
+        "stakeholder_group",
+        "regulatory_framework",
+        "business_segment",
+        "geographic_region",
+        "fiscal_period",
+    ),
     # Table 7, "DLCV Slides" (24): general, then lecture and ML-specific.
-    "dlcv_slides": ("person", "organization", "location", "event", "date", "work_of_art", "product",
-                    "scientific_concept", "concept", "term", "slide_title", "agenda_item", "code_snippet",
-                    "citation", "course_code", "lecture_topic", "dataset", "model_architecture", "task_type",
-                    "metric", "benchmark", "framework", "algorithm", "paper_citation"),
+    "dlcv_slides": (
+        "person",
+        "organization",
+        "location",
+        "event",
+        "date",
+        "work_of_art",
+        "product",
+        "scientific_concept",
+        "concept",
+        "term",
+        "slide_title",
+        "agenda_item",
+        "code_snippet",
+        "citation",
+        "course_code",
+        "lecture_topic",
+        "dataset",
+        "model_architecture",
+        "task_type",
+        "metric",
+        "benchmark",
+        "framework",
+        "algorithm",
+        "paper_citation",
+    ),
     # docgraph's default: the general types of Table 7 plus broad ones for any corpus.
-    "general": ("person", "organization", "group", "location", "event", "date", "work_of_art", "product",
-                "scientific_concept", "concept", "law", "metric", "section"),
+    "general": (
+        "person",
+        "organization",
+        "group",
+        "location",
+        "event",
+        "date",
+        "work_of_art",
+        "product",
+        "scientific_concept",
+        "concept",
+        "law",
+        "metric",
+        "section",
+    ),
 }
 
 PRESETS: tuple[str, ...] = tuple(TEXT_TYPES)
@@ -47,8 +125,13 @@ PRESETS: tuple[str, ...] = tuple(TEXT_TYPES)
 # Document-structure types: the same name in two documents is two different headings.
 STRUCTURAL_TYPES = frozenset({"chapter", "section", "unit", "slide_title", "agenda_item", "lecture_topic"})
 # The type the offline extractor gives a noun phrase that NER did not type, per preset.
-_CONCEPT_TYPE = {"picture_book": "object", "world_history": "scientific_concept", "env_reports": "material_topic",
-                 "dlcv_slides": "concept", "general": "concept"}
+_CONCEPT_TYPE = {
+    "picture_book": "object",
+    "world_history": "scientific_concept",
+    "env_reports": "material_topic",
+    "dlcv_slides": "concept",
+    "general": "concept",
+}
 # The type of a heading (title component), when the preset has one.
 _HEADING_TYPE = {"world_history": "section", "dlcv_slides": "slide_title", "general": "section"}
 
@@ -91,8 +174,7 @@ class EntitySchema:
 
     def describe(self) -> str:
         """Two lines for prompts: the text types and the visual types."""
-        return (f"text entity types: {', '.join(self.text_types)}\n"
-                f"visual entity types: {', '.join(self.visual_types)}")
+        return f"text entity types: {', '.join(self.text_types)}\nvisual entity types: {', '.join(self.visual_types)}"
 
 
 def get_schema(preset: str) -> EntitySchema:

@@ -40,7 +40,8 @@ embedded once with ``embed_query``:
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -70,8 +71,6 @@ VEC_ENTITY = "kg4vd.entity"
 VEC_RELATION = "kg4vd.relation"
 
 
-
-
 class StoredPageGraph(BaseModel):
     """The ``kg4vd.pagegraph`` record of one page."""
 
@@ -96,14 +95,32 @@ class StoredPageGraph(BaseModel):
         return f"{self.doc_id}:{self.page}:{local_id}"
 
     @classmethod
-    def from_graph(cls, doc_id: str, page: int, graph: PageGraph, **fields: Any) -> "StoredPageGraph":
+    def from_graph(cls, doc_id: str, page: int, graph: PageGraph, **fields: Any) -> StoredPageGraph:
         def mention(component_ids: list[str]) -> list[Mention]:
             return [Mention(doc_id=doc_id, page=page, component_ids=list(component_ids))]
 
-        entities = [Entity(id=n.id, name=n.name, type=n.type, modality=n.modality, description=n.description,
-                           mentions=mention(n.component_ids)) for n in graph.nodes]
-        relations = [Relation(id=e.id, source=e.source, target=e.target, label=e.label, description=e.description,
-                              mentions=mention(e.component_ids)) for e in graph.edges]
+        entities = [
+            Entity(
+                id=n.id,
+                name=n.name,
+                type=n.type,
+                modality=n.modality,
+                description=n.description,
+                mentions=mention(n.component_ids),
+            )
+            for n in graph.nodes
+        ]
+        relations = [
+            Relation(
+                id=e.id,
+                source=e.source,
+                target=e.target,
+                label=e.label,
+                description=e.description,
+                mentions=mention(e.component_ids),
+            )
+            for e in graph.edges
+        ]
         return cls(doc_id=doc_id, page=page, entities=entities, relations=relations, **fields)
 
 
@@ -134,8 +151,9 @@ def add_ids(store: Store, namespace: str, additions: dict[str, dict[str, set[str
     rows = []
     for key, fields in sorted(additions.items()):
         old = known.get(key) or {}
-        rows.append((key, {name: sorted(ids | set(old.get(name, []))) for name, ids in fields.items()},
-                     key if owned else None))
+        rows.append(
+            (key, {name: sorted(ids | set(old.get(name, []))) for name, ids in fields.items()}, key if owned else None)
+        )
     store.put_records(namespace, rows)
 
 
@@ -167,10 +185,12 @@ def document_graph(store: Store, doc_id: str) -> tuple[dict[str, Entity], dict[s
     if not store.get_meta(DOC_GRAPH_META):
         return load_entities(store), load_relations(store)
     listed = store.get_record(NS_DOC_GRAPH, doc_id) or {}
-    entities = {k: Entity.model_validate(v)
-                for k, v in store.get_records(NS_ENTITY, listed.get("entities", [])).items()}
-    relations = {k: Relation.model_validate(v)
-                 for k, v in store.get_records(NS_RELATION, listed.get("relations", [])).items()}
+    entities = {
+        k: Entity.model_validate(v) for k, v in store.get_records(NS_ENTITY, listed.get("entities", [])).items()
+    }
+    relations = {
+        k: Relation.model_validate(v) for k, v in store.get_records(NS_RELATION, listed.get("relations", [])).items()
+    }
     return entities, relations
 
 

@@ -32,8 +32,11 @@ def ask(body: AskRequest, state: ServerState = Depends(server_state)) -> dict[st
     if body.mode:
         modes = method_modes(method)
         if body.mode not in modes:
-            raise HTTPException(status_code=400, detail=f"method {method} has no mode {body.mode!r}"
-                                + (f"; use one of {', '.join(modes)}" if modes else ""))
+            raise HTTPException(
+                status_code=400,
+                detail=f"method {method} has no mode {body.mode!r}"
+                + (f"; use one of {', '.join(modes)}" if modes else ""),
+            )
         options["mode"] = body.mode
     answer = state.ws.ask(question, method=method, **options)
     return answer.model_dump(mode="json")

@@ -19,8 +19,13 @@ log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api", tags=["build"])
 
 METHOD_LABELS = {
-    "kg4vd": "KG4VD", "hvm": "HVM-GraphRAG", "bm25": "BM25 (baseline)", "dense": "Dense retrieval (baseline)",
-    "pages": "Page retrieval (baseline)", "hipporag": "HippoRAG (baseline)", "nodocs": "No documents (baseline)",
+    "kg4vd": "KG4VD",
+    "hvm": "HVM-GraphRAG",
+    "bm25": "BM25 (baseline)",
+    "dense": "Dense retrieval (baseline)",
+    "pages": "Page retrieval (baseline)",
+    "hipporag": "HippoRAG (baseline)",
+    "nodocs": "No documents (baseline)",
 }
 METHOD_ORDER = ("kg4vd", "hvm", "bm25", "dense", "pages", "hipporag", "nodocs")
 
@@ -58,8 +63,9 @@ def method_status(state: ServerState) -> dict[str, dict[str, Any]]:
 
 def require_method(name: str) -> str:
     if name not in available_methods():
-        raise HTTPException(status_code=400, detail=f"unknown method {name!r}; available: "
-                                                    f"{', '.join(ordered_methods())}")
+        raise HTTPException(
+            status_code=400, detail=f"unknown method {name!r}; available: {', '.join(ordered_methods())}"
+        )
     return name
 
 
@@ -89,8 +95,13 @@ def start_build(body: BuildRequest, state: ServerState = Depends(server_state)) 
     """Queues the build (jobs run one at a time). A build of the same method that is already
     queued or running is returned instead of starting a second one (``created`` false)."""
     method = require_method(body.method)
-    job, created = state.jobs.submit("build", f"build:{method}", f"build {METHOD_LABELS.get(method, method)}",
-                                     build_job(state, method), method=method)
+    job, created = state.jobs.submit(
+        "build",
+        f"build:{method}",
+        f"build {METHOD_LABELS.get(method, method)}",
+        build_job(state, method),
+        method=method,
+    )
     return JSONResponse({**state.jobs.snapshot(job), "created": created}, status_code=202)
 
 

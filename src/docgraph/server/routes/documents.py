@@ -24,9 +24,16 @@ router = APIRouter(prefix="/api", tags=["documents"])
 def document_summary(state: ServerState, doc: Document, label: DocumentMeta | None = None) -> dict[str, Any]:
     """A document row for the workspace view (no pages); ``metadata`` is its shelf label
     (organisation, period, kind; ``documents.metadata``), whose title is the row's title."""
-    out = {"id": doc.id, "title": shown_title(doc, label),
-           "file": doc.path.replace("\\", "/").rsplit("/", 1)[-1], "kind": doc.kind, "page_count": doc.page_count,
-           "pages_stored": len(state.ws.store.page_numbers(doc.id)), "status": doc.status, "added_at": doc.added_at}
+    out = {
+        "id": doc.id,
+        "title": shown_title(doc, label),
+        "file": doc.path.replace("\\", "/").rsplit("/", 1)[-1],
+        "kind": doc.kind,
+        "page_count": doc.page_count,
+        "pages_stored": len(state.ws.store.page_numbers(doc.id)),
+        "status": doc.status,
+        "added_at": doc.added_at,
+    }
     if label is not None:
         out["metadata"] = label.model_dump(exclude={"file_name"})
     return out
@@ -46,8 +53,10 @@ def list_documents(state: ServerState = Depends(server_state)) -> dict[str, Any]
 def get_document(doc_id: str, state: ServerState = Depends(server_state)) -> dict[str, Any]:
     doc = find_document(state.ws, doc_id, with_pages=True)
     out = document_summary(state, doc, ensure_metadata(state.ws.store, [doc]).get(doc.id))
-    out["pages"] = [{"number": p.number, "width": p.width, "height": p.height, "source": p.source,
-                     "components": len(p.components)} for p in doc.pages]
+    out["pages"] = [
+        {"number": p.number, "width": p.width, "height": p.height, "source": p.source, "components": len(p.components)}
+        for p in doc.pages
+    ]
     return out
 
 
@@ -62,8 +71,9 @@ class LabelChange(BaseModel):
 
 
 @router.patch("/documents/{doc_id}/metadata", summary="Correct a document's title, organisation, period or kind")
-def set_document_metadata(doc_id: str, change: LabelChange,
-                          state: ServerState = Depends(server_state)) -> dict[str, Any]:
+def set_document_metadata(
+    doc_id: str, change: LabelChange, state: ServerState = Depends(server_state)
+) -> dict[str, Any]:
     """The fields sent become the user's (never guessed over again); returns the document row."""
     doc = find_document(state.ws, doc_id)
     values = {k: v for k, v in change.model_dump().items() if v is not None}
@@ -76,8 +86,9 @@ def delete_document(doc_id: str, state: ServerState = Depends(server_state)) -> 
     """409 while a build or an ingestion runs (they may be reading the document)."""
     doc = find_document(state.ws, doc_id)
     if state.jobs.busy():
-        raise HTTPException(status_code=409, detail="a build or upload is running; remove the document "
-                                                    "when it has finished")
+        raise HTTPException(
+            status_code=409, detail="a build or upload is running; remove the document when it has finished"
+        )
     state.ws.remove(doc.id)
     return {"removed": doc.id, "title": doc.title}
 
@@ -88,9 +99,14 @@ def ingest_job(state: ServerState, paths: list) -> Any:
     def run(progress: LiveProgress) -> dict[str, Any]:
         report = state.ws.ingest(paths, progress=progress)
         failures = [str(f) for f in report.failures]
-        result = {"added": [d.id for d in report.added], "skipped": [d.id for d in report.skipped],
-                  "failures": failures, "notes": [str(n) for n in report.notes], "pages": report.pages,
-                  "seconds": round(report.seconds, 2)}
+        result = {
+            "added": [d.id for d in report.added],
+            "skipped": [d.id for d in report.skipped],
+            "failures": failures,
+            "notes": [str(n) for n in report.notes],
+            "pages": report.pages,
+            "seconds": round(report.seconds, 2),
+        }
         if failures and not (report.added or report.skipped):
             raise InputError("; ".join(failures))
         return result
@@ -98,15 +114,21 @@ def ingest_job(state: ServerState, paths: list) -> Any:
     return run
 
 
-@router.post("/upload", status_code=202,
-             summary=f"Upload files ({allowed_types()}); they are saved under uploads/ and ingested",
-             responses={200: {"description": "ingested (with wait=true)"},
-                        413: {"description": "larger than the upload limit"},
-                        415: {"description": "a type that is not allowed, or content that does not "
-                                             "match the extension"}})
-async def upload(files: list[UploadFile] = File(..., description="one or more files"),
-                 wait: bool = Query(False, description="answer when ingestion has finished"),
-                 state: ServerState = Depends(server_state)) -> Any:
+@router.post(
+    "/upload",
+    status_code=202,
+    summary=f"Upload files ({allowed_types()}); they are saved under uploads/ and ingested",
+    responses={
+        200: {"description": "ingested (with wait=true)"},
+        413: {"description": "larger than the upload limit"},
+        415: {"description": "a type that is not allowed, or content that does not match the extension"},
+    },
+)
+async def upload(
+    files: list[UploadFile] = File(..., description="one or more files"),
+    wait: bool = Query(False, description="answer when ingestion has finished"),
+    state: ServerState = Depends(server_state),
+) -> Any:
     """Saves each file (size and type checked) and queues one ingestion job for them; the
     answer carries the job (poll ``/api/jobs/{id}``). With ``wait=true`` it answers 200 once
     the job has finished. Files already in the workspace (same content) are skipped."""
@@ -130,8 +152,9 @@ async def upload(files: list[UploadFile] = File(..., description="one or more fi
         for item in files:
             await item.close()
     names = ", ".join(p.name for p in saved)
-    job, _ = state.jobs.submit("ingest", f"ingest:{'|'.join(str(p) for p in saved)}", f"add {names}",
-                               ingest_job(state, saved))
+    job, _ = state.jobs.submit(
+        "ingest", f"ingest:{'|'.join(str(p) for p in saved)}", f"add {names}", ingest_job(state, saved)
+    )
     if wait:
         await run_in_threadpool(job.finished.wait)
     body = {**state.jobs.snapshot(job), "files": [p.name for p in saved]}

@@ -13,9 +13,12 @@ router = APIRouter(prefix="/api", tags=["graph"])
 
 
 @router.get("/graph", summary="Neighbourhood of entities (e.g. an answer's evidence) in the KG4VD graph")
-def graph(entity: list[str] = Query(..., description="entity id (repeatable)"),
-          hops: int = Query(1, ge=0, le=MAX_HOPS), limit: int = Query(80, ge=1, le=MAX_NODES),
-          state: ServerState = Depends(server_state)) -> dict[str, Any]:
+def graph(
+    entity: list[str] = Query(..., description="entity id (repeatable)"),
+    hops: int = Query(1, ge=0, le=MAX_HOPS),
+    limit: int = Query(80, ge=1, le=MAX_NODES),
+    state: ServerState = Depends(server_state),
+) -> dict[str, Any]:
     """``nodes`` (id, name, type, modality, degree, pages that mention it, seed flag) and
     ``edges`` (relation id, source, target, label, cross_page) within ``hops`` of the seeds;
     ``truncated`` when ``limit`` cut the neighbourhood."""
@@ -23,6 +26,7 @@ def graph(entity: list[str] = Query(..., description="entity id (repeatable)"),
 
 
 @router.get("/entities", summary="Find KG4VD entities by name or alias (empty q: the best connected)")
-def entities(q: str = Query("", max_length=200), limit: int = Query(20, ge=1, le=200),
-             state: ServerState = Depends(server_state)) -> dict[str, Any]:
+def entities(
+    q: str = Query("", max_length=200), limit: int = Query(20, ge=1, le=200), state: ServerState = Depends(server_state)
+) -> dict[str, Any]:
     return {"entities": search_entities(state.ws.store, q, limit)}

@@ -37,9 +37,14 @@ def page_json(page: Page) -> dict[str, Any]:
     data["image_url"] = f"{base}/image"
     data["marks_url"] = f"{base}/marks"
     data["components"] = [
-        {**c.model_dump(mode="json"), "modality": c.modality, "kind_name": c.kind.name.lower(),
-         "crop_url": f"{base}/components/{c.id}/crop" if c.crop_path else None}
-        for c in sorted(page.components, key=lambda c: c.order)]
+        {
+            **c.model_dump(mode="json"),
+            "modality": c.modality,
+            "kind_name": c.kind.name.lower(),
+            "crop_url": f"{base}/components/{c.id}/crop" if c.crop_path else None,
+        }
+        for c in sorted(page.components, key=lambda c: c.order)
+    ]
     return data
 
 
@@ -69,17 +74,27 @@ def get_page(doc_id: str, number: int, state: ServerState = Depends(server_state
     return page_json(find_page(state.ws, doc_id, number))
 
 
-@router.get("/image", response_class=FileResponse, summary="The rendered page image (JPEG, or PNG with ingest.image_format = png, at the page's dpi)")
+@router.get(
+    "/image",
+    response_class=FileResponse,
+    summary="The rendered page image (JPEG, or PNG with ingest.image_format = png, at the page's dpi)",
+)
 def page_image(doc_id: str, number: int, state: ServerState = Depends(server_state)) -> FileResponse:
     page = find_page(state.ws, doc_id, number)
     return image_response(workspace_file(state.ws.root, page.image_path))
 
 
-@router.get("/marks", response_class=FileResponse,
-            summary="The Set-of-Marks image: components boxed and tagged with their ids, 'mask' ones greyed")
-def page_marks(doc_id: str, number: int,
-               mask: str | None = Query(None, description="comma-separated component ids to grey out"),
-               state: ServerState = Depends(server_state)) -> FileResponse:
+@router.get(
+    "/marks",
+    response_class=FileResponse,
+    summary="The Set-of-Marks image: components boxed and tagged with their ids, 'mask' ones greyed",
+)
+def page_marks(
+    doc_id: str,
+    number: int,
+    mask: str | None = Query(None, description="comma-separated component ids to grey out"),
+    state: ServerState = Depends(server_state),
+) -> FileResponse:
     page = find_page(state.ws, doc_id, number)
     masked = sorted(split_ids(mask))
     tag = hashlib.sha256(",".join(masked).encode()).hexdigest()[:10] if masked else "all"
@@ -93,23 +108,30 @@ def page_marks(doc_id: str, number: int,
     return image_response(workspace_file(state.ws.root, relative))
 
 
-@router.get("/highlight", summary="The page image with cited regions outlined and numbered",
-            responses={200: {"content": {"image/png": {}}}})
-def page_highlight(doc_id: str, number: int,
-                   components: str | None = Query(None, description="comma-separated component ids"),
-                   bbox: list[str] = Query([], description="extra boxes 'x0,y0,x1,y1' in PDF points (repeatable)"),
-                   n: int = Query(1, ge=0, description="the citation number written beside the boxes"),
-                   state: ServerState = Depends(server_state)) -> Response:
+@router.get(
+    "/highlight",
+    summary="The page image with cited regions outlined and numbered",
+    responses={200: {"content": {"image/png": {}}}},
+)
+def page_highlight(
+    doc_id: str,
+    number: int,
+    components: str | None = Query(None, description="comma-separated component ids"),
+    bbox: list[str] = Query([], description="extra boxes 'x0,y0,x1,y1' in PDF points (repeatable)"),
+    n: int = Query(1, ge=0, description="the citation number written beside the boxes"),
+    state: ServerState = Depends(server_state),
+) -> Response:
     """A citation's view: give its ``components`` and/or its ``bbox`` list."""
     page = find_page(state.ws, doc_id, number)
     ids = split_ids(components)
     unknown = [c for c in ids if page.component(c) is None]
     if unknown:
-        raise HTTPException(status_code=400, detail=f"page {page.number} of {page.doc_id} has no component(s) "
-                                                    f"{', '.join(unknown)}")
+        raise HTTPException(
+            status_code=400, detail=f"page {page.number} of {page.doc_id} has no component(s) {', '.join(unknown)}"
+        )
     if len(bbox) > MAX_BOXES:
         raise HTTPException(status_code=400, detail=f"at most {MAX_BOXES} boxes")
-    boxes = [page.component(c).bbox for c in ids] + [parse_bbox(b) for b in bbox]  # type: ignore[union-attr]
+    boxes = [page.component(c).bbox for c in ids] + [parse_bbox(b) for b in bbox]  # type: ignore[union-attr]  # unknown ids were refused above
     if not boxes:
         raise HTTPException(status_code=400, detail="give component ids or boxes to highlight")
     boxes = [b.clip(page.width, page.height) for b in boxes]
@@ -121,15 +143,20 @@ def page_highlight(doc_id: str, number: int,
     return Response(data, media_type="image/png", headers={"Cache-Control": "no-store"})
 
 
-@router.get("/components/{component_id}/crop", response_class=FileResponse,
-            summary="The crop image of a visual component (table, image, equation)")
-def component_crop(doc_id: str, number: int, component_id: str,
-                   state: ServerState = Depends(server_state)) -> FileResponse:
+@router.get(
+    "/components/{component_id}/crop",
+    response_class=FileResponse,
+    summary="The crop image of a visual component (table, image, equation)",
+)
+def component_crop(
+    doc_id: str, number: int, component_id: str, state: ServerState = Depends(server_state)
+) -> FileResponse:
     page = find_page(state.ws, doc_id, number)
     component = page.component(component_id)
     if component is None or not component.crop_path:
-        raise HTTPException(status_code=404, detail=f"page {page.number} of {page.doc_id} has no crop "
-                                                    f"for {component_id!r}")
+        raise HTTPException(
+            status_code=404, detail=f"page {page.number} of {page.doc_id} has no crop for {component_id!r}"
+        )
     return image_response(workspace_file(state.ws.root, component.crop_path))
 
 
