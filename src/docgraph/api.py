@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import Settings, load_settings
+from .config import Settings, check_sections, load_settings
 from .errors import InputError
 from .methods.base import BuildReport, MethodContext, available_methods, get_method
 from .progress import NullProgress, Progress
@@ -64,6 +64,10 @@ class Workspace:
             )
         self.root.mkdir(parents=True, exist_ok=True)
         self.settings = settings or load_settings(self.root, overrides=overrides)
+        if self.settings.model_extra:  # sections of methods from other packages
+            from .methods.capabilities import settings_sections
+
+            check_sections(self.settings, settings_sections())
         self.store = open_store(self.root, self.settings.store)
         self._models = None
         self._models_lock = threading.Lock()

@@ -13,9 +13,9 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from .errors import ConfigError
 from .settings_methods import (  # re-exported: modules import their section from here
@@ -64,6 +64,7 @@ __all__ = [
     "RetrievalSettings",
     "Section",
     "Settings",
+    "check_sections",
     "StoreSettings",
     "load_settings",
 ]
@@ -72,7 +73,16 @@ ENV_PREFIX = "DOCGRAPH_"
 CONFIG_FILE = "docgraph.toml"
 
 
+S = TypeVar("S", bound=Section)
+
+
 class Settings(Section):
+    """Every section of docgraph.toml. Sections of methods from other packages (a method's
+    ``settings_section``) are kept as given and validated by their method's model: ``section``
+    reads one, ``check_sections`` refuses a section nobody declares."""
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     models: ModelsSettings = Field(default_factory=ModelsSettings)
     kg4vd: KG4VDSettings = Field(default_factory=KG4VDSettings)
@@ -83,6 +93,32 @@ class Settings(Section):
     store: StoreSettings = Field(default_factory=StoreSettings)
     dlvqa: DLVQASettings = Field(default_factory=DLVQASettings)
     ray: RaySettings = Field(default_factory=RaySettings)
+
+    def section(self, name: str, model: type[S]) -> S:
+        """The ``[name]`` section that is not built in (a plug-in method's), validated by
+        ``model``; its defaults when the section is absent. A bad value is a ConfigError
+        naming the field."""
+        raw = (self.model_extra or {}).get(name) or {}
+        if isinstance(raw, model):
+            return raw
+        try:
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            lines = [f"  {name}.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+            raise ConfigError("invalid settings (docgraph.toml or DOCGRAPH_* env):\n" + "\n".join(lines)) from None
+
+
+def check_sections(settings: Settings, declared: Mapping[str, type[Section]]) -> None:
+    """Every section beyond the built-in ones must be one a method declares (``declared``:
+    section name → model) and valid for its model; otherwise a ConfigError says which."""
+    for name in settings.model_extra or {}:
+        if name not in declared:
+            known = sorted({*Settings.model_fields, *declared})
+            raise ConfigError(
+                f"unknown settings section [{name}] (docgraph.toml or DOCGRAPH_{name.upper()}__* env); "
+                f"sections: {', '.join(known)}"
+            )
+        settings.section(name, declared[name])
 
 
 def _parse_env_value(raw: str) -> Any:

@@ -40,9 +40,9 @@ SIDEWAYS = {
     ("mcp_server", "server"),  # the web app's bearer-token check
     ("testing", "eval"),
 }
-# The front ends still reach into method packages for graph export, stats and reset; issue 55's
-# plug-in boundary removes these. Nothing may be added here.
-PENDING = {("cli", "methods.kg4vd"), ("cli", "methods.hvm"), ("server", "methods.kg4vd")}
+# The web app's graph panel still reads KG4VD's query-time graph view (server/graph_data.py);
+# every other front-end use of a method goes through methods.capabilities. Nothing may be added here.
+PENDING = {("server", "methods.kg4vd")}
 ROOT_NAMES = {"__init__", "__main__", "__version__"}
 
 

@@ -11,6 +11,7 @@ from query_graph import history_graph, write_graph
 
 from docgraph import Workspace
 from docgraph.cli import main
+from docgraph.errors import InputError
 from docgraph.methods.citations import CitationBook
 from docgraph.methods.extractive import OFFLINE_NOTICE
 from docgraph.methods.kg4vd import query
@@ -147,7 +148,7 @@ def test_cli_ask_errors(ws_path, tmp_path, capsys):
     assert "no workspace at" in capsys.readouterr().err and not (tmp_path / "missing").exists()
 
 
-def test_cli_passes_mode_to_kg4vd_only(capsys):
+def test_cli_passes_mode_to_methods_that_have_modes_only(capsys):
     from argparse import Namespace
 
     from docgraph.cli.ask import ask_options
@@ -155,7 +156,9 @@ def test_cli_passes_mode_to_kg4vd_only(capsys):
     assert ask_options(Namespace(method="kg4vd", mode="document", top_pages=None)) == {"mode": "document"}
     assert ask_options(Namespace(method="dense", mode="auto", top_pages=4)) == {"top_pages": 4}
     assert ask_options(Namespace(method="dense", mode="local", top_pages=None)) == {}
-    assert "--mode applies to kg4vd only" in capsys.readouterr().err
+    assert "dense has no retrieval modes; --mode local is ignored" in capsys.readouterr().err
+    with pytest.raises(InputError, match="kg4vd has no mode 'loud'; use one of auto, local, multi_hop, document"):
+        ask_options(Namespace(method="kg4vd", mode="loud", top_pages=None))
 
 
 def test_quotable_components():

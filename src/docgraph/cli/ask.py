@@ -15,12 +15,11 @@ from typing import Any
 
 from ..errors import InputError
 from ..highlight import write_highlights
+from ..methods.capabilities import modes_of
 from ..progress import TerminalProgress
 from ..results import ask_result
 from ..types import Answer, Citation
 from .batch import BatchQuestion, answer_all, answered_lines, read_questions
-
-MODES = ("auto", "local", "multi_hop", "document")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,9 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ask.add_argument("--method", "-m", default="kg4vd", help="method to answer with (default: kg4vd)")
     ask.add_argument(
         "--mode",
-        choices=MODES,
         default="auto",
-        help="kg4vd retrieval mode (default: auto = the query analyzer decides)",
+        help="retrieval mode of a method that has modes (kg4vd: auto, local, multi_hop, document; "
+        "default: auto = the query analyzer decides)",
     )
     ask.add_argument("--top-pages", type=int, metavar="N", help="page budget (default: the method's)")
     ask.add_argument(
@@ -61,15 +60,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def ask_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The method options the arguments ask for; ``mode`` only goes to kg4vd."""
+    """The method options the arguments ask for; ``mode`` only goes to a method that has modes
+    (``methods.capabilities.HasModes``), and must be one of them."""
     options: dict[str, Any] = {}
-    if args.method == "kg4vd":
-        options["mode"] = args.mode
-    elif args.mode != "auto":
-        print(f"note: --mode applies to kg4vd only; {args.method} ignores it", file=sys.stderr)
+    mode = mode_option(args.method, args.mode)
+    if mode is not None:
+        options["mode"] = mode
     if args.top_pages is not None:
         options["top_pages"] = args.top_pages
     return options
+
+
+def mode_option(method: str, mode: str) -> str | None:
+    """``mode`` for ``method``: None for a method without modes (a note when one was asked
+    for), an InputError naming the modes when it is not one of them."""
+    modes = modes_of(method)
+    if not modes:
+        if mode != "auto":
+            print(f"note: {method} has no retrieval modes; --mode {mode} is ignored", file=sys.stderr)
+        return None
+    if mode not in modes:
+        raise InputError(f"{method} has no mode {mode!r}; use one of {', '.join(modes)}")
+    return mode
 
 
 def format_citation(citation: Citation) -> str:
@@ -182,9 +194,10 @@ def cmd_ask_many(args: argparse.Namespace, ws) -> int:
 
     def ask_one(question: BatchQuestion):
         method = question.options.get("method", args.method)
-        options = {k: v for k, v in defaults.items() if k != "mode" or method == "kg4vd"}
-        if "mode" in question.options:
-            options["mode"] = question.options["mode"]
+        options = {k: v for k, v in defaults.items() if k != "mode"}
+        mode = mode_option(method, question.options.get("mode", args.mode))
+        if mode is not None:
+            options["mode"] = mode
         return ws.ask(question.question, method=method, **options)
 
     progress = TerminalProgress()

@@ -1,5 +1,9 @@
-"""``docgraph graph stats / export / reset``: the KG4VD graph of a workspace (``stats --method hvm``:
-the HVM index)."""
+"""``docgraph graph stats / export / reset``: a method's graph (KG4VD by default).
+
+Which methods each subcommand serves is what the methods declare (``methods.capabilities``:
+``GraphStats``, ``GraphExport``, ``GraphReset``), so a method from another package that
+declares them is served the same way.
+"""
 
 from __future__ import annotations
 
@@ -8,62 +12,70 @@ import json
 from pathlib import Path
 
 from ..errors import InputError
-
-FORMATS = ("graphml", "json")
-STATS_METHODS = ("kg4vd", "hvm")
+from ..methods.base import get_method
+from ..methods.capabilities import GraphExport, GraphReset, GraphStats, label_of, methods_with
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    graph = subparsers.add_parser("graph", help="inspect, export or reset the KG4VD knowledge graph")
+    graph = subparsers.add_parser("graph", help="inspect, export or reset a method's knowledge graph (KG4VD's default)")
     sub = graph.add_subparsers(dest="graph_command", metavar="SUBCOMMAND")
 
     stats = sub.add_parser(
         "stats",
-        help="entities by type and modality, relations, merges, rounds, "
-        "strategies, usage (--method hvm: chunks by strategy, facts, conflicts)",
+        help="entities by type and modality, relations, merges, rounds, strategies, usage "
+        "(--method hvm: chunks by strategy, facts, conflicts)",
     )
     stats.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    stats.add_argument("--method", "-m", choices=STATS_METHODS, default="kg4vd", help="whose index (default kg4vd)")
+    stats.add_argument("--method", "-m", default="kg4vd", help="whose graph (default kg4vd)")
     stats.set_defaults(handler=cmd_stats)
 
     export = sub.add_parser("export", help="write the graph to a file")
-    export.add_argument("--format", "-f", choices=FORMATS, default="graphml")
+    export.add_argument("--format", "-f", default="graphml", help="graphml or json for kg4vd (default graphml)")
     export.add_argument("--out", "-o", required=True, help="output file")
+    export.add_argument("--method", "-m", default="kg4vd", help="whose graph (default kg4vd)")
     export.set_defaults(handler=cmd_export)
 
     reset = sub.add_parser(
-        "reset", help="delete the KG4VD graph and vectors so the next build starts over (cached model replies are kept)"
+        "reset",
+        help="delete the graph and vectors so the next build starts over (cached model replies are kept)",
     )
+    reset.add_argument("--method", "-m", default="kg4vd", help="whose graph (default kg4vd)")
     reset.set_defaults(handler=cmd_reset)
 
     graph.set_defaults(handler=lambda args, ws: graph.print_help() or 2)
 
 
-def cmd_stats(args: argparse.Namespace, ws) -> int:
-    if args.method == "hvm":
-        from ..methods.hvm.stats import format_stats, graph_stats
-    else:
-        from ..methods.kg4vd.export import format_stats, graph_stats
+def capable(name: str, capability: type, what: str):
+    """The method ``name`` when it has ``capability``, else an InputError naming those that do."""
+    method = get_method(name)
+    if not isinstance(method, capability):
+        having = methods_with(capability)
+        raise InputError(f"{name} has no {what}; methods with one: {', '.join(having) or 'none'}")
+    return method
 
-    stats = graph_stats(ws.store)
-    print(json.dumps(stats, indent=2) if args.json else format_stats(stats))
+
+def cmd_stats(args: argparse.Namespace, ws) -> int:
+    method = capable(args.method, GraphStats, "graph statistics")
+    stats = method.graph_stats(ws.context())
+    print(json.dumps(stats, indent=2) if args.json else method.format_stats(stats))
     return 0
 
 
 def cmd_export(args: argparse.Namespace, ws) -> int:
-    from ..methods.kg4vd.export import export_graphml, export_json
-
+    method = capable(args.method, GraphExport, "graph export")
+    if args.format not in method.export_formats:
+        raise InputError(f"{args.method} exports {', '.join(method.export_formats)}, not {args.format!r}")
     out = Path(args.out)
     if not out.parent.is_dir():
         raise InputError(f"folder {out.parent} does not exist; create it or choose another --out")
-    counts = (export_graphml if args.format == "graphml" else export_json)(ws.store, out)
+    counts = method.export_graph(ws.context(), args.format, out)
     print(f"wrote {out} ({', '.join(f'{v} {k}' for k, v in counts.items())})")
     return 0
 
 
 def cmd_reset(args: argparse.Namespace, ws) -> int:
-    from ..methods.kg4vd.lifecycle import reset_graph
-
-    removed = reset_graph(ws.context())
-    print(f"removed the KG4VD graph ({removed} page graphs); `docgraph build --method kg4vd` rebuilds it")
+    method = capable(args.method, GraphReset, "graph to reset")
+    removed = method.reset_graph(ws.context())
+    label = label_of(args.method)
+    print(f"removed the {label} graph ({removed} page graphs); `docgraph build --method {args.method}` rebuilds it")
     return 0

@@ -8,6 +8,7 @@ the data belongs to one, so that removing a document removes what was derived fr
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,6 +95,7 @@ def check_options(method: str, options: Mapping[str, Any], valid: Iterable[str])
 
 
 _REGISTRY: dict[str, Callable[[], Method]] = {}
+log = logging.getLogger(__name__)
 
 
 def register(name: str) -> Callable[[Callable[[], Method]], Callable[[], Method]]:
@@ -107,7 +109,7 @@ def register(name: str) -> Callable[[Callable[[], Method]], Callable[[], Method]
 
 
 def get_method(name: str) -> Method:
-    _load_builtin_methods()
+    _load_methods()
     try:
         return _REGISTRY[name]()
     except KeyError:
@@ -115,17 +117,36 @@ def get_method(name: str) -> Method:
 
 
 def available_methods() -> list[str]:
-    _load_builtin_methods()
+    _load_methods()
     return sorted(_REGISTRY)
 
 
-def _load_builtin_methods() -> None:
-    """Import the built-in method packages so they register themselves."""
-    import importlib
+ENTRY_POINT_GROUP = "docgraph.methods"
+BUILTIN_PACKAGES = ("docgraph.methods.kg4vd", "docgraph.methods.hvm", "docgraph.methods.baselines")
+_loaded = False
 
-    for module in ("docgraph.methods.kg4vd", "docgraph.methods.hvm", "docgraph.methods.baselines"):
-        try:
+
+def _load_methods() -> None:
+    """Register every method the ``docgraph.methods`` entry-point group names, the built-in
+    ones included (pyproject.toml), once per process: each entry point is a ``Method`` class
+    or factory, registered under its name. A method that fails to import is left out with a
+    warning, so one broken package cannot take docgraph down. Run from a source tree whose
+    package metadata lacks the group, the built-in packages are imported directly."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import importlib
+    from importlib.metadata import entry_points
+
+    found = list(entry_points(group=ENTRY_POINT_GROUP))
+    if not any(ep.value.startswith("docgraph.") for ep in found):
+        for module in BUILTIN_PACKAGES:
             importlib.import_module(module)
-        except ModuleNotFoundError as exc:  # a method package not present in this build
-            if exc.name != module:
-                raise
+    for ep in found:
+        try:
+            factory = ep.load()
+        except Exception as exc:  # a broken plug-in: say so, keep the others
+            log.warning("method %r (%s) could not be loaded and is left out: %s", ep.name, ep.value, exc)
+            continue
+        _REGISTRY[ep.name] = factory

@@ -20,6 +20,8 @@ from .settings import BaselineSettings
 @register("bm25")
 class BM25Baseline(ChunkBaseline):
     name = "bm25"
+    label = "BM25 (baseline)"
+    order = 10
 
     def rank(
         self, ctx: MethodContext, query: str, chunks: list[Chunk], settings: BaselineSettings

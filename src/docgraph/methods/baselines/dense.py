@@ -26,6 +26,8 @@ class DenseBaseline(ChunkBaseline):
     """Chunk vectors under ``vector_namespace``; subclasses (``hybrid``) rank them otherwise."""
 
     name = "dense"
+    label = "Dense retrieval (baseline)"
+    order = 11
     vector_namespace = VECTOR_NAMESPACE
 
     def chunk_vector_namespaces(self) -> tuple[str, ...]:

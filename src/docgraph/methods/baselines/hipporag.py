@@ -151,6 +151,8 @@ def bridged_pages(
 @register("hipporag")
 class HippoRAGBaseline(ChunkBaseline):
     name = "hipporag"
+    label = "HippoRAG (baseline)"
+    order = 14
 
     def index_version(self, settings: BaselineSettings) -> str:
         return f"chunks{settings.chunk_words}-phrase{settings.hipporag.max_phrase_words}"

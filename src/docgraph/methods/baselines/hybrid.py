@@ -25,6 +25,8 @@ from .settings import BaselineSettings
 @register("hybrid")
 class HybridBaseline(DenseBaseline):
     name = "hybrid"
+    label = "Hybrid BM25 + dense (baseline)"
+    order = 12
     vector_namespace = "hybrid.chunk"
 
     def _index(self, ctx: MethodContext, chunks: list[Chunk]) -> tuple[HybridIndex, list[int]]:

@@ -31,6 +31,8 @@ FAILED_TEXT = (
 @register("nodocs")
 class NoDocsBaseline:
     name = "nodocs"
+    label = "No documents (baseline)"
+    order = 15
 
     def build(self, ctx: MethodContext) -> BuildReport:
         return BuildReport(method=self.name, stats={"index": "none"})

@@ -38,6 +38,8 @@ PAGE_TEXT_WORDS = 400  # text layer shown beside each page image in the prompt
 @register("pages")
 class PagesBaseline(IndexedBaseline):
     name = "pages"
+    label = "Page retrieval (baseline)"
+    order = 13
 
     def index_version(self, settings: BaselineSettings) -> str:
         return "page-vectors-2"  # pages whole (chunk means offline); "kg4vd-page-item" embedded page text

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...config import HVMSettings
 from ...types import Answer, Evidence
 from ..base import BuildReport, MethodContext, register
 from . import build as _build
+from . import stats as _stats
 from .state import NS_CONCEPT, NS_EDGE, NS_STATE, conflict_counts
 
 
@@ -20,6 +22,10 @@ class HVMMethod:
     """HVM-GraphRAG: holistic-view conflict resolution, concept graph, modality-aware evidence."""
 
     name = "hvm"
+    label = "HVM-GraphRAG"
+    order = 1
+    settings_section = "hvm"
+    settings_model = HVMSettings
 
     def build(self, ctx: MethodContext) -> BuildReport:
         return _build.build(ctx)
@@ -65,3 +71,9 @@ class HVMMethod:
             "conflicts": sum(total for total, _ in conflicts),
             "unresolved_conflicts": sum(unresolved for _, unresolved in conflicts),
         }
+
+    def graph_stats(self, ctx: MethodContext) -> dict[str, Any]:
+        return _stats.graph_stats(ctx.store)
+
+    def format_stats(self, stats: dict[str, Any]) -> str:
+        return _stats.format_stats(stats)

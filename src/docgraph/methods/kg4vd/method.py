@@ -8,12 +8,15 @@ first use so the build side works on its own.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from ...config import KG4VDSettings
 from ...types import Answer, Evidence
 from ..base import BuildReport, MethodContext, register
 from . import build as _build
-from . import lifecycle
+from . import export, lifecycle
+from .analyzer import MODES
 
 
 @register("kg4vd")
@@ -21,6 +24,12 @@ class KG4VDMethod:
     """KG4VD: page-grounded multimodal knowledge graph + query-adaptive PPR."""
 
     name = "kg4vd"
+    label = "KG4VD"
+    order = 0
+    modes = ("auto", *MODES)
+    settings_section = "kg4vd"
+    settings_model = KG4VDSettings
+    export_formats = ("graphml", "json")
 
     def build(self, ctx: MethodContext) -> BuildReport:
         return _build.build_graph(ctx)
@@ -40,3 +49,16 @@ class KG4VDMethod:
 
     def status(self, ctx: MethodContext) -> dict[str, Any]:
         return lifecycle.status(ctx)
+
+    def graph_stats(self, ctx: MethodContext) -> dict[str, Any]:
+        return export.graph_stats(ctx.store)
+
+    def format_stats(self, stats: dict[str, Any]) -> str:
+        return export.format_stats(stats)
+
+    def export_graph(self, ctx: MethodContext, fmt: str, out: Path) -> dict[str, int]:
+        write = {"graphml": export.export_graphml, "json": export.export_json}[fmt]
+        return write(ctx.store, out)
+
+    def reset_graph(self, ctx: MethodContext) -> int:
+        return lifecycle.reset_graph(ctx)

@@ -12,40 +12,17 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from ...methods.base import available_methods, get_method
+from ...methods.capabilities import label_of, modes_of, ordered_methods
 from ..jobs import LiveProgress, json_scalar
 from ..state import ServerState, server_state
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api", tags=["build"])
 
-METHOD_LABELS = {
-    "kg4vd": "KG4VD",
-    "hvm": "HVM-GraphRAG",
-    "bm25": "BM25 (baseline)",
-    "dense": "Dense retrieval (baseline)",
-    "pages": "Page retrieval (baseline)",
-    "hipporag": "HippoRAG (baseline)",
-    "nodocs": "No documents (baseline)",
-}
-METHOD_ORDER = ("kg4vd", "hvm", "bm25", "dense", "pages", "hipporag", "nodocs")
-
 
 def method_modes(name: str) -> list[str]:
-    """Retrieval modes a method accepts as ``mode=`` (KG4VD: auto and its analyzer's modes)."""
-    if name != "kg4vd":
-        return []
-    try:
-        from ...methods.kg4vd.analyzer import MODES
-    except ImportError:  # the KG4VD package is not in this build
-        return []
-    return ["auto", *MODES]
-
-
-def ordered_methods() -> list[str]:
-    """Registered methods, the papers' methods first, then the baselines, then any others."""
-    names = available_methods()
-    rank = {n: i for i, n in enumerate(METHOD_ORDER)}
-    return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
+    """Retrieval modes a method accepts as ``mode=`` (``methods.capabilities.HasModes``)."""
+    return list(modes_of(name))
 
 
 def method_status(state: ServerState) -> dict[str, dict[str, Any]]:
@@ -71,7 +48,7 @@ def require_method(name: str) -> str:
 
 @router.get("/methods", summary="Methods that can be built and asked, with their labels and modes")
 def list_methods() -> list[dict[str, Any]]:
-    return [{"name": n, "label": METHOD_LABELS.get(n, n), "modes": method_modes(n)} for n in ordered_methods()]
+    return [{"name": n, "label": label_of(n), "modes": method_modes(n)} for n in ordered_methods()]
 
 
 class BuildRequest(BaseModel):
@@ -98,7 +75,7 @@ def start_build(body: BuildRequest, state: ServerState = Depends(server_state)) 
     job, created = state.jobs.submit(
         "build",
         f"build:{method}",
-        f"build {METHOD_LABELS.get(method, method)}",
+        f"build {label_of(method)}",
         build_job(state, method),
         method=method,
     )
