@@ -1,4 +1,4 @@
-"""How well the claim check (``docgraph.methods.claims``) flags what a citation does not hold.
+"""How well the claim check (``docgraph.methods.answers.claims``) flags what a citation does not hold.
 
 Scripted answers are built from the gold evidence pages of the development sets — the
 FinanceBench filings' evidence pages and MMLongBench-Doc's gold pages of text and table
@@ -36,9 +36,9 @@ from pathlib import Path
 
 from docgraph import Workspace
 from docgraph.config import load_settings
-from docgraph.methods.claims import check_text, support_of
-from docgraph.methods.figures import claim_figures
-from docgraph.methods.named_rows import table_rows
+from docgraph.methods.answers.claims import check_text, support_of
+from docgraph.methods.answers.figures import claim_figures
+from docgraph.methods.answers.named_rows import table_rows
 from docgraph.testing.data import shared_data_dir
 from docgraph.text import sentences
 from docgraph.types import Citation, ComponentKind, Page

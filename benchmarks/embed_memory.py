@@ -59,7 +59,7 @@ def mixed_passages(n: int, seed: int = 0) -> list[str]:
 def measure(budget: int, texts: int, precision: str, call_size: int) -> dict:
     """One budget, in this process (run by ``main`` in a fresh child)."""
     from docgraph.heap import release_free_heap, resident_mb
-    from docgraph.models import embed_openvino
+    from docgraph.models.embedding import embed_openvino
 
     embed_openvino.BATCH_TOKENS = budget
     passages = mixed_passages(texts)
@@ -105,7 +105,7 @@ def measure_ray(width: int, texts: int, call_size: int, cpus: int) -> dict:
     import ray
 
     from docgraph.config import EmbeddingSettings, RaySettings
-    from docgraph.models.embed_local import local_spec
+    from docgraph.models.embedding.embed_local import local_spec
     from docgraph.scale.ray_embed import RayTextEmbedder
 
     passages = mixed_passages(texts)

@@ -80,11 +80,11 @@ def entity_stage(workspace: Path, copies: int, rounds: int = 3) -> dict[str, lis
 
     from docgraph import Workspace
     from docgraph.graph import ppr_on_subgraph
-    from docgraph.methods.evidence_layer import retrieval_settings
-    from docgraph.methods.hybrid import fuse_scores
     from docgraph.methods.kg4vd.graph_view import build_view
     from docgraph.methods.kg4vd.retrieval import expansion_priority, load_layer, seed_entities, seed_signal
-    from docgraph.methods.vector_index import VectorIndex, load_index
+    from docgraph.methods.retrieval.evidence_layer import retrieval_settings
+    from docgraph.methods.retrieval.hybrid import fuse_scores
+    from docgraph.methods.retrieval.vector_index import VectorIndex, load_index
 
     def copy(record: dict, c: int, keys: tuple[str, ...]) -> dict:
         out = {**record, **{k: f"{record[k]}#{c}" for k in keys}}

@@ -42,7 +42,7 @@ import pymupdf
 
 from docgraph.config import IngestSettings
 from docgraph.documents import ingest
-from docgraph.documents.ocr_runtime import resolve_runtime
+from docgraph.documents.ocr.runtime import resolve_runtime
 from docgraph.progress import NullProgress
 from docgraph.store import SQLiteStore
 

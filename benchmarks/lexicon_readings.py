@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/lexicon_readings.py --workspace-root /tmp/ev/root [--data ../shared/data]
         [--sets mmlongbench,financebench] [--out results/lexicon_readings.md]
 
-A lexicon reading (``methods.lexicon``: a derived measure's statements, a named statement,
+A lexicon reading (``methods.retrieval.lexicon``: a derived measure's statements, a named statement,
 the cover for a question about the document itself) takes a top slot from content, so a
 wrong one costs. For each set this script reads every question with the bundled lexicon and,
 for those it fires on, lists what was read and the pages the reading points at in the
@@ -47,8 +47,8 @@ def readings(name: str, folder: Path, root: Path) -> list[str]:
     from docgraph.eval.corpus import library_spec
     from docgraph.eval.loaders import load_benchmark
     from docgraph.methods.kg4vd.retrieval import load_layer
-    from docgraph.methods.lexicon import lexicon
-    from docgraph.methods.vector_index import load_index
+    from docgraph.methods.retrieval.lexicon import lexicon
+    from docgraph.methods.retrieval.vector_index import load_index
 
     bench = load_benchmark(name, folder)
     spec = library_spec(root, bench.name, bench.items, bench.documents)

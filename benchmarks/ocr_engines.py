@@ -23,7 +23,7 @@ import numpy as np
 import pymupdf
 from ingest import add_scan, recovery, shared_documents
 
-from docgraph.documents.ocr import OcrEngine, OcrOptions
+from docgraph.documents.ocr.reader import OcrEngine, OcrOptions
 from docgraph.documents.render import render_page
 
 MIN_WORDS = 30

@@ -19,7 +19,7 @@ the per-document run. A second table gives, for questions whose best page is in 
 document, the share of each slot held by another document's pages and the gold pages per
 slot. With ``--baseline METHOD`` a third table gives each method's recall@k margin over that
 method, packed and per document, by question type and by whether the question names a part
-by label ("figure 3", "slide 14", "page 42": ``methods.references``), the kind of question a
+by label ("figure 3", "slide 14", "page 42": ``methods.retrieval.references``), the kind of question a
 packed PDF makes ambiguous. The packed layout is rebuilt from the benchmark (``--data``)
 exactly as the run built it: the questions' documents in sorted order.
 """
@@ -98,7 +98,7 @@ def breakdown(
 
 def label_group(question: str) -> str:
     """Whether a question points at a part of its document by label, as the methods read it."""
-    from docgraph.methods.references import query_references
+    from docgraph.methods.retrieval.references import query_references
 
     return "names a label" if query_references(question) else "names no label"
 

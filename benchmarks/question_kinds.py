@@ -5,8 +5,8 @@
 Reads the question records of ``benchmarks/retrieval.py`` / ``docgraph eval`` runs (any
 setting: per document, packed, library) and splits every method's recall@k by the kind of
 question, as docgraph's own readers see it: one that names a label ("figure 3", "slide 14",
-"page 42": ``methods.references``), one the bundled lexicon reads (a derived measure, a
-statement, the document itself: ``methods.lexicon``), and the rest, which only describe
+"page 42": ``methods.retrieval.references``), one the bundled lexicon reads (a derived measure, a
+statement, the document itself: ``methods.retrieval.lexicon``), and the rest, which only describe
 content. Each cell gives the method's recall@k and, with ``--baseline``, its margin over
 that method on the same questions; library runs add document recall@1. Nothing is run.
 """
@@ -25,8 +25,8 @@ KINDS = ("label", "lexicon", "content")
 
 
 def question_kind(question: str) -> str:
-    from docgraph.methods.lexicon import lexicon
-    from docgraph.methods.references import query_references
+    from docgraph.methods.retrieval.lexicon import lexicon
+    from docgraph.methods.retrieval.references import query_references
 
     if query_references(question):
         return "label"

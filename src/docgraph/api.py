@@ -255,7 +255,7 @@ class Workspace:
 
         When no other method keeps vectors of another embedding model, the workspace then
         records the configured model; otherwise an ``InputError`` names the methods to rebuild."""
-        from .methods.vector_index import delete_vectors
+        from .methods.retrieval.vector_index import delete_vectors
 
         with write_lock(self.root, f"build --method {method} --rebuild-vectors"):
             dropped = [ns for ns in self.store.vector_models() if ns == method or ns.startswith(method + ".")]
@@ -292,7 +292,7 @@ class Workspace:
 
     def _stale_vector_methods(self) -> list[str]:
         """Methods holding vectors of an embedding model other than the configured ones."""
-        from .models.vector_recipe import base_model
+        from .models.embedding.vector_recipe import base_model
 
         configured = self.models.configured_embedding_models()
         return sorted(
@@ -356,8 +356,8 @@ class Workspace:
         )
 
     def ask(self, query: str, method: str = "kg4vd", **options: Any) -> Answer:
-        """The method's answer with its claim check (``answers.verify``; ``methods.claims``)."""
-        from .methods.claims import apply_check
+        """The method's answer with its claim check (``answers.verify``; ``methods.answers.claims``)."""
+        from .methods.answers.claims import apply_check
 
         with query_threads(self.settings.retrieval.blas_threads):
             answer = get_method(method).answer(self.context(), query, **options)

@@ -74,7 +74,7 @@ class EvidencePage(_Strict):
 
 
 class ClaimResult(_Strict):
-    """One sentence of the answer held against what it cites (``methods.claims``)."""
+    """One sentence of the answer held against what it cites (``methods.answers.claims``)."""
 
     sentence: str
     status: ClaimStatus = Field(description="supported, partly, unsupported or uncited")

@@ -127,7 +127,7 @@ class HVMSettings(Section):
         ge=0.0,
         le=1.0,
         description="the reranker's share of a page's score among the 2 x top_pages "
-        "best, by its best chunk (methods.page_rerank; 0 = off)",
+        "best, by its best chunk (methods.retrieval.page_rerank; 0 = off)",
     )
     max_group_size: int = Field(
         8,
@@ -184,7 +184,7 @@ class EdgeWeights(Section):
 
 class RetrievalSettings(Section):
     """Hybrid (sparse + dense) scoring, structural diffusion and page fusion shared by the
-    ``hybrid`` baseline, KG4VD and HVM (``methods.hybrid``, ``methods.evidence_layer``)."""
+    ``hybrid`` baseline, KG4VD and HVM (``methods.retrieval.hybrid``, ``methods.retrieval.evidence_layer``)."""
 
     fusion: Literal["rrf", "score"] = Field("score", description="how BM25 and dense chunk scores are fused")
     rrf_k: int = Field(60, ge=1, description="reciprocal-rank fusion constant")
@@ -194,7 +194,7 @@ class RetrievalSettings(Section):
         ge=0,
         description="per question, score fusion leans towards the signal (BM25 or "
         "dense) whose best units stand out more: (best - k-th) / "
-        "(best - median) at this depth (methods.hybrid; 0 = the fixed "
+        "(best - median) at this depth (methods.retrieval.hybrid; 0 = the fixed "
         "sparse_weight)",
     )
     page_sparse: float = Field(
@@ -216,7 +216,7 @@ class RetrievalSettings(Section):
         '"cash ratio": methods/lexicons/finance.toml and the files in '
         "lexicons) add their input line items to its sparse terms, and the "
         'statements it names or they imply ("CONSOLIDATED BALANCE '
-        'SHEETS") rank as explicit references do (methods.lexicon)',
+        'SHEETS") rank as explicit references do (methods.retrieval.lexicon)',
     )
     front_matter: bool = Field(
         True,
@@ -232,7 +232,7 @@ class RetrievalSettings(Section):
         description="in a library, the share of their scores that "
         "pages of documents a question does not name keep "
         "when it names others by organisation, title or "
-        "file name, and period (methods.routing; 1 = off)",
+        "file name, and period (methods.retrieval.routing; 1 = off)",
     )
     lexicons: list[str] = Field(
         default_factory=list,

@@ -61,7 +61,7 @@ class IngestSettings(Section):
         description="ocr_engine = auto: a page whose tesseract lines have a lower "
         "mean word confidence is read again by rapidocr (so is one "
         "with over 5% of its words on lines below 0.6, or nothing "
-        "read where the layout finds text: documents/ocr_doubt.py)",
+        "read where the layout finds text: documents/ocr/doubt.py)",
     )
     ocr_languages: str = Field(
         "eng",
@@ -187,7 +187,7 @@ class EmbeddingSettings(Section):
         "apart) and adds context_weight x their mean, so combining or renaming "
         "documents re-embeds almost nothing; 'joint' embeds 'context line + text' as "
         "one text (the earlier default). Builds re-embed a method's vectors when this "
-        "changes (methods.chunk_vectors)",
+        "changes (methods.retrieval.chunk_vectors)",
     )
     context_weight: float = Field(
         0.5, ge=0.0, le=2.0, description="weight of the context elements with chunk_context = 'separate'"
@@ -254,7 +254,7 @@ class AnswerSettings(Section):
 
     verify: Literal["mark", "drop", "off"] = Field(
         "mark",
-        description="the claim check (methods.claims): each sentence's numbers, dates and names must be "
+        description="the claim check (methods.answers.claims): each sentence's numbers, dates and names must be "
         "in the evidence it cites; 'mark' records the result on the answer, 'drop' also removes unsupported "
         "sentences (the answer's warnings say so), 'off' skips the check",
     )

@@ -326,7 +326,7 @@ ClaimStatus = Literal["supported", "partly", "unsupported", "uncited"]
 
 
 class ClaimCheck(BaseModel):
-    """One sentence of an answer held against what it cites (``methods.claims``): ``status``
+    """One sentence of an answer held against what it cites (``methods.answers.claims``): ``status``
     says how it fared, ``checked`` what it states (numbers, dates, names) and ``missing``
     what of that the cited evidence lacks. ``start``/``end`` locate it in ``Answer.text``."""
 

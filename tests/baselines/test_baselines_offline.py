@@ -10,9 +10,9 @@ from docgraph import Workspace
 from docgraph.errors import NotBuiltError
 from docgraph.eval.corpus import render_passages
 from docgraph.eval.loaders import Passage
+from docgraph.methods.answers.extractive import OFFLINE_NOTICE
 from docgraph.methods.base import available_methods, get_method
 from docgraph.methods.baselines.nodocs import OFFLINE_TEXT
-from docgraph.methods.extractive import OFFLINE_NOTICE
 
 RETRIEVERS = ("bm25", "dense", "hybrid", "pages", "hipporag")
 # (question id, gold page): questions whose answer sits on one page of the excerpt
@@ -136,7 +136,7 @@ def eight_passages(folder):
 
 @pytest.mark.parametrize("method", ["dense", "pages"])
 def test_indexing_one_long_document_advances_progress_between_blocks(tmp_path, offline, monkeypatch, method):
-    monkeypatch.setattr("docgraph.methods.embed_blocks.BLOCK_ITEMS", 3)
+    monkeypatch.setattr("docgraph.methods.building.embed_blocks.BLOCK_ITEMS", 3)
     monkeypatch.setattr("docgraph.methods.baselines.pages.EMBED_BLOCK", 3)
     with Workspace(tmp_path / "ws", settings=offline) as ws:
         ws.add(eight_passages(tmp_path))
@@ -149,7 +149,7 @@ def test_indexing_one_long_document_advances_progress_between_blocks(tmp_path, o
 
 def test_pages_shows_its_chunk_embedding_inside_a_block_of_pages(tmp_path, offline, monkeypatch):
     """A block of pages embeds many chunks: the bar's ``embedded`` stat moves between them."""
-    monkeypatch.setattr("docgraph.methods.embed_blocks.BLOCK_ITEMS", 3)
+    monkeypatch.setattr("docgraph.methods.building.embed_blocks.BLOCK_ITEMS", 3)
     with Workspace(tmp_path / "ws", settings=offline) as ws:
         ws.add(eight_passages(tmp_path))
         progress = StepsProgress()

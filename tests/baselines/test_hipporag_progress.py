@@ -10,7 +10,7 @@ from docgraph.testing.progress import StatsHistory
 
 def test_openie_and_embedding_report_blocks(openstax_ws, monkeypatch):
     monkeypatch.setattr("docgraph.methods.baselines.hipporag.OFFLINE_BLOCK", 8)
-    monkeypatch.setattr("docgraph.methods.embed_blocks.BLOCK_ITEMS", 16)
+    monkeypatch.setattr("docgraph.methods.building.embed_blocks.BLOCK_ITEMS", 16)
     progress = StatsHistory()
     with Workspace(openstax_ws, settings=load_settings(openstax_ws, environ={})) as ws:
         ws.build("hipporag", progress=progress)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from docgraph.methods.answer_sentences import answer_sentences, markers
-from docgraph.methods.claims import Support, check_text
-from docgraph.methods.figures import EvidenceFigures, claim_figures
-from docgraph.methods.names import claim_names
+from docgraph.methods.answers.answer_sentences import answer_sentences, markers
+from docgraph.methods.answers.claims import Support, check_text
+from docgraph.methods.answers.figures import EvidenceFigures, claim_figures
+from docgraph.methods.answers.names import claim_names
 
 FILING = Support(
     "Consolidated statements (in millions)\nNet sales | 1,076 | 982\nOperating margin 12.5% in 2022, "
@@ -110,7 +110,7 @@ def test_a_sentence_may_use_several_citations():
 
 
 def test_a_sentence_naming_a_table_row_takes_its_numbers_from_that_row():
-    from docgraph.methods.named_rows import table_rows
+    from docgraph.methods.answers.named_rows import table_rows
 
     table = (
         "| (in millions) | 2022 | 2021 |\n| --- | --- | --- |\n| Net sales | 1,076 | 982 |\n"

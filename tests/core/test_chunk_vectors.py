@@ -8,9 +8,9 @@ import hashlib
 import numpy as np
 
 from docgraph.config import load_settings
-from docgraph.methods.chunk_vectors import ContextualChunks
-from docgraph.methods.evidence_layer import indexed_text
-from docgraph.models.embed_cache import CachedTextEmbedder
+from docgraph.methods.retrieval.chunk_vectors import ContextualChunks
+from docgraph.methods.retrieval.evidence_layer import indexed_text
+from docgraph.models.embedding.embed_cache import CachedTextEmbedder
 from docgraph.store.sqlite import SQLiteStore
 from docgraph.types import Chunk
 

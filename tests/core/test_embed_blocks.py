@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from docgraph.methods.embed_blocks import blocks
+from docgraph.methods.building.embed_blocks import blocks
 
 
 def test_blocks_cover_in_order_within_limits():

@@ -1,13 +1,13 @@
-"""Hybrid (BM25 + dense) fusion and page scores from chunks (``methods.hybrid``,
-``methods.evidence_layer``)."""
+"""Hybrid (BM25 + dense) fusion and page scores from chunks (``methods.retrieval.hybrid``,
+``methods.retrieval.evidence_layer``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from docgraph.config import RetrievalSettings
-from docgraph.methods.evidence_layer import EvidenceLayer
-from docgraph.methods.hybrid import HybridIndex, fuse_scores, fusion_weight, group_max, ranks, separation
+from docgraph.methods.retrieval.evidence_layer import EvidenceLayer
+from docgraph.methods.retrieval.hybrid import HybridIndex, fuse_scores, fusion_weight, group_max, ranks, separation
 from docgraph.types import Chunk
 
 
@@ -92,7 +92,7 @@ def test_hybrid_index_signals():
 
 
 def test_questions_resolve_figure_table_and_page_references():
-    from docgraph.methods.references import LabelIndex, query_references
+    from docgraph.methods.retrieval.references import LabelIndex, query_references
 
     assert query_references("In figure 3, how many icons? See Fig. 3 and Table 2 on slide 14") == [
         ("figure", "3"),
@@ -147,7 +147,7 @@ def test_page_n_is_the_page_printed_n_first_then_the_files_nth_page():
 
 
 def test_a_question_naming_a_kind_of_element_ranks_the_pages_holding_one():
-    from docgraph.methods.references import asked_modalities
+    from docgraph.methods.retrieval.references import asked_modalities
 
     assert asked_modalities("How many charts compare the public with Latinos?") == ("image",)
     assert asked_modalities("Which table lists the photos?") == ("image", "table")

@@ -2,7 +2,8 @@
 ``TYPE_CHECKING`` alike (a hidden upward import is still a cycle waiting to happen).
 
 A unit is a top-level module or package of ``docgraph`` (``store``, ``api``), or one method
-package (``methods.kg4vd``). A unit may import units of a lower rank; within a rank only the
+package (``methods.kg4vd``); the shared ``methods/retrieval``, ``answers`` and ``building`` are
+part of ``methods``. A unit may import units of a lower rank; within a rank only the
 pairs in ``SIDEWAYS``. The method packages are peers that never import each other (what two
 share lives in ``methods/*.py``, ``graph/`` or ``models/``), and nothing below ``api``
 imports ``scale``: ``api.Workspace`` hands ingest a page-runner factory and the model hub an
@@ -46,11 +47,14 @@ PENDING = {("server", "methods.kg4vd")}
 ROOT_NAMES = {"__init__", "__main__", "__version__"}
 
 
+METHOD_PACKAGES = {"kg4vd", "hvm", "baselines"}  # peers; methods/retrieval, answers, building are shared
+
+
 def unit_of(module: str) -> str:
     parts = module.split(".")[1:]
     if not parts:
         return "__init__"
-    if parts[0] == "methods" and len(parts) > 1 and (SRC / "methods" / parts[1]).is_dir():
+    if parts[0] == "methods" and len(parts) > 1 and parts[1] in METHOD_PACKAGES:
         return f"methods.{parts[1]}"
     return parts[0]
 

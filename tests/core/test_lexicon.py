@@ -1,4 +1,4 @@
-"""The lexicon (``methods.lexicon``): a question's derived measures imply the statements
+"""The lexicon (``methods.retrieval.lexicon``): a question's derived measures imply the statements
 and line items they are computed from; statement titles define their pages; a question
 about the document itself points at its first page; bad lexicon files fail with the file
 named; and on real pages of the Nike 10-K a ratio question reaches the statements it is
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from docgraph.errors import ConfigError
-from docgraph.methods.lexicon import COVER, Lexicon, lexicon
-from docgraph.methods.references import LabelIndex
+from docgraph.methods.retrieval.lexicon import COVER, Lexicon, lexicon
+from docgraph.methods.retrieval.references import LabelIndex
 from docgraph.types import Chunk
 
 BALANCE, INCOME, CASH_FLOWS = (
@@ -99,7 +99,7 @@ def test_a_question_about_the_document_itself_points_at_its_cover():
 
 def test_the_cover_is_the_first_page_of_each_document():
     from docgraph.config import RetrievalSettings
-    from docgraph.methods.evidence_layer import EvidenceLayer
+    from docgraph.methods.retrieval.evidence_layer import EvidenceLayer
 
     chunks = [
         Chunk(

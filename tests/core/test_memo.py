@@ -6,7 +6,7 @@ from __future__ import annotations
 from docgraph import Workspace
 from docgraph.config import load_settings
 from docgraph.methods import memo
-from docgraph.methods.vector_index import _INDEXES
+from docgraph.methods.retrieval.vector_index import _INDEXES
 
 
 class _Store:

@@ -1,12 +1,12 @@
-"""Reranking a structural-layer ranking's best pages by their best chunks (``methods.page_rerank``)."""
+"""Reranking a structural-layer ranking's best pages by their best chunks (``methods.retrieval.page_rerank``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from docgraph.config import RetrievalSettings
-from docgraph.methods.evidence_layer import EvidenceLayer, indexed_text
-from docgraph.methods.page_rerank import rerank_pages
+from docgraph.methods.retrieval.evidence_layer import EvidenceLayer, indexed_text
+from docgraph.methods.retrieval.page_rerank import rerank_pages
 from docgraph.models.rerank import FusionReranker
 from docgraph.types import Chunk
 

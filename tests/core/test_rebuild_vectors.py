@@ -7,7 +7,7 @@ import pytest
 
 from docgraph import Workspace
 from docgraph.errors import EmbeddingMismatchError, InputError
-from docgraph.methods.vector_index import write_vectors
+from docgraph.methods.retrieval.vector_index import write_vectors
 
 
 def test_drop_vectors_clears_the_mismatch_and_names_other_stale_methods(tmp_path):

@@ -1,7 +1,7 @@
 """Labels of annual filings and papers: "Item 7A", "Note 10", "TABLE II", "Appendix B", "Part II".
 
 A question that names a part of a document by label is answered through
-``methods.references``; these tests pin the label forms beyond figure/table/page numbers
+``methods.retrieval.references``; these tests pin the label forms beyond figure/table/page numbers
 (10-K items and notes, Roman-numbered tables and parts, lettered appendices, sub-parts),
 the forms that only look like labels, and — on real pages of a 10-K and a survey paper
 from the shared benchmark — that the graph methods put the page defining the label first.
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from docgraph.config import RetrievalSettings
-from docgraph.methods.evidence_layer import EvidenceLayer
-from docgraph.methods.references import LabelIndex, query_references
+from docgraph.methods.retrieval.evidence_layer import EvidenceLayer
+from docgraph.methods.retrieval.references import LabelIndex, query_references
 from docgraph.types import Chunk
 
 

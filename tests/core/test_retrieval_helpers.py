@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from docgraph.methods.chunking import page_chunks
-from docgraph.methods.citations import CitationBook, marker
-from docgraph.methods.extractive import (
+from docgraph.methods.answers.citations import CitationBook, marker
+from docgraph.methods.answers.extractive import (
     NOTHING_FOUND,
     OFFLINE_NOTICE,
     EvidencePassage,
@@ -14,8 +13,9 @@ from docgraph.methods.extractive import (
     item_sentences,
     rank_sentences,
 )
-from docgraph.methods.markdown_tables import rows_as_sentences
-from docgraph.methods.vector_index import delete_vectors, load_index, write_vectors
+from docgraph.methods.building.chunking import page_chunks
+from docgraph.methods.building.markdown_tables import rows_as_sentences
+from docgraph.methods.retrieval.vector_index import delete_vectors, load_index, write_vectors
 from docgraph.store import SQLiteStore
 from docgraph.types import BBox, Component, ComponentKind, Document, Page
 

@@ -1,4 +1,4 @@
-"""Routing in a library (``methods.routing``): the documents a question names weigh more,
+"""Routing in a library (``methods.retrieval.routing``): the documents a question names weigh more,
 softly, and the router abstains when the question names none."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from docgraph.documents.metadata import DocumentMeta
-from docgraph.methods.routing import DocumentRouter, PageDocuments, page_weights, question_years
+from docgraph.methods.retrieval.routing import DocumentRouter, PageDocuments, page_weights, question_years
 
 SHELF = {
     "mmm18": DocumentMeta(organisation="3M COMPANY", period="FY2018", kind="10-K", file_name="3M_2018_10K"),

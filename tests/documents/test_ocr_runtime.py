@@ -11,9 +11,10 @@ import pytest
 from docs_helpers import rasterise, word_recall
 
 from docgraph.config import IngestSettings
-from docgraph.documents import ocr_runtime, pages
-from docgraph.documents.ocr import OcrEngine, OcrOptions
-from docgraph.documents.ocr_runtime import OpenVinoSession, use_openvino
+from docgraph.documents import pages
+from docgraph.documents.ocr import runtime as ocr_runtime
+from docgraph.documents.ocr.reader import OcrEngine, OcrOptions
+from docgraph.documents.ocr.runtime import OpenVinoSession, use_openvino
 from docgraph.documents.render import render_page
 from docgraph.errors import ConfigError
 

@@ -13,8 +13,8 @@ from docs_helpers import rasterise
 
 from docgraph.config import IngestSettings
 from docgraph.documents import pages
-from docgraph.documents.ocr import OcrEngine, OcrOptions
-from docgraph.documents.ocr_rapidocr import narrow
+from docgraph.documents.ocr.rapidocr_engine import narrow
+from docgraph.documents.ocr.reader import OcrEngine, OcrOptions
 from docgraph.documents.render import render_page
 
 WORLD_HISTORY = "openstax_world_history_v1_excerpt.pdf"

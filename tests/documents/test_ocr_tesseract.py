@@ -11,12 +11,13 @@ import pytest
 from docs_helpers import rasterise, word_recall
 
 from docgraph.config import IngestSettings
-from docgraph.documents import ocr_runtime, pages
-from docgraph.documents.ocr import OcrEngine, OcrOptions
-from docgraph.documents.ocr_doubt import doubtful, mean_confidence
-from docgraph.documents.ocr_layout import OcrLine, Region
-from docgraph.documents.ocr_runtime import OpenVinoSession
-from docgraph.documents.ocr_tesseract import TesseractReader, tessdata_dir
+from docgraph.documents import pages
+from docgraph.documents.ocr import runtime as ocr_runtime
+from docgraph.documents.ocr.doubt import doubtful, mean_confidence
+from docgraph.documents.ocr.layout import OcrLine, Region
+from docgraph.documents.ocr.reader import OcrEngine, OcrOptions
+from docgraph.documents.ocr.runtime import OpenVinoSession
+from docgraph.documents.ocr.tesseract_engine import TesseractReader, tessdata_dir
 from docgraph.documents.render import render_page
 from docgraph.errors import ConfigError
 from docgraph.types import ComponentKind
@@ -174,7 +175,7 @@ def test_only_the_chosen_reader_is_imported():
     import sys
 
     code = (
-        "import sys\nfrom docgraph.documents.ocr import OcrEngine, OcrOptions\n"
+        "import sys\nfrom docgraph.documents.ocr.reader import OcrEngine, OcrOptions\n"
         "engine = OcrEngine(threads=1)\nengine._load()\n"
         "print(type(engine.reader).__name__, 'rapidocr' in sys.modules)\n"
     )

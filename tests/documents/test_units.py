@@ -15,7 +15,7 @@ from docgraph.config import IngestSettings
 from docgraph.documents import ingest, register_parser
 from docgraph.documents.formats import classify
 from docgraph.documents.lines import lines_to_text
-from docgraph.documents.ocr_layout import OcrLine, Region, grid_markdown, merge, reading_order
+from docgraph.documents.ocr.layout import OcrLine, Region, grid_markdown, merge, reading_order
 from docgraph.documents.parser import LayoutBlock, get_parser
 from docgraph.documents.render import check_render_size
 from docgraph.documents.runner import spawn_safe

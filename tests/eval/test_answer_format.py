@@ -6,7 +6,7 @@ import pytest
 
 from docgraph.eval.answer_format import extract_in_format, response_body
 from docgraph.eval.metrics import mmlongbench_score
-from docgraph.methods.extractive import NOTHING_FOUND, OFFLINE_NOTICE
+from docgraph.methods.answers.extractive import NOTHING_FOUND, OFFLINE_NOTICE
 
 OFFLINE = (
     f"{OFFLINE_NOTICE}\n- \u201cIn 2018, 1,234 adults (18.29%) said their finances were poor.\u201d [1]\n"

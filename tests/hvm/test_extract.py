@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from docgraph.errors import ModelOutputError
+from docgraph.methods.building.markdown_tables import parse_table, rows_as_sentences
 from docgraph.methods.hvm.extract_base import ChunkFailed, ChunkInput
 from docgraph.methods.hvm.extract_image import ModelImageStrategy, OfflineImageStrategy, picture_concept
 from docgraph.methods.hvm.extract_table import OfflineTableStrategy
 from docgraph.methods.hvm.extract_text import OfflineTextStrategy
-from docgraph.methods.markdown_tables import parse_table, rows_as_sentences
 from docgraph.models.base import NamedEntity, TextAnalysis, Triple
 from docgraph.types import Chunk
 

@@ -22,7 +22,7 @@ from docgraph.methods.hvm.state import (
     VEC_CHUNK,
     VEC_CONCEPT,
 )
-from docgraph.methods.vector_index import delete_vectors, load_index
+from docgraph.methods.retrieval.vector_index import delete_vectors, load_index
 
 ACCIONA = "acciona_sustainability_report_2020_p1.pdf"
 OPENSTAX = "openstax_world_history_v1_excerpt.pdf"

@@ -9,7 +9,7 @@ from docgraph.testing.progress import StatsHistory
 
 
 def test_chunk_embedding_reports_blocks(openstax_ws, monkeypatch):
-    monkeypatch.setattr("docgraph.methods.embed_blocks.BLOCK_ITEMS", 4)
+    monkeypatch.setattr("docgraph.methods.building.embed_blocks.BLOCK_ITEMS", 4)
     progress = StatsHistory()
     with Workspace(openstax_ws, settings=load_settings(openstax_ws, environ={})) as ws:
         ws.build("hvm", progress=progress)

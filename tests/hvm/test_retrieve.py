@@ -26,7 +26,7 @@ from docgraph.methods.hvm.state import (
     VEC_RELATION,
     edge_key,
 )
-from docgraph.methods.vector_index import delete_vectors, write_vectors
+from docgraph.methods.retrieval.vector_index import delete_vectors, write_vectors
 from docgraph.models.rerank import FusionReranker
 from docgraph.store.sqlite import SQLiteStore
 from docgraph.types import Chunk

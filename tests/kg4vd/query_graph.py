@@ -16,7 +16,7 @@ from PIL import Image, ImageDraw
 
 from docgraph import Workspace
 from docgraph.methods.kg4vd.storage import entity_text
-from docgraph.methods.vector_index import write_vectors
+from docgraph.methods.retrieval.vector_index import write_vectors
 from docgraph.models.base import ImageItem
 from docgraph.types import BBox, Component, ComponentKind, Document, Entity, Mention, Page, Relation
 

@@ -12,11 +12,11 @@ from query_graph import history_graph, write_graph
 from docgraph import Workspace
 from docgraph.cli import main
 from docgraph.errors import InputError
-from docgraph.methods.citations import CitationBook
-from docgraph.methods.extractive import OFFLINE_NOTICE
+from docgraph.methods.answers.citations import CitationBook
+from docgraph.methods.answers.extractive import OFFLINE_NOTICE
+from docgraph.methods.building.markdown_tables import rows_as_sentences
 from docgraph.methods.kg4vd import query
 from docgraph.methods.kg4vd.answer import Item, number_items, offline_passages, quotable, resolve_markers
-from docgraph.methods.markdown_tables import rows_as_sentences
 from docgraph.types import Answer, ComponentKind, Mention
 
 

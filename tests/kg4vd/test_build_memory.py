@@ -16,7 +16,7 @@ import numpy as np
 from docgraph.methods.kg4vd import build as kg4vd_build
 from docgraph.methods.kg4vd.index import GroundingContext
 from docgraph.methods.kg4vd.storage import NS_CHUNK, VEC_CHUNK, load_entities
-from docgraph.methods.vector_index import load_index
+from docgraph.methods.retrieval.vector_index import load_index
 from docgraph.progress import RecordingProgress
 
 

@@ -189,7 +189,7 @@ def test_scripted_loop_adds_replaces_deletes_masks_and_stops(stub, wh_workspace)
     # the structural layer stands under the model-built graph too: chunks of every page, each
     # entity grounded in the chunks holding its cited components, hybrid seeds and diffusion
     from docgraph.methods.kg4vd.retrieval import load_layer, retrieve_graph
-    from docgraph.methods.vector_index import load_index
+    from docgraph.methods.retrieval.vector_index import load_index
 
     layer = load_layer(ws.context(), load_index(ws.store, st.VEC_PAGE))
     assert {p for _, p in layer.pages} == {1, 2, 3, 4, 5} and ws.store.count_records(st.NS_CHUNK) == len(layer.chunks)

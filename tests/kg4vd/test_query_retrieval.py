@@ -9,11 +9,11 @@ from query_graph import history_graph, random_graph, write_graph
 
 from docgraph import Workspace
 from docgraph.errors import InputError, NotBuiltError
-from docgraph.methods.hybrid import fuse_scores
 from docgraph.methods.kg4vd import query
 from docgraph.methods.kg4vd.graph_view import GraphChanged, load_view
 from docgraph.methods.kg4vd.retrieval import retrieve_graph
-from docgraph.methods.vector_index import delete_vectors, write_vectors
+from docgraph.methods.retrieval.hybrid import fuse_scores
+from docgraph.methods.retrieval.vector_index import delete_vectors, write_vectors
 from docgraph.scoring import blend_rerank, minmax, top_k
 from docgraph.types import Entity, Mention, Relation
 
@@ -135,7 +135,7 @@ def test_page_anchors_and_seed_weights(synth_ws):
 def test_anchored_seeds_score_the_anchor_entities_not_the_whole_graph(synth_ws, monkeypatch):
     from docgraph.methods.kg4vd.graph_view import GraphView
     from docgraph.methods.kg4vd.storage import embed_query
-    from docgraph.methods.vector_index import load_index
+    from docgraph.methods.retrieval.vector_index import load_index
 
     ctx = _ctx(synth_ws, page_anchors=3)
     view = load_view(synth_ws.store)
@@ -170,7 +170,7 @@ def test_no_page_anchoring_ablation_seeds_from_entity_retrieval(synth_ws):
     trace = retrieve_graph(ctx, "Topic 3", "local")
     view = load_view(synth_ws.store)
     from docgraph.methods.kg4vd.storage import embed_query
-    from docgraph.methods.vector_index import load_index
+    from docgraph.methods.retrieval.vector_index import load_index
 
     index = load_index(synth_ws.store, "kg4vd.entity")
     affinity = view.affinity(index, embed_query(ctx.models, "Topic 3"))

@@ -19,7 +19,7 @@ import json
 import pytest
 
 from docgraph import Workspace
-from docgraph.methods.extractive import OFFLINE_NOTICE
+from docgraph.methods.answers.extractive import OFFLINE_NOTICE
 
 pytestmark = pytest.mark.slow
 

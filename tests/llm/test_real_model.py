@@ -26,9 +26,9 @@ from pydantic import BaseModel
 
 from docgraph.config import load_settings
 from docgraph.models.base import system, user
-from docgraph.models.capabilities import META_PREFIX
+from docgraph.models.chat.capabilities import META_PREFIX
 from docgraph.models.hub import ModelHub
-from docgraph.models.limit import LimitedChat
+from docgraph.models.transport.limit import LimitedChat
 from docgraph.store.sqlite import SQLiteStore
 from docgraph.testing.llama import chat_settings
 from docgraph.testing.llama import llama_server as serve_llama

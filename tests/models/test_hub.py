@@ -7,14 +7,14 @@ import pytest
 from docgraph.config import load_settings
 from docgraph.errors import ConfigError
 from docgraph.models.base import ChatModel, ImageEmbedder, OfflineNLP, Reranker, TextEmbedder, user
-from docgraph.models.cache import CachedChat
+from docgraph.models.chat.cache import CachedChat
+from docgraph.models.chat.openai_chat import OpenAIChat
+from docgraph.models.chat.replay import ReplayChat, write_replay
+from docgraph.models.chat.structured import StructuredChat
 from docgraph.models.hub import ModelHub
-from docgraph.models.limit import LimitedChat
-from docgraph.models.openai_chat import OpenAIChat
-from docgraph.models.replay import ReplayChat, write_replay
 from docgraph.models.rerank import FusionReranker
-from docgraph.models.retry import RetryingChat
-from docgraph.models.structured import StructuredChat
+from docgraph.models.transport.limit import LimitedChat
+from docgraph.models.transport.retry import RetryingChat
 from docgraph.models.usage import MeteredChat
 from docgraph.store.sqlite import SQLiteStore
 from docgraph.testing.fixtures import make_hub, stub_settings

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from docgraph.errors import ModelError, ModelOutputError
 from docgraph.models.base import system, user
-from docgraph.models.replay import read_replay
+from docgraph.models.chat.replay import read_replay
 from docgraph.testing.fixtures import make_hub, replay_hub, stub_settings
 
 

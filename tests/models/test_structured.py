@@ -10,8 +10,8 @@ from pydantic import BaseModel
 
 from docgraph.errors import ModelOutputError
 from docgraph.models.base import user
-from docgraph.models.jsonrepair import JSONNotFound, extract_json, repair_json
-from docgraph.models.structured import parse_reply
+from docgraph.models.chat.jsonrepair import JSONNotFound, extract_json, repair_json
+from docgraph.models.chat.structured import parse_reply
 
 
 class Entity(BaseModel):

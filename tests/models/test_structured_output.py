@@ -10,10 +10,10 @@ import pytest
 from pydantic import BaseModel, Field
 
 from docgraph.models.base import user
-from docgraph.models.capabilities import META_PREFIX
-from docgraph.models.limit import LimitedChat
-from docgraph.models.response_format import bound_arrays, json_schema_format, rejects_format
-from docgraph.models.structured import ModelOutputTruncated, StructuredChat
+from docgraph.models.chat.capabilities import META_PREFIX
+from docgraph.models.chat.response_format import bound_arrays, json_schema_format, rejects_format
+from docgraph.models.chat.structured import ModelOutputTruncated, StructuredChat
+from docgraph.models.transport.limit import LimitedChat
 from docgraph.testing.fixtures import make_hub, stub_settings
 from docgraph.testing.openai_stub import OpenAIStub
 
@@ -72,7 +72,7 @@ def test_rejected_json_schema_downgrades_once_and_is_remembered(tmp_path, caplog
     with OpenAIStub(reject_formats={"json_schema"}) as stub:
         stub.reply(GOOD)
         hub = make_hub(stub_settings(stub, roles=("build",)), tmp_path / "ws")
-        with caplog.at_level(logging.WARNING, logger="docgraph.models.capabilities"):
+        with caplog.at_level(logging.WARNING, logger="docgraph.models.chat.capabilities"):
             first = hub.chat("build").complete([user("a")], stage="s", schema=Listing)
             hub.chat("build").complete([user("b")], stage="s", schema=Listing)
         assert first.parsed == Listing.model_validate(GOOD)

@@ -1,6 +1,6 @@
 """The answer model failing after its retries does not fail ``ask`` (issue 15 item 2).
 
-Every method's answer path (``methods.answer_fallback``) gives the offline, extractive
+Every method's answer path (``methods.answers.answer_fallback``) gives the offline, extractive
 answer over the same evidence instead, marked: ``model_used`` False, a warning naming
 the stage and the error, the failed call and ``fallbacks=1`` in the answer's usage and in
 ``docgraph usage``. The faults come from the loopback ``OpenAIStub`` (an endpoint that
@@ -20,8 +20,8 @@ from fastapi.testclient import TestClient
 from docgraph import Workspace
 from docgraph.cli import main
 from docgraph.config import CONFIG_FILE
+from docgraph.methods.answers.extractive import FALLBACK_NOTICE, OFFLINE_NOTICE
 from docgraph.methods.baselines.nodocs import FAILED_TEXT
-from docgraph.methods.extractive import FALLBACK_NOTICE, OFFLINE_NOTICE
 from docgraph.server import create_app
 from docgraph.testing.answer_fallback import answer_fallback_cases
 from docgraph.testing.files import checkpointed

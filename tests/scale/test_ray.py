@@ -137,7 +137,7 @@ def test_embedding_tasks_are_embed_threads_wide_and_rows_do_not_depend_on_it(clu
     import pymupdf
 
     from docgraph.config import EmbeddingSettings, RaySettings
-    from docgraph.models.embed_local import local_spec
+    from docgraph.models.embedding.embed_local import local_spec
 
     spec = local_spec(EmbeddingSettings(), None)
     local = spec.build()
@@ -159,7 +159,7 @@ def test_embedding_tasks_are_embed_threads_wide_and_rows_do_not_depend_on_it(clu
 def test_a_build_embeds_even_a_single_passage_on_the_cluster(cluster):
     """Only a query is embedded in the calling process; passages never load the model there."""
     from docgraph.config import EmbeddingSettings, RaySettings
-    from docgraph.models.embed_local import local_spec
+    from docgraph.models.embedding.embed_local import local_spec
 
     spec = local_spec(EmbeddingSettings(), None)
 

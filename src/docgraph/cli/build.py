@@ -88,7 +88,7 @@ def format_usage(usage: dict[str, Usage]) -> str:
     ``embed.*``, count texts embedded and cache hits; they are listed, not totalled).
     ``fail``: calls that gave up; ``retry``: requests resent after an endpoint fault;
     ``repair``: re-asks after an unusable reply; ``fallbk``: answers given offline because
-    the stage's model call failed (``methods.answer_fallback``)."""
+    the stage's model call failed (``methods.answers.answer_fallback``)."""
     header = (
         f"{'stage':<28} {'calls':>6} {'cached':>6} {'in tok':>9} {'out tok':>8} {'images':>6} {'secs':>8} "
         f"{'fail':>5} {'retry':>5} {'repair':>6} {'fallbk':>6}"

@@ -24,7 +24,7 @@ from ..config import IngestSettings
 from ..heap import GrowthTrim, release_free_heap, resident_mb
 from ..types import BBox, Component, ComponentKind, Page
 from .fonts import FontProblem, page_font_problems, reset_warnings
-from .ocr import OcrEngine, OcrOptions
+from .ocr.reader import OcrEngine, OcrOptions
 from .parser import LayoutBlock, ParsedPdf, load_parser
 from .pdf import open_pdf
 from .render import crop, crop_image_path, page_image_path, render_page, save_image

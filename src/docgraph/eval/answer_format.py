@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from ..methods.extractive import FALLBACK_NOTHING_FOUND, FALLBACK_NOTICE, NOTHING_FOUND, OFFLINE_NOTICE
+from ..methods.answers.extractive import FALLBACK_NOTHING_FOUND, FALLBACK_NOTICE, NOTHING_FOUND, OFFLINE_NOTICE
 from ..text import sentences
 from .metrics import is_refusal
 from .metrics_mmlongbench import NOT_ANSWERABLE

@@ -16,7 +16,7 @@ from .loaders import Benchmark, QAItem, by_document, pack_documents
 if TYPE_CHECKING:
     from .runner import EvalOptions
 
-SHARED_EMBEDDINGS = "embeddings.sqlite"  # under the workspace root: see models.embed_shared
+SHARED_EMBEDDINGS = "embeddings.sqlite"  # under the workspace root: see models.embedding.embed_shared
 
 
 def eval_settings(base: Settings | None, retrieval_only: bool, workspace_root: Path) -> Settings:

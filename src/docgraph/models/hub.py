@@ -30,15 +30,15 @@ from ..config import ModelsSettings
 from ..errors import ConfigError, EmbeddingMismatchError
 from ..store.base import Store
 from .base import ChatModel, ImageEmbedder, OfflineNLP, Reranker, TextEmbedder
-from .cache import CachedChat
-from .capabilities import CapabilityBook, probe_props
-from .embed_shared import SharedEmbeddingFile
-from .structured import ERRORS_DIR, StructuredChat
+from .chat.cache import CachedChat
+from .chat.capabilities import CapabilityBook, probe_props
+from .chat.structured import ERRORS_DIR, StructuredChat
+from .embedding.embed_shared import SharedEmbeddingFile
+from .embedding.vector_recipe import base_model
 from .usage import MeteredChat, UsageMeter
-from .vector_recipe import base_model
 
 if TYPE_CHECKING:
-    from .embed_local import LocalSpec
+    from .embedding.embed_local import LocalSpec
 
 EmbedderWrapper = Callable[[TextEmbedder, "LocalSpec"], TextEmbedder]
 """Wraps the local text embedder built from a spec (e.g. to run it on a cluster)."""
@@ -96,16 +96,16 @@ class ModelHub:
         return path
 
     def _make_chat(self, role: str) -> ChatModel | None:
-        from .replay import RecordingChat, ReplayChat
+        from .chat.replay import RecordingChat, ReplayChat
 
         cs = getattr(self.settings, role)
         replay = self.replay_path()
         if replay is not None:
             backend: ChatModel = ReplayChat(replay, cs, role)
         elif cs.enabled:
-            from .limit import LimitedChat
-            from .openai_chat import OpenAIChat
-            from .retry import RetryingChat, RetryPolicy
+            from .chat.openai_chat import OpenAIChat
+            from .transport.limit import LimitedChat
+            from .transport.retry import RetryingChat, RetryPolicy
 
             book = self.capabilities(cs)
             http = OpenAIChat(cs, role, capabilities=book)
@@ -138,7 +138,7 @@ class ModelHub:
     def _limit(self, cs: Any, book: CapabilityBook, role: str) -> Any:
         """The concurrency limit for ``role``: its own ``max_concurrency``, or — when the server
         runs fewer requests at once — one limit of that many slots shared by its roles."""
-        from .limit import Limit
+        from .transport.limit import Limit
 
         slots = cs.slots or book.caps.slots
         if not slots or slots >= cs.max_concurrency:
@@ -174,7 +174,7 @@ class ModelHub:
         path = self.settings.embedding.shared_cache
         if not path:
             return None
-        from .embed_shared import shared_embedding_file
+        from .embedding.embed_shared import shared_embedding_file
 
         return shared_embedding_file(path)
 
@@ -183,11 +183,11 @@ class ModelHub:
         def make() -> TextEmbedder:
             es = self.settings.embedding
             if es.backend == "openai":
-                from .embed_openai import OpenAITextEmbedder
+                from .embedding.embed_openai import OpenAITextEmbedder
 
                 inner: TextEmbedder = OpenAITextEmbedder(es)
             else:
-                from .embed_local import local_spec
+                from .embedding.embed_local import local_spec
 
                 spec = local_spec(es, self.built_text_model())
                 inner = spec.build()
@@ -195,7 +195,7 @@ class ModelHub:
                     inner = self.embedder_wrapper(inner, spec)
             if not self.settings.cache:
                 return inner
-            from .embed_cache import CachedTextEmbedder
+            from .embedding.embed_cache import CachedTextEmbedder
 
             return CachedTextEmbedder(inner, self.store, self.shared_embeddings, self.meter)
 
@@ -206,10 +206,10 @@ class ModelHub:
         def make() -> ImageEmbedder:
             ies = self.settings.image_embedding
             if ies.backend == "openai":
-                from .image_embed_endpoint import EndpointImageEmbedder
+                from .embedding.image_embed_endpoint import EndpointImageEmbedder
 
                 return EndpointImageEmbedder(ies, self.store, shared=self.shared_embeddings)
-            from .image_embed import TextFallbackImageEmbedder
+            from .embedding.image_embed import TextFallbackImageEmbedder
 
             return TextFallbackImageEmbedder(self.text_embedder, self.store)
 
@@ -252,7 +252,8 @@ class ModelHub:
     def check_embedding_model(self, method: str | None = None) -> None:
         """Raise ``EmbeddingMismatchError`` if stored vectors (of ``method``'s namespaces, or all)
         were built with an embedding model other than the configured text/image models. (A
-        chunk-vector recipe of its own is not a mismatch: see ``methods.chunk_vectors.renew_stale_recipe``.)"""
+        chunk-vector recipe of its own is not a mismatch: see
+        ``methods.retrieval.chunk_vectors.renew_stale_recipe``.)"""
         vector_models = {
             ns: m
             for ns, m in self.store.vector_models().items()

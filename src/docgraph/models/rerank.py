@@ -23,9 +23,9 @@ from ..errors import ConfigError
 from ..scoring import minmax
 from .base import TextEmbedder
 from .bm25 import bm25_scores
-from .endpoint import EndpointBackend
-from .http import EndpointError, post_json
-from .retry import RetryPolicy
+from .transport.endpoint import EndpointBackend
+from .transport.http import EndpointError, post_json
+from .transport.retry import RetryPolicy
 
 
 def scores_from_response(reply: Any, n: int, endpoint: str) -> list[float]:

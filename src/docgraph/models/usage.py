@@ -36,8 +36,8 @@ from pydantic import BaseModel
 from ..store.base import Store
 from ..types import Usage
 from .base import ChatModel, ChatResult, Message
+from .chat.wrapper import ChatWrapper
 from .inflight import CALLS
-from .wrapper import ChatWrapper
 
 _FIELDS = tuple(Usage.model_fields)
 

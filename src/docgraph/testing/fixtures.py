@@ -11,7 +11,7 @@ Helpers (plain functions, usable without pytest):
   embedding, image-embedding and rerank endpoints) at the stub.
 - ``make_hub(settings, root)``: a ``ModelHub`` over a new SQLite workspace store in ``root``.
 - ``replay_hub(root, entries)``: a hub whose every role replays ``entries`` — ``(stage,
-  reply)`` pairs or dicts, see ``docgraph.models.replay`` — through the real
+  reply)`` pairs or dicts, see ``docgraph.models.chat.replay`` — through the real
   structured/cache/usage wrappers, no HTTP at all.
 """
 
@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from ..config import Settings, load_settings
+from ..models.chat.replay import write_replay
 from ..models.hub import ROLES, ModelHub
-from ..models.replay import write_replay
 from .openai_stub import OpenAIStub
 from .postgres import postgres_url  # noqa: F401  (session fixture: a throwaway PostgreSQL server)
 

@@ -32,8 +32,8 @@ from typing import Any
 
 from ..api import Workspace
 from ..config import CONFIG_FILE, Settings
+from ..models.chat.structured import ERRORS_DIR
 from ..models.hub import ROLES
-from ..models.structured import ERRORS_DIR
 from ..models.usage import model_stages, total
 from ..store.integrity import check_workspace
 from .faults import canonical_dump, compare_dumps

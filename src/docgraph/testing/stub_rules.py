@@ -132,7 +132,7 @@ class RateRule:
 
 
 def broken_json(text: str) -> str:
-    """``text``'s JSON as a small model might write it (repairable: ``models.jsonrepair``)."""
+    """``text``'s JSON as a small model might write it (repairable: ``models.chat.jsonrepair``)."""
     try:
         value = json.loads(text)
     except ValueError:

@@ -14,8 +14,8 @@ from typing import Any
 from pydantic import Field
 
 from docgraph.config import Section
+from docgraph.methods.answers.citations import CitationBook
 from docgraph.methods.base import BuildReport, MethodContext, not_built
-from docgraph.methods.citations import CitationBook
 from docgraph.text import tokenize
 from docgraph.types import Answer, Evidence, ScoredPage
 

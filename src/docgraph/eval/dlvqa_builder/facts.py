@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ...models.base import ChatModel, user
-from ...models.response_format import json_schema_format
+from ...models.chat.response_format import json_schema_format
 from ...prompts import material, render_prompt
 from ...types import Page
 from .pages import component_manifest, sees_images, visual_components

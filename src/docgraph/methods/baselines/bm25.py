@@ -12,7 +12,7 @@ from ...models.bm25 import BM25
 from ...scoring import ranked
 from ...types import Chunk
 from ..base import MethodContext, register
-from ..evidence_layer import indexed_text
+from ..retrieval.evidence_layer import indexed_text
 from .common import ChunkBaseline, cached
 from .settings import BaselineSettings
 

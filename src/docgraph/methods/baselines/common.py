@@ -9,14 +9,14 @@ model calls fail after the retries is isolated: what it wrote is removed, the fa
 noted with the document, the other documents are built, and the next build retries it.
 
 ``ChunkBaseline`` adds the chunk-retrieval pattern (bm25, dense, hipporag): chunks from
-``methods.chunking`` stored under ``<name>.chunk``; a subclass ranks chunk ids for a
+``methods.building.chunking`` stored under ``<name>.chunk``; a subclass ranks chunk ids for a
 query and the base turns the ranking into ``Evidence`` (chunks and the pages they lie
 on, best first) and an ``Answer``.
 
 ``answer_from_passages`` is the answer step of every baseline: with an answer model, a
 prompt with numbered evidence (numbers are CitationBook numbers, so the model's ``[n]``
 markers are the answer's citations); offline, and when the answer model fails, the
-extractive answer (``methods.answer_fallback``).
+extractive answer (``methods.answers.answer_fallback``).
 """
 
 from __future__ import annotations
@@ -32,20 +32,20 @@ import numpy as np
 
 from ...errors import ModelError
 from ...models.base import ImagePart, user
+from ...models.embedding.vector_recipe import recipe_tag
 from ...models.usage import embedding_stage
-from ...models.vector_recipe import recipe_tag
 from ...progress import Progress
 from ...prompts import material, render_prompt
 from ...scoring import ranked
 from ...types import Answer, Chunk, Document, Evidence, Page, ScoredChunk, ScoredPage
-from ..answer_fallback import AnswerCalls, answer_with_fallback
+from ..answers.answer_fallback import AnswerCalls, answer_with_fallback
+from ..answers.citations import CitationBook
+from ..answers.extractive import EvidencePassage, extractive_answer
 from ..base import BuildReport, MethodContext, not_built
-from ..chunk_vectors import ContextualChunks
-from ..chunking import document_chunks
-from ..citations import CitationBook
-from ..embed_blocks import blocks
-from ..extractive import EvidencePassage, extractive_answer
+from ..building.chunking import document_chunks
+from ..building.embed_blocks import blocks
 from ..memo import bump_version, cached  # noqa: F401  (re-exported for the baselines)
+from ..retrieval.chunk_vectors import ContextualChunks
 from .settings import BaselineSettings, baseline_settings
 
 _CITE = re.compile(r"\[(\d+)\]")

@@ -1,7 +1,7 @@
 """``dense``: NaiveRAG — text chunks embedded with the text embedder, ranked by cosine to the query.
 
 Vectors live in the store namespace ``dense.chunk`` (one row per chunk, owned by its
-document); a row is ``methods.chunk_vectors``' chunk vector — the chunk's text plus its
+document); a row is ``methods.retrieval.chunk_vectors``' chunk vector — the chunk's text plus its
 weighted section-path elements (title, headings), so a chunk keeps the heading it sits
 under while its text alone keys the embedding cache.
 """
@@ -13,8 +13,8 @@ from typing import Any
 
 from ...types import Chunk, Document
 from ..base import MethodContext, register
-from ..chunk_vectors import vector_model
-from ..vector_index import delete_vectors, load_index, write_vectors
+from ..retrieval.chunk_vectors import vector_model
+from ..retrieval.vector_index import delete_vectors, load_index, write_vectors
 from .common import ChunkBaseline, cached, chunk_positions, embed_chunks, ranked_chunks
 from .settings import BaselineSettings
 

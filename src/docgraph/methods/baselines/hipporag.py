@@ -49,10 +49,10 @@ from ...types import (
     ScoredRelation,
 )
 from ..base import MethodContext, not_built, register
-from ..chunk_vectors import vector_model
-from ..chunking import chunk_context
-from ..embed_blocks import embed_in_blocks
-from ..vector_index import delete_vectors, load_index, write_vectors
+from ..building.chunking import chunk_context
+from ..building.embed_blocks import embed_in_blocks
+from ..retrieval.chunk_vectors import vector_model
+from ..retrieval.vector_index import delete_vectors, load_index, write_vectors
 from .common import ChunkBaseline, cached, embed_chunks, evidence_from_ranking, ranked_chunks
 from .hipporag_graph import (
     HippoGraph,

@@ -42,7 +42,7 @@ from ...graph.name_links import NameLinks
 from ...graph.ppr import cached_walk
 from ...scoring import calibrated_cut, minmax
 from ...text import tokenize
-from ..evidence_layer import section_headings
+from ..retrieval.evidence_layer import section_headings
 from .common import chunk_positions
 
 _NON_WORD = re.compile(r"[^\w\s]", re.UNICODE)

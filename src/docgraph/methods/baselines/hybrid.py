@@ -2,7 +2,7 @@
 
 The chunks and chunk vectors of ``dense`` (its indexing, under ``hybrid.chunk``; the
 shared embedding cache makes a ``hybrid`` build after ``dense`` nearly free), scored by
-``methods.hybrid.fuse_scores`` with the ``[retrieval]`` settings (reciprocal-rank fusion
+``methods.retrieval.hybrid.fuse_scores`` with the ``[retrieval]`` settings (reciprocal-rank fusion
 by default); a page scores as its best chunk. Every graph method is measured against
 max(bm25, dense, pages, hybrid).
 """
@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from ...scoring import ranked
 from ...types import Chunk
 from ..base import MethodContext, register
-from ..evidence_layer import indexed_text, retrieval_settings
-from ..hybrid import HybridIndex
-from ..vector_index import load_index
+from ..retrieval.evidence_layer import indexed_text, retrieval_settings
+from ..retrieval.hybrid import HybridIndex
+from ..retrieval.vector_index import load_index
 from .common import cached
 from .dense import DenseBaseline
 from .settings import BaselineSettings

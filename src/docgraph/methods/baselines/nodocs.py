@@ -13,9 +13,9 @@ from typing import Any
 from ...models.base import user
 from ...prompts import render_prompt
 from ...types import Answer, Evidence
-from ..answer_fallback import AnswerCalls, answer_with_fallback
+from ..answers.answer_fallback import AnswerCalls, answer_with_fallback
+from ..answers.extractive import NO_MODEL
 from ..base import BuildReport, MethodContext, check_options, register
-from ..extractive import NO_MODEL
 from .settings import query_options
 
 OFFLINE_TEXT = (

@@ -1,6 +1,6 @@
 """``pages``: page retrieval + multimodal answer (the VisRAG / ColQwen / GME family).
 
-Build: one vector per page (``methods.page_vectors.page_matrix``): a served multimodal
+Build: one vector per page (``methods.retrieval.page_vectors.page_matrix``): a served multimodal
 embedder's vector of the rendered page, or offline, where no image embedder exists, the
 normalised mean of the page's chunk vectors (the whole page, not its first 512 tokens),
 stored under ``pages.page`` with key ``<doc_id>:<page number>``. KG4VD's page index is
@@ -22,12 +22,12 @@ import numpy as np
 from ...models.base import ImagePart
 from ...progress import StatsProgress
 from ...types import Answer, Document, Evidence, Page, ScoredChunk, ScoredPage
+from ..answers.extractive import EvidencePassage, rank_sentences
 from ..base import MethodContext, not_built, register
-from ..chunk_vectors import vector_model
-from ..chunking import page_chunks
-from ..extractive import EvidencePassage, rank_sentences
-from ..page_vectors import page_key, page_matrix, parse_page_key
-from ..vector_index import delete_vectors, load_index, write_vectors
+from ..building.chunking import page_chunks
+from ..retrieval.chunk_vectors import vector_model
+from ..retrieval.page_vectors import page_key, page_matrix, parse_page_key
+from ..retrieval.vector_index import delete_vectors, load_index, write_vectors
 from .common import EMBED_BLOCK, IndexedBaseline, answer_from_passages, passage_of
 from .settings import BaselineSettings, baseline_settings
 

@@ -20,12 +20,12 @@ from typing import Any
 from ...models.base import ImagePart, user
 from ...prompts import material, render_prompt
 from ...types import Answer, Chunk, Evidence
-from ..answer_fallback import AnswerCalls, answer_with_fallback
+from ..answers.answer_fallback import AnswerCalls, answer_with_fallback
+from ..answers.citations import CitationBook, marker
+from ..answers.extractive import EvidencePassage, extractive_answer
 from ..base import MethodContext
-from ..citations import CitationBook, marker
-from ..evidence_layer import measure_items, retrieval_settings
-from ..extractive import EvidencePassage, extractive_answer
-from ..markdown_tables import rows_as_sentences
+from ..building.markdown_tables import rows_as_sentences
+from ..retrieval.evidence_layer import measure_items, retrieval_settings
 from .retrieve import METHOD, hvm_index, retrieve
 
 STAGE_ANSWER = "hvm.answer"

@@ -2,8 +2,8 @@
 concept graph, resumable and incremental.
 
 Per document (METHODS.md, HVM build):
-1. Chunks in reading order with their structural context h_i (``methods.chunking``),
-   stored with their vectors (``methods.chunk_vectors``: text plus its context elements).
+1. Chunks in reading order with their structural context h_i (``methods.building.chunking``),
+   stored with their vectors (``methods.retrieval.chunk_vectors``: text plus its context elements).
 2. In windows of chunks: the missing extractions run (by modality, concurrently with a
    model) and are stored per chunk; then each chunk is folded into the holistic view in
    order — new facts, exact duplicates merged, candidate conflict groups, detector,
@@ -44,11 +44,11 @@ from ...errors import ModelError, ModelOutputError
 from ...models.usage import embedding_stage
 from ...types import Chunk, Document, Page
 from ..base import BuildReport, MethodContext
-from ..build_stats import OFFLINE_FALLBACK
-from ..chunk_vectors import ContextualChunks, renew_stale_recipe, vector_model
-from ..chunking import chunk_context, document_chunks
-from ..embed_blocks import blocks
-from ..vector_index import load_index, write_vectors
+from ..building.build_stats import OFFLINE_FALLBACK
+from ..building.chunking import chunk_context, document_chunks
+from ..building.embed_blocks import blocks
+from ..retrieval.chunk_vectors import ContextualChunks, renew_stale_recipe, vector_model
+from ..retrieval.vector_index import load_index, write_vectors
 from .concepts import add_contribution, contribution, embed_missing, graph_documents, remove_contribution
 from .conflicts import OfflineDetector, OfflineResolver, add_truncation
 from .data import Extraction, Fact

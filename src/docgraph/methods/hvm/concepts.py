@@ -19,8 +19,8 @@ from typing import Any
 from ...models.base import TextEmbedder
 from ...models.usage import embedding_stage
 from ...store.base import Store
-from ..embed_blocks import embed_in_blocks
-from ..vector_index import delete_vectors, load_index, write_vectors
+from ..building.embed_blocks import embed_in_blocks
+from ..retrieval.vector_index import delete_vectors, load_index, write_vectors
 from .holistic import HolisticView
 from .state import NS_CONCEPT, NS_EDGE, VEC_CONCEPT, VEC_RELATION, edge_key
 

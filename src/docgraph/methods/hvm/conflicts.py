@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field
 
 from ...config import HVMSettings
 from ...models.base import ChatModel, user
-from ...models.response_format import json_schema_format
+from ...models.chat.response_format import json_schema_format
 from ...prompts import material, render_prompt
 from ...types import Chunk
 from .data import CONFLICT_TYPES, Fact

@@ -28,7 +28,7 @@ from ...errors import ModelError, ModelOutputError
 from ...models.base import ChatModel, ImagePart, TextAnalysis, user
 from ...prompts import material, render_prompt
 from ...types import Chunk, ComponentKind, Page
-from ..build_stats import OFFLINE_FALLBACK
+from ..building.build_stats import OFFLINE_FALLBACK
 from .data import ExtractedEntity, ExtractedFact, Extraction, clean_name, is_numeric
 
 T = TypeVar("T")

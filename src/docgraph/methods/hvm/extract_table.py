@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from ...models.base import ChatModel, user
 from ...prompts import material, render_prompt
-from ..markdown_tables import parse_table
+from ..building.markdown_tables import parse_table
 from .data import ExtractedEntity, ExtractedFact, Extraction, clean_name, concept_name, is_numeric, relation_name
 from .extract_base import (
     STAGE_EXTRACT,

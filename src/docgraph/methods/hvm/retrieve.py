@@ -10,14 +10,14 @@ METHODS.md, HVM query, with every budget a config value (``HVMSettings``):
    → Â_q. One step, no multi-hop traversal. When the cut drops edges, a note counts them.
 3. Evidence: B_graph = ∪ I_con(c), c ∈ Â_q, cut to its top-``K`` chunks by s(q, b);
    B_rag = the top-``k_b`` chunks over all chunks; their union. s(q, b) is the hybrid
-   (BM25 + dense, ``methods.hybrid``) chunk score, and anchors are ranked by the hybrid
+   (BM25 + dense, ``methods.retrieval.hybrid``) chunk score, and anchors are ranked by the hybrid
    concept score among concepts whose cosine reaches ``theta`` (``retrieval.seeds =
    "dense"``: cosine only, the paper's form).
 5. Pages: every page ranked (the first ``top_pages``) by the structural evidence layer
-   (``methods.evidence_layer``): flat hybrid page scores fused with diffusion seeded by
+   (``methods.retrieval.evidence_layer``): flat hybrid page scores fused with diffusion seeded by
    the best hybrid chunks and by B_graph, so the page list no longer stops where the
    chunk budget does; the 2 × ``top_pages`` best reranked by their best chunks, the
-   reranker weighing ``page_rerank_weight`` (``methods.page_rerank``; offline the fusion
+   reranker weighing ``page_rerank_weight`` (``methods.retrieval.page_rerank``; offline the fusion
    reranker, whose BM25 over the candidates alone adds what the prior lacks); then the
    second hop (``graph.bridges``): pages sharing the rarer
    entities grounded on the best page (preferably those whose headings it names,
@@ -50,13 +50,13 @@ from ...scoring import top_k
 from ...store.base import Store
 from ...types import Chunk, Entity, Evidence, Relation, ScoredChunk, ScoredEntity, ScoredPage, ScoredRelation
 from ..base import MethodContext, check_options, not_built
-from ..evidence_layer import EvidenceLayer, PageRanking, layer_shape, retrieval_settings
-from ..hybrid import fuse_scores
 from ..memo import cached
-from ..page_rerank import rerank_pages
-from ..routing import document_router
+from ..retrieval.evidence_layer import EvidenceLayer, PageRanking, layer_shape, retrieval_settings
+from ..retrieval.hybrid import fuse_scores
+from ..retrieval.page_rerank import rerank_pages
+from ..retrieval.routing import document_router
+from ..retrieval.vector_index import VectorIndex, load_index
 from ..timing import Timer
-from ..vector_index import VectorIndex, load_index
 from .state import NS_CHUNK, NS_CONCEPT, NS_EDGE, NS_ENTITY, VEC_CHUNK, VEC_CONCEPT, VEC_ENTITY, VEC_RELATION
 
 METHOD = "hvm"

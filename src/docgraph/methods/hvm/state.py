@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...store.base import Store
-from ..vector_index import delete_vectors
+from ..retrieval.vector_index import delete_vectors
 from .data import EntityInfo, Fact
 from .holistic import HolisticView, ViewDiff
 

@@ -15,7 +15,7 @@ from collections import Counter
 from typing import Any
 
 from ...store.base import Store
-from ..build_stats import OFFLINE_FALLBACK, stage_usage, table, usage_lines
+from ..building.build_stats import OFFLINE_FALLBACK, stage_usage, table, usage_lines
 from .state import NS_CHUNK, NS_CONFLICT, NS_EXTRACT, NS_STATE
 
 CONFLICT_FALLBACK_NOTE = "model reply invalid"  # how fold_chunk's conflict-log note starts after a fallback

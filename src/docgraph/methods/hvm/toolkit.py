@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..base import MethodContext
-from ..chunking import DEFAULT_MAX_WORDS
+from ..building.chunking import DEFAULT_MAX_WORDS
 from .conflicts import ModelDetector, ModelResolver, OfflineDetector, OfflineResolver, SupportLimits
 from .extract_base import Strategy
 from .extract_image import ModelImageStrategy, OfflineImageStrategy

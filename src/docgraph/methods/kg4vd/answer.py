@@ -18,7 +18,7 @@ The reply's ``[n]`` markers (also ``[3, 5]``) are mapped back to page regions th
 kept entities and relations are grounded on (else every non-furniture component with
 text). Unknown numbers are dropped. Citations are numbered in order of first use.
 
-Offline (no answer model; also the fallback when it fails, ``methods.answer_fallback``):
+Offline (no answer model; also the fallback when it fails, ``methods.answers.answer_fallback``):
 :func:`extractive_answer` over passages made of the text of grounded components — every
 component of the kept pages, then the components of each kept entity's and relation's
 mentions — which says plainly that no model was used, and why.
@@ -36,9 +36,9 @@ from ...models.base import ChatModel, ImagePart, user
 from ...prompts import material, render_prompt
 from ...store.base import Store
 from ...types import Component, ComponentKind, Evidence, Mention, Page, Usage
-from ..citations import CitationBook, marker
-from ..extractive import NO_MODEL, EvidencePassage, extractive_answer
-from ..markdown_tables import rows_as_sentences
+from ..answers.citations import CitationBook, marker
+from ..answers.extractive import NO_MODEL, EvidencePassage, extractive_answer
+from ..building.markdown_tables import rows_as_sentences
 from ..timing import Timer
 
 if TYPE_CHECKING:

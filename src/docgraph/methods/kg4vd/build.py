@@ -43,8 +43,8 @@ from ...errors import DocgraphError, ModelError, ModelOutputError
 from ...heap import release_free_heap
 from ...types import Page, Usage
 from ..base import BuildReport, MethodContext
-from ..build_stats import OFFLINE_FALLBACK
-from ..vector_index import load_index
+from ..building.build_stats import OFFLINE_FALLBACK
+from ..retrieval.vector_index import load_index
 from .build_config import apply_settings_changes
 from .canonical import StoredGraph, ensure_incidence_index, index_incidence
 from .crosspage import ConnectResult, connect

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..base import MethodContext
 from ..memo import bump_version
-from ..vector_index import delete_vectors
+from ..retrieval.vector_index import delete_vectors
 from .index import vector_text
 from .judge import ModelJudge, OfflineJudge
 from .storage import CONNECTION_RECORDS, GRAPH_SIZE_META, LAYER, NS_PAGEGRAPH, VEC_ENTITY, VEC_RELATION, parse_page_key

@@ -19,7 +19,7 @@ from typing import Any
 
 from ...store.base import Store
 from ...types import Entity, Relation
-from ..build_stats import OFFLINE_FALLBACK, stage_usage, table, usage_lines
+from ..building.build_stats import OFFLINE_FALLBACK, stage_usage, table, usage_lines
 from .storage import iter_page_graphs, load_entities, load_relations
 
 TOP_LABELS = 15

@@ -42,7 +42,7 @@ from ...models.bm25 import BM25
 from ...store.base import Store
 from ...types import Entity, Relation
 from ..memo import StoreCache
-from ..vector_index import VectorIndex
+from ..retrieval.vector_index import VectorIndex
 from .storage import NS_ENTITY, NS_RELATION, VEC_ENTITY, VEC_PAGE, VEC_RELATION, entity_text_of
 
 GRAPH_VERSION_META = "kg4vd.graph_version"

@@ -22,10 +22,10 @@ from ...models.base import ImageItem
 from ...progress import Progress
 from ...types import Entity, Mention, Page, Relation
 from ..base import MethodContext
-from ..chunk_vectors import renew_stale_recipe, vector_model
 from ..memo import bump_version
-from ..page_vectors import embed_items, page_item, page_matrix  # noqa: F401  (page_item: re-exported)
-from ..vector_index import delete_vectors, load_index, write_vectors
+from ..retrieval.chunk_vectors import renew_stale_recipe, vector_model
+from ..retrieval.page_vectors import embed_items, page_item, page_matrix  # noqa: F401  (page_item: re-exported)
+from ..retrieval.vector_index import delete_vectors, load_index, write_vectors
 from .crosspage import CROSS_PAGE_LABEL
 from .storage import (
     LAYER,

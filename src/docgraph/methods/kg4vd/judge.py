@@ -50,7 +50,7 @@ from pydantic import BaseModel, Field
 from ...errors import ModelOutputError
 from ...graph.bridges import NON_BRIDGING_TYPES
 from ...models.base import ChatModel, ImagePart, user
-from ...models.response_format import json_schema_format
+from ...models.chat.response_format import json_schema_format
 from ...prompts import material, render_prompt
 from ...text import tokenize
 from ...types import Entity, Usage

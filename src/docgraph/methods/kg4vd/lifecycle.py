@@ -8,7 +8,7 @@ from typing import Any
 
 from ..base import MethodContext
 from ..memo import bump_version, cached
-from ..vector_index import delete_vectors
+from ..retrieval.vector_index import delete_vectors
 from .build_config import CONFIG_META
 from .storage import (
     CONNECTION_RECORDS,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 
 from ...models.base import ChatModel, user
-from ...models.response_format import json_schema_format
+from ...models.chat.response_format import json_schema_format
 from ...prompts import material, render_prompt
 from ...types import Component, Page, Usage
 from .controller import Rejection

@@ -3,7 +3,7 @@
 ``retrieve(ctx, query, **options) -> Evidence`` runs the analyzer and the retrieval of
 ``retrieval.py``; ``answer(ctx, query, **options) -> Answer`` adds the two-stage model
 answer (or the offline extractive one, also the fallback when the answer model fails:
-``methods.answer_fallback``) of ``answer.py``.
+``methods.answers.answer_fallback``) of ``answer.py``.
 
 Options (all optional):
 
@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
 from ...types import Answer, Evidence, Usage
-from ..answer_fallback import AnswerCalls, answer_with_fallback
+from ..answers.answer_fallback import AnswerCalls, answer_with_fallback
+from ..answers.citations import CitationBook
 from ..base import check_options
-from ..citations import CitationBook
-from ..evidence_layer import measure_items, retrieval_settings
+from ..retrieval.evidence_layer import measure_items, retrieval_settings
 from ..timing import Timer
 from .analyzer import STAGE as STAGE_ANALYZE
 from .analyzer import ModeDecision, choose_mode

@@ -4,7 +4,7 @@ METHODS.md "KG4VD — Query", steps 2–5 (paper Section 3.3 and Appendix B.3):
 
 1. **Page anchors**: the top ``page_anchors`` pages by their *flat hybrid* score — a page
    scores as its best chunk, chunks scored by BM25 and dense cosine fused
-   (``methods.evidence_layer``, ``methods.hybrid``); with a real image embedder the page
+   (``methods.retrieval.evidence_layer``, ``methods.retrieval.hybrid``); with a real image embedder the page
    vectors' cosine is rank-fused in (offline they are chunk means, adding nothing).
 2. **Seeds**: the entities grounded on the anchor pages, weighted by their hybrid score
    (BM25 over "name, type, description" fused with the entity-index cosine, the fusion
@@ -67,12 +67,12 @@ from ...graph.subgraph import NodeScores
 from ...scoring import blend_rerank, top_k
 from ...types import Chunk, Entity, Relation, ScoredEntity, ScoredPage, ScoredRelation
 from ..base import not_built
-from ..evidence_layer import EvidenceLayer, indexed_text, layer_shape, retrieval_settings
-from ..hybrid import fuse_scores
 from ..memo import cached
-from ..routing import document_router
+from ..retrieval.evidence_layer import EvidenceLayer, indexed_text, layer_shape, retrieval_settings
+from ..retrieval.hybrid import fuse_scores
+from ..retrieval.routing import document_router
+from ..retrieval.vector_index import VectorIndex, load_index
 from ..timing import Timer
-from ..vector_index import VectorIndex, load_index
 from .graph_view import GraphChanged, GraphView, PageKey, load_view
 from .index import page_item
 from .storage import (
@@ -437,7 +437,7 @@ def _rerank(
     """Step 5: one reranker call over all candidates, then budgets per kind. ``entities``:
     the subgraph's, in its order; ``relation_pool``: (relation indices, their objects, their
     priors). ``known``: the candidates' stored vectors (offline), so the fusion reranker
-    embeds nothing it has. ``page_routing``: the pages' routing weights (``methods.routing``),
+    embeds nothing it has. ``page_routing``: the pages' routing weights (``methods.retrieval.routing``),
     applied to their reranker scores as to their prior."""
     settings = trace.settings
     rels, relations, rel_prior = relation_pool

@@ -26,7 +26,7 @@ Records (``Store.put_record``):
   the relations around the entities it merges and not the whole graph
   (``canonical.StoredGraph``). Complete once meta ``kg4vd.incident_indexed`` is set.
 
-Vectors (``methods.vector_index``), all in the *image embedder's* space, so a query is
+Vectors (``methods.retrieval.vector_index``), all in the *image embedder's* space, so a query is
 embedded once with ``embed_query``:
 - ``kg4vd.page`` — key ``"<doc_id>:<page>"``, owner ``doc_id``: the page image with its text
   (offline, where images have no embedder, the mean of the page's chunk vectors);
@@ -48,7 +48,7 @@ from pydantic import BaseModel, Field
 
 from ...store.base import Store
 from ...types import Entity, Mention, Relation, Usage
-from ..page_vectors import page_key, parse_page_key  # noqa: F401  (re-exported)
+from ..retrieval.page_vectors import page_key, parse_page_key  # noqa: F401  (re-exported)
 from .patch import PageGraph
 
 NS_PAGEGRAPH = "kg4vd.pagegraph"

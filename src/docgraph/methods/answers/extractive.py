@@ -1,0 +1,149 @@
+"""The offline answer: quote the evidence sentences that best match the question, each cited.
+
+Used by every method when no answer model is configured. Sentences are scored by
+IDF-weighted overlap with the question's terms (IDF over the candidate sentences, so
+rare question words count most) plus a small prior from the passage's retrieval rank;
+the best few distinct sentences are quoted with their citation numbers. The answer
+says plainly that no model was used, and why: none is configured (``NO_MODEL``), or the
+answer model failed and this is the fallback (``MODEL_FAILED``, see ``answer_fallback``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ...text import sentences, tokenize
+from .citations import CitationBook
+
+NO_MODEL = "No answer model is configured (offline mode)"
+MODEL_FAILED = "The answer model failed (see the answer's warnings), so no model was used"
+
+
+def offline_notice(reason: str = NO_MODEL) -> str:
+    return f"{reason}, so this answer quotes the evidence that best matches the question:"
+
+
+def nothing_found(reason: str = NO_MODEL) -> str:
+    return f"{reason}, and no evidence matching the question was found."
+
+
+OFFLINE_NOTICE = offline_notice()
+NOTHING_FOUND = nothing_found()
+FALLBACK_NOTICE = offline_notice(MODEL_FAILED)
+FALLBACK_NOTHING_FOUND = nothing_found(MODEL_FAILED)
+
+
+@dataclass(frozen=True)
+class EvidencePassage:
+    """Evidence text grounded on components of one page, with its retrieval score."""
+
+    doc_id: str
+    page: int
+    component_ids: tuple[str, ...]
+    text: str
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    sentence: str
+    passage: EvidencePassage
+    rank: int
+    tokens: frozenset[str]
+
+
+def _candidates(passages: list[EvidencePassage]) -> list[_Candidate]:
+    out = []
+    for rank, passage in enumerate(passages):
+        for sentence in sentences(passage.text):
+            tokens = frozenset(tokenize(sentence))
+            if tokens:
+                out.append(_Candidate(sentence, passage, rank, tokens))
+    return out
+
+
+def rank_sentences(question: str, passages: list[EvidencePassage]) -> list[tuple[float, str, EvidencePassage]]:
+    """(score, sentence, passage) for every evidence sentence, best first; deterministic."""
+    q_terms = set(tokenize(question))
+    cands = _candidates(passages)
+    if not cands:
+        return []
+    df: dict[str, int] = {}
+    for cand in cands:
+        for term in cand.tokens & q_terms:
+            df[term] = df.get(term, 0) + 1
+    n = len(cands)
+    scored = []
+    for index, cand in enumerate(cands):
+        overlap = sum(math.log(1 + n / df[t]) for t in cand.tokens & q_terms)
+        prior = 1.0 / (1.0 + cand.rank)
+        length_penalty = 1.0 if len(cand.tokens) >= 4 else 0.6
+        scored.append((overlap * length_penalty + 0.5 * prior, -index, cand))
+    scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    return [(score, cand.sentence, cand.passage) for score, _, cand in scored]
+
+
+def _stem(token: str) -> str:
+    return token[:-1] if len(token) > 3 and token.endswith("s") else token
+
+
+def item_sentences(items: Sequence[str], passages: list[EvidencePassage]) -> list[tuple[str, EvidencePassage]]:
+    """For each item (a line item a measure is computed from: "total current liabilities"),
+    the evidence sentence that gives its value most exactly: one that holds all its words
+    (plural "s" aside), preferring one with a number, then one that starts with the item (a
+    table row named by it), then the fewest other words, then the best-ranked passage.
+    Items the evidence lacks are skipped."""
+    cands = _candidates(passages)
+    words = [tuple(_stem(t) for t in tokenize(cand.sentence)) for cand in cands]
+    out: list[tuple[str, EvidencePassage]] = []
+    for item in items:
+        wanted = tuple(_stem(t) for t in tokenize(item))
+        holding = [
+            (not any(t[0].isdigit() for t in w), w[: len(wanted)] != wanted, len(w) - len(wanted), cands[i].rank, i)
+            for i, w in enumerate(words)
+            if wanted and set(wanted) <= set(w)
+        ]
+        if holding:
+            best = cands[min(holding)[-1]]
+            out.append((best.sentence, best.passage))
+    return out
+
+
+def extractive_answer(
+    question: str,
+    passages: list[EvidencePassage],
+    book: CitationBook,
+    max_sentences: int = 3,
+    reason: str = NO_MODEL,
+    items: Sequence[str] = (),
+) -> str:
+    """Quote up to ``max_sentences`` best sentences with citations registered in ``book``;
+    the first line says why no model answered (``reason``). ``items`` (the input line items
+    of a measure the question asks for, ``methods.retrieval.lexicon``) are quoted first, each by the
+    sentence that names it most exactly (``item_sentences``), beyond ``max_sentences`` if
+    need be, so the answer shows the numbers the measure is computed from."""
+    chosen: list[tuple[str, EvidencePassage]] = []
+    seen: set[str] = set()
+
+    def take(sentence: str, passage: EvidencePassage) -> None:
+        key = " ".join(tokenize(sentence))
+        if key not in seen:
+            seen.add(key)
+            chosen.append((sentence, passage))
+
+    for sentence, passage in item_sentences(items, passages):
+        take(sentence, passage)
+    for _, sentence, passage in rank_sentences(question, passages):
+        if len(chosen) >= max_sentences:
+            break
+        take(sentence, passage)
+    if not chosen:
+        return nothing_found(reason)
+    lines = [offline_notice(reason)]
+    for sentence, passage in chosen:
+        number = book.cite(passage.doc_id, passage.page, list(passage.component_ids), quote=sentence)
+        suffix = f" [{number}]" if number is not None else ""
+        lines.append(f"- \u201c{sentence}\u201d{suffix}")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""What the methods build with: chunking, embedding blocks, Markdown tables, build statistics."""

@@ -1,0 +1,1 @@
+"""HTTP transport shared by every endpoint backend: the client, retries, concurrency limits."""
