@@ -46,7 +46,8 @@ from ...types import Chunk
 from ..building.chunking import chunk_context
 from .hybrid import HybridIndex, group_max, rank_fusion, ranks
 from .lexicon import COVER, lexicon
-from .references import LabelIndex, asked_modalities, query_references
+from .question import read_question
+from .references import LabelIndex, query_references
 from .routing import DocumentRouter, PageDocuments, page_weights
 
 PageKey = tuple[str, int]
@@ -239,9 +240,8 @@ class EvidenceLayer:
         library's router, ``methods.retrieval.routing``) every signal of a page is weighed by its
         document's routing weight before the lists are fused."""
         n_pages = len(self.pages)
-        reading = lexicon(tuple(settings.lexicons)).read(query, settings.measures, settings.front_matter)
-        sparse_query = reading.sparse_query(query)
-        fused = self.hybrid.scores(sparse_query, qvec, settings)
+        reading = read_question(query, settings)
+        fused = self.hybrid.scores(reading.sparse_terms, qvec, settings)
         if not n_pages:
             return PageRanking(self.pages, np.zeros(0), np.zeros(0), np.zeros(0), fused)
         routing = page_weights(documents, query, settings.route_floor, self.page_documents)
@@ -251,23 +251,29 @@ class EvidenceLayer:
         if page_dense is not None:
             lists.append((_weighed(np.asarray(page_dense, dtype=np.float64), routing), False, 1.0))
         if settings.page_sparse > 0 and len(self.chunks):
-            lists.append((_weighed(self.page_bm25.scores(sparse_query), routing), True, settings.page_sparse))
+            lists.append((_weighed(self.page_bm25.scores(reading.sparse_terms), routing), True, settings.page_sparse))
         if settings.element_intent > 0 and len(self.chunks):
-            asked = np.isin(self.modality, asked_modalities(query))
+            asked = np.isin(self.modality, reading.modalities)
             if asked.any():  # pages without such an element get nothing from this list
                 lists.append(
                     (group_max(self.chunk_page[asked], fused[asked] + 1e-9, n_pages), True, settings.element_intent)
                 )
         flat = rank_fusion(lists, settings.rrf_k, n_pages)
         if settings.references:
-            referenced = _weighed(self.referenced_pages(query, reading.labels, content=flat), routing)
+            referenced = _weighed(
+                self.referenced_pages(query, reading.labels, content=flat, references=reading.references), routing
+            )
             if referenced.any():
                 flat = flat + 1.0 / (settings.rrf_k + ranks(referenced, referenced > 0))
         flat = _weighed(minmax(flat), routing)
         return PageRanking(self.pages, flat, np.zeros(n_pages), flat, fused, routing)
 
     def referenced_pages(
-        self, query: str, named: Sequence[tuple[str, str]] = (), content: np.ndarray | None = None
+        self,
+        query: str,
+        named: Sequence[tuple[str, str]] = (),
+        content: np.ndarray | None = None,
+        references: Sequence[tuple[str, str]] | None = None,
     ) -> np.ndarray:
         """Per page: how strongly the question's explicit references point at it (0: not at all;
         ``methods.retrieval.references``) — the page a referenced figure/table is on, or page/slide N of
@@ -276,9 +282,11 @@ class EvidenceLayer:
         then, at half the weight, the file's N-th page (what a PDF viewer counts). ``named``
         are further labels after the question's own (``methods.retrieval.lexicon``: statements, and
         ``COVER``, the first page of each document: with several documents, ``content``, the
-        pages' own scores, orders their covers, the best at the full weight, the least at half)."""
+        pages' own scores, orders their covers, the best at the full weight, the least at half).
+        ``references``: the question's own labels when already read (``question.read_question``)."""
         out = np.zeros(len(self.pages))
-        for i, (kind, number) in enumerate([*query_references(query), *named]):
+        own = query_references(query) if references is None else references
+        for i, (kind, number) in enumerate([*own, *named]):
             weight = 1.0 / (1 + i)
             if (kind, number) == COVER:
                 covers = np.array(self.first_pages(), dtype=np.int64)
@@ -421,7 +429,7 @@ def _weighed(scores: np.ndarray, routing: np.ndarray | None) -> np.ndarray:
 def measure_items(query: str, settings: RetrievalSettings) -> tuple[str, ...]:
     """The input line items of the measures the question asks for (``measures``,
     ``methods.retrieval.lexicon``): what the offline answer quotes first."""
-    return lexicon(tuple(settings.lexicons)).read(query, settings.measures, False).terms
+    return read_question(query, settings).terms
 
 
 def layer_shape(settings: RetrievalSettings) -> str:

@@ -112,13 +112,14 @@ class HybridIndex:
             return np.zeros(0)
         return (self.vectors @ np.asarray(qvec, dtype=np.float32).reshape(-1)).astype(np.float64)
 
-    def sparse(self, query: str) -> np.ndarray:
+    def sparse(self, query: str | Sequence[str]) -> np.ndarray:
         return self.bm25.scores(query) if len(self) else np.zeros(0)
 
     def scores(
-        self, query: str, qvec: np.ndarray, settings: FusionSettingsLike, signal: Signal = "hybrid"
+        self, query: str | Sequence[str], qvec: np.ndarray, settings: FusionSettingsLike, signal: Signal = "hybrid"
     ) -> np.ndarray:
-        """Per-unit scores from one signal: fused (default), dense cosine or BM25."""
+        """Per-unit scores from one signal: fused (default), dense cosine or BM25. ``query`` is
+        text, or its BM25 terms already read (``question.QuestionReading.sparse_terms``)."""
         if signal == "dense":
             return self.dense(qvec)
         if signal == "sparse":
