@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import threading
 import time
 from pathlib import Path
 
 import pytest
+from live_server import serving
 
 pytestmark = pytest.mark.browser
 
@@ -53,32 +52,14 @@ if _missing():
     pytest.skip(_missing(), allow_module_level=True)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """The app under uvicorn on 127.0.0.1 in a thread, over a new workspace."""
-    import uvicorn
-
     from docgraph.server import create_app
 
     root = tmp_path_factory.mktemp("browser") / "ws"
-    port = free_port()
-    app = create_app(root, token=TOKEN, allowed_hosts=["127.0.0.1", "localhost"])
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(30)
+    with serving(create_app(root, token=TOKEN, allowed_hosts=["127.0.0.1", "localhost"])) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,11 @@ and runs nothing, in the answer, the citations and the evidence."""
 from __future__ import annotations
 
 import re
-import threading
-import time
 from pathlib import Path
 
 import pytest
-from test_web_browser import CHROMIUM, CHROMIUM_ARGS, _missing, free_port
+from live_server import serving
+from test_web_browser import CHROMIUM, CHROMIUM_ARGS, _missing
 
 from docgraph import Workspace
 from docgraph.testing.fixtures import stub_settings
@@ -55,8 +54,6 @@ def scripted_answer(request) -> str:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """The app over a workspace holding the hostile PDF (bm25 built), answering with the stub."""
-    import uvicorn
-
     from docgraph.server import create_app
 
     root = tmp_path_factory.mktemp("claims-browser")
@@ -65,18 +62,9 @@ def served(tmp_path_factory):
         ws = Workspace(root / "ws", settings=stub_settings(stub, roles=("answer",)))
         ws.add(hostile_pdf(root / "acme.pdf"))
         ws.build("bm25")
-        port = free_port()
         app = create_app(ws, token=TOKEN, allowed_hosts=["127.0.0.1", "localhost"])
-        srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-        thread = threading.Thread(target=srv.run, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 30
-        while not srv.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-        srv.should_exit = True
-        thread.join(30)
+        with serving(app) as url:
+            yield url
         ws.close()
 
 
