@@ -11,7 +11,6 @@ nothing listens on; the CLI prints the warning and the web API returns it.
 from __future__ import annotations
 
 import shutil
-import socket
 from pathlib import Path
 
 import pytest
@@ -27,6 +26,7 @@ from docgraph.testing.answer_fallback import answer_fallback_cases
 from docgraph.testing.files import checkpointed
 from docgraph.testing.fixtures import stub_settings
 from docgraph.testing.openai_stub import OpenAIStub
+from docgraph.testing.ports import free_port
 
 METHODS = ("kg4vd", "hvm", "dense", "bm25", "hybrid", "hipporag", "pages", "nodocs")
 QUESTION = "Which university is Ryan J. Lynch at?"
@@ -102,15 +102,9 @@ def test_replies_that_stay_unusable_give_the_offline_answer_and_keep_earlier_usa
         assert answer.usage["kg4vd.answer_preliminary"].calls == 1
 
 
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_the_cli_prints_the_fallback_warning_and_docgraph_usage_counts_it(built, capsys):
     (built / CONFIG_FILE).write_text(
-        f'[models.answer]\nbase_url = "http://127.0.0.1:{closed_port()}/v1"\n'
+        f'[models.answer]\nbase_url = "http://127.0.0.1:{free_port()}/v1"\n'
         'model = "nowhere"\nmax_retries = 1\nbackoff_base_s = 0.01\n',
         encoding="utf-8",
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -14,12 +13,7 @@ from server_workspace import DOC_ID, write_workspace
 
 from docgraph.cli import build_parser
 from docgraph.cli.serve import is_loopback
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from docgraph.testing.ports import free_port
 
 
 def test_serve_options(monkeypatch):

@@ -33,15 +33,15 @@ def list_documents(ws: Workspace) -> DocumentList:
     labels = ws.metadata()
     entries = []
     for doc in ws.documents():
-        label = labels.get(doc.id)
+        label = labels[doc.id]  # ensured: guessed now where there was none
         entries.append(
             DocumentEntry(
                 document_id=doc.id,
                 title=shown_title(doc, label),
-                organisation=getattr(label, "organisation", "") or "",
-                period=getattr(label, "period", "") or "",
-                kind=getattr(label, "kind", "") or "",
-                ticker=getattr(label, "ticker", "") or "",
+                organisation=label.organisation,
+                period=label.period,
+                kind=label.kind,
+                ticker=label.ticker,
                 pages=doc.page_count,
                 file=Path(doc.path).name,
             )

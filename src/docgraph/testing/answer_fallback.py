@@ -12,7 +12,6 @@ those before the questions.
 from __future__ import annotations
 
 import shutil
-import socket
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -25,6 +24,7 @@ from ..models.usage import model_stages, total
 from .faults import canonical_dump, compare_dumps
 from .model_faults import MAX_RETRIES, QUESTIONS, TIMEOUT_S
 from .openai_stub import OpenAIStub
+from .ports import free_port
 
 METHODS = ("kg4vd", "hvm", "dense", "bm25", "hybrid", "hipporag", "pages", "nodocs")
 NO_EVIDENCE = ("nodocs",)  # answers without documents: nothing to cite, by design
@@ -74,9 +74,7 @@ def answer_settings(url: str) -> Settings:
 
 def closed_port_url() -> str:
     """An endpoint on 127.0.0.1 that nothing listens on (connections are refused)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    return f"http://127.0.0.1:{free_port()}/v1"
 
 
 def _stub(setup: Callable[[OpenAIStub], None]) -> Callable[[], Iterator[str]]:

@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -32,6 +31,7 @@ import httpx
 from ..store.integrity import check_workspace
 from ..store.writelock import holder
 from .faults import canonical_dump, compare_dumps, docgraph_command, run_to_completion, subprocess_env
+from .ports import free_port
 
 MAX_LATENCY_S = 5.0
 MAX_MIXED_S = 30.0  # an answer or an upload waits behind the model-free CPU work of the others
@@ -131,16 +131,10 @@ def cli_writers_case(base: Path, reference: Path, work: Path, add: Path) -> Conc
     return _compare(result, reference, root)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def serve_workspace(root: Path, timeout: float = 120) -> tuple[subprocess.Popen, str]:
     """`docgraph serve` on ``root`` (token ``TOKEN``) once it answers; (process, API base URL).
     Its output goes to ``root/../serve-<port>.log``."""
-    port = _free_port()
+    port = free_port()
     log = open(root.parent / f"serve-{port}.log", "w")  # noqa: SIM115 - the server writes to it while it runs
     server = subprocess.Popen(
         docgraph_command("-w", str(root), "serve", "--port", str(port)),
