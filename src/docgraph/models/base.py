@@ -64,7 +64,9 @@ class ChatResult:
 
 @runtime_checkable
 class ChatModel(Protocol):
-    model: str
+    @property
+    def model(self) -> str:
+        """The model's name (read-only here: wrappers pass their inner model's through)."""
 
     def complete(
         self, messages: Sequence[Message], *, stage: str, schema: type[BaseModel] | None = None, **params: Any
@@ -76,8 +78,13 @@ class ChatModel(Protocol):
 
 @runtime_checkable
 class TextEmbedder(Protocol):
-    model: str
-    dim: int
+    @property
+    def model(self) -> str:
+        """The model's name (read-only here: wrappers pass their inner model's through)."""
+
+    @property
+    def dim(self) -> int:
+        """Width of the vectors this embedder returns."""
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """L2-normalised float32 rows, one per query."""
@@ -96,8 +103,14 @@ class ImageItem:
 
 @runtime_checkable
 class ImageEmbedder(Protocol):
-    model: str
-    dim: int
+    @property
+    def model(self) -> str:
+        """The model's name (read-only here: wrappers pass their inner model's through)."""
+
+    @property
+    def dim(self) -> int:
+        """Width of the vectors this embedder returns."""
+
     is_text_fallback: bool
 
     def embed_items(self, items: Sequence[ImageItem]) -> np.ndarray:
@@ -108,7 +121,9 @@ class ImageEmbedder(Protocol):
 
 @runtime_checkable
 class Reranker(Protocol):
-    model: str
+    @property
+    def model(self) -> str:
+        """The model's name (read-only here: wrappers pass their inner model's through)."""
 
     def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
         """A relevance score per document (higher is better), aligned with the input."""

@@ -38,9 +38,9 @@ from .embedding.vector_recipe import base_model
 from .usage import MeteredChat, UsageMeter
 
 if TYPE_CHECKING:
-    from .embedding.embed_local import LocalSpec
+    from .embedding.embed_local import LocalSpec, LocalTextEmbedder
 
-EmbedderWrapper = Callable[[TextEmbedder, "LocalSpec"], TextEmbedder]
+EmbedderWrapper = Callable[["LocalTextEmbedder", "LocalSpec"], TextEmbedder]
 """Wraps the local text embedder built from a spec (e.g. to run it on a cluster)."""
 
 ROLES = ("build", "answer", "judge")
@@ -190,9 +190,8 @@ class ModelHub:
                 from .embedding.embed_local import local_spec
 
                 spec = local_spec(es, self.built_text_model())
-                inner = spec.build()
-                if self.embedder_wrapper is not None:
-                    inner = self.embedder_wrapper(inner, spec)
+                local = spec.build()
+                inner = local if self.embedder_wrapper is None else self.embedder_wrapper(local, spec)
             if not self.settings.cache:
                 return inner
             from .embedding.embed_cache import CachedTextEmbedder

@@ -19,7 +19,7 @@ travel to the cluster.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -27,7 +27,8 @@ from ..config import RaySettings
 from ..errors import ModelError
 from ..heap import release_free_heap
 from ..models.base import TextEmbedder
-from ..models.embedding.embed_local import LocalSpec
+from ..models.embedding.embed_local import LocalSpec, LocalTextEmbedder
+from ..models.hub import EmbedderWrapper
 from .cluster import cluster_cpus, connect, fault_point, largest_node_cpus, remote_task, task_error
 
 _worker_embedders: dict[tuple[LocalSpec, int], TextEmbedder] = {}
@@ -54,7 +55,7 @@ def shards(n: int, parts: int) -> list[tuple[int, int]]:
 class RayTextEmbedder:
     """``local`` (built from ``spec``) with multi-text calls spread over the cluster."""
 
-    def __init__(self, local: TextEmbedder, spec: LocalSpec, settings: RaySettings):
+    def __init__(self, local: LocalTextEmbedder, spec: LocalSpec, settings: RaySettings):
         self.local = local
         self.spec = spec
         self.model = local.model
@@ -105,6 +106,6 @@ class RayTextEmbedder:
         )
 
 
-def ray_embedder(ray: RaySettings) -> Callable[[TextEmbedder, LocalSpec], TextEmbedder]:
+def ray_embedder(ray: RaySettings) -> EmbedderWrapper:
     """The ``ModelHub`` embedder wrapper that spreads multi-text calls over the Ray cluster."""
     return lambda inner, spec: RayTextEmbedder(inner, spec, ray)

