@@ -396,11 +396,11 @@ def summarize_notes(notes: list[str], examples: int = 3) -> list[str]:
         where, _, message = note.partition(": ")
         by_message.setdefault(message or where, []).append(where if message else "")
     lines = []
-    for message, where in by_message.items():
-        named = [w for w in where if w]
+    for message, places in by_message.items():
+        named = [w for w in places if w]
         shown = ", ".join(named[:examples]) + (", …" if len(named) > examples else "")
         lines.append(
-            f"{message} ({len(where)} chunk{'s' if len(where) != 1 else ''}" + (f": {shown})" if shown else ")")
+            f"{message} ({len(places)} chunk{'s' if len(places) != 1 else ''}" + (f": {shown})" if shown else ")")
         )
     return lines
 
@@ -425,12 +425,10 @@ def build(ctx: MethodContext) -> BuildReport:
     rebuilt: dict[str, list[str]] = {}  # settings change -> documents rebuilt for it
     for doc in docs:
         state = states.get(doc.id)
-        changes = signature_changes(state.get("signature") or {}, signature) if state is not None else []
+        recorded: dict[str, Any] = (state.get("signature") or {}) if state is not None else {}
+        changes = signature_changes(recorded, signature)  # none without a recorded signature
         if changes:
-            keep = (
-                state["signature"].get("extractor") == kit.name
-                and state["signature"].get("chunk_words") == signature["chunk_words"]
-            )
+            keep = recorded.get("extractor") == kit.name and recorded.get("chunk_words") == signature["chunk_words"]
             remove_contribution(ctx.store, doc.id)
             reset_document(ctx.store, doc.id, keep_extraction=keep)
             rebuilt.setdefault(", ".join(changes), []).append(f"{doc.title} ({doc.page_count} pages)")
@@ -439,9 +437,9 @@ def build(ctx: MethodContext) -> BuildReport:
             skipped += doc.page_count
         else:
             todo.append(doc)
-    for changes, titles in rebuilt.items():
+    for changed, titles in rebuilt.items():
         ctx.progress.note(
-            f"hvm: settings changed since the last build ({changes}): rebuilding "
+            f"hvm: settings changed since the last build ({changed}): rebuilding "
             f"{len(titles)} document(s): {'; '.join(titles)}"
         )
     counters = Counters()

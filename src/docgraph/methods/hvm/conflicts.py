@@ -38,7 +38,16 @@ from ...models.chat.response_format import json_schema_format
 from ...prompts import material, render_prompt
 from ...types import Chunk
 from .data import CONFLICT_TYPES, Fact
-from .holistic import CandidateGroup, ConfirmedGroup, Decision, HolisticView, Resolution, bounded, group_support
+from .holistic import (
+    ACTIONS,
+    CandidateGroup,
+    ConfirmedGroup,
+    Decision,
+    HolisticView,
+    Resolution,
+    bounded,
+    group_support,
+)
 
 GROUPS_PER_CALL = 10
 STAGE_DETECT = "hvm.detect"
@@ -222,7 +231,7 @@ class ModelDetector:
                     for pair in item.pairs
                     if len(pair) == 2
                     for a, b in [(numbering.fact_id(pair[0]), numbering.fact_id(pair[1]))]
-                    if a in group.fact_ids and b in group.fact_ids
+                    if a is not None and b is not None and a in group.fact_ids and b in group.fact_ids
                 )
                 out.append(
                     ConfirmedGroup(
@@ -306,15 +315,15 @@ class ModelResolver:
             assert isinstance(reply, ResolutionReply)
             for item in reply.decisions:
                 fact_id = numbering.fact_id(item.fact)
-                action = item.action.strip().lower()
-                if fact_id is None or action not in ("keep", "discard", "modify", "merge"):
+                action = ACTIONS.get(item.action.strip().lower())
+                if fact_id is None or action is None:
                     continue
                 resolution.decisions.append(
                     Decision(
                         fact_id=fact_id,
                         action=action,
                         relation=item.relation,
-                        qualifier=item.qualifier,  # type: ignore[arg-type]  # the reply schema allows only Decision's qualifiers
+                        qualifier=item.qualifier,
                         into=numbering.fact_id(item.into) or "" if item.into else "",
                         reason=item.reason.strip(),
                     )

@@ -83,8 +83,18 @@ class Strategy(Protocol):
 
     name: str
 
-    def extract(self, items: Sequence[ChunkInput]) -> list[Extraction | ChunkFailed]:
+    def extract(self, items: Sequence[ChunkInput]) -> Sequence[Extraction | ChunkFailed]:
         """One extraction (or, for a model strategy, ``ChunkFailed``) per item, in order."""
+
+
+class OfflineStrategy(Protocol):
+    """An extractor that calls no model, so never fails a chunk: what model strategies fall
+    back to, and what the offline table and image strategies hand prose to."""
+
+    name: str
+
+    def extract(self, items: Sequence[ChunkInput]) -> list[Extraction]:
+        """One extraction per item, in order."""
 
 
 # --------------------------------------------------------------------- model replies
@@ -154,7 +164,7 @@ def run_parallel(items: Sequence[T], work: Callable[[T], R], workers: int) -> li
 
 
 def with_fallback(
-    model_work: Callable[[ChunkInput], Extraction], offline: Strategy | None
+    model_work: Callable[[ChunkInput], Extraction], offline: OfflineStrategy | None
 ) -> Callable[[ChunkInput], Extraction | ChunkFailed]:
     """``model_work`` that falls back to ``offline`` when a reply stays invalid (the extraction
     marked strategy ``OFFLINE_FALLBACK``, with a note), and gives ``ChunkFailed`` when the
@@ -168,7 +178,6 @@ def with_fallback(
             if offline is None:
                 return ChunkFailed(f"the model's reply stayed unusable: {exc}")
             result = offline.extract([item])[0]
-            assert isinstance(result, Extraction)
             result.strategy = OFFLINE_FALLBACK
             result.notes.append(f"model reply invalid, offline extraction used instead: {exc}")
             return result

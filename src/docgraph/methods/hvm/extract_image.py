@@ -27,7 +27,7 @@ from .extract_base import (
     ChunkFailed,
     ChunkInput,
     EntityItem,
-    Strategy,
+    OfflineStrategy,
     entities_of,
     model_relations,
     run_parallel,
@@ -79,7 +79,7 @@ class OfflineImageStrategy:
 
     name = "offline"
 
-    def __init__(self, text: Strategy):
+    def __init__(self, text: OfflineStrategy):
         self.text = text
 
     def extract(self, items: Sequence[ChunkInput]) -> list[Extraction]:
@@ -123,7 +123,7 @@ class OfflineImageStrategy:
 class ModelImageStrategy:
     """The vision model on the crop and its caption; pictures run concurrently."""
 
-    def __init__(self, chat: ChatModel, offline: Strategy | None, workers: int = 4, vision: bool = True):
+    def __init__(self, chat: ChatModel, offline: OfflineStrategy | None, workers: int = 4, vision: bool = True):
         self.chat, self.offline, self.workers, self.vision = chat, offline, workers, vision
         self.name = f"model:{chat.model}"
 

@@ -27,7 +27,7 @@ from .extract_base import (
     ChunkFailed,
     ChunkInput,
     EntitiesReply,
-    Strategy,
+    OfflineStrategy,
     entities_of,
     model_relations,
     run_parallel,
@@ -67,7 +67,7 @@ class OfflineTableStrategy:
 
     name = "offline"
 
-    def __init__(self, text: Strategy):
+    def __init__(self, text: OfflineStrategy):
         self.text = text
 
     def _table(self, headers: list[str], rows: list[list[str]]) -> Extraction:
@@ -128,7 +128,7 @@ class OfflineTableStrategy:
 class ModelTableStrategy:
     """Row-by-row entity extraction with the build model, then one relation call per table."""
 
-    def __init__(self, chat: ChatModel, offline: Strategy | None, workers: int = 4):
+    def __init__(self, chat: ChatModel, offline: OfflineStrategy | None, workers: int = 4):
         self.chat, self.offline, self.workers = chat, offline, workers
         self.name = f"model:{chat.model}"
 

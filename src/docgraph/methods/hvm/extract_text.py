@@ -20,7 +20,7 @@ from .extract_base import (
     ChunkFailed,
     ChunkInput,
     EntitiesReply,
-    Strategy,
+    OfflineStrategy,
     entities_of,
     model_relations,
     offline_entities,
@@ -68,7 +68,7 @@ class OfflineTextStrategy:
 class ModelTextStrategy:
     """Entities, then relations, from the build model; chunks run concurrently."""
 
-    def __init__(self, chat: ChatModel, offline: Strategy | None, workers: int = 4):
+    def __init__(self, chat: ChatModel, offline: OfflineStrategy | None, workers: int = 4):
         self.chat, self.offline, self.workers = chat, offline, workers
         self.name = f"model:{chat.model}"
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, get_args
 
 from .data import EntityInfo, Extraction, Fact, concept_name, entity_key, relation_name
 
@@ -293,6 +293,7 @@ def group_support(view: HolisticView, group: CandidateGroup, facts: dict[str, Fa
 
 # --------------------------------------------------------------------- resolutions
 Action = Literal["keep", "discard", "modify", "merge"]
+ACTIONS: dict[str, Action] = {name: name for name in get_args(Action)}  # a reply's word -> its action
 
 
 @dataclass(frozen=True)
@@ -386,21 +387,21 @@ def apply_resolution(
 
     survivors: dict[str, Fact] = {}
     for fact_id in in_group:
-        decision = decisions.get(fact_id)
+        chosen = decisions.get(fact_id)
         fact = facts[fact_id]
-        action = decision.action if decision else "keep"
+        action = chosen.action if chosen else "keep"
         types = {confirmed[i].type for i in in_group[fact_id]}
-        note = decision.reason if decision else "kept (no decision given)"
+        note = chosen.reason if chosen else "kept (no decision given)"
         if action == "discard" or (action == "merge" and final_target(fact_id) is None):
             report.discarded += 1
             continue
         if action == "merge":
             report.merged += 1
             continue
-        if action == "modify":
-            update = {"qualifier": decision.qualifier.strip() or fact.qualifier}
-            if decision.relation.strip():
-                update["relation"] = relation_name(decision.relation)
+        if chosen is not None and action == "modify":
+            update = {"qualifier": chosen.qualifier.strip() or fact.qualifier}
+            if chosen.relation.strip():
+                update["relation"] = relation_name(chosen.relation)
             fact = fact.model_copy(update=update)
             report.modified += 1
         else:

@@ -4,13 +4,14 @@ index depends on."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..base import MethodContext
 from ..building.chunking import DEFAULT_MAX_WORDS
 from .conflicts import ModelDetector, ModelResolver, OfflineDetector, OfflineResolver, SupportLimits
-from .extract_base import Strategy
+from .extract_base import OfflineStrategy, Strategy
 from .extract_image import ModelImageStrategy, OfflineImageStrategy
 from .extract_table import ModelTableStrategy, OfflineTableStrategy
 from .extract_text import ModelTextStrategy, OfflineTextStrategy
@@ -21,7 +22,7 @@ class Toolkit:
     """The extractors per modality and the conflict pair for this build. ``offline_fallback``:
     an unusable conflict-check reply falls back to the offline rules (else it stops the document)."""
 
-    extractors: dict[str, Strategy]
+    extractors: Mapping[str, Strategy]
     name: str
     chat: Any = None
     limits: SupportLimits = SupportLimits()
@@ -37,7 +38,11 @@ def toolkit(ctx: MethodContext) -> Toolkit:
     """Model strategies when a build model is configured, else the offline ones. The model
     strategies fall back to the offline ones per ``hvm.on_model_error``."""
     text = OfflineTextStrategy(ctx.models.nlp)
-    offline = {"text": text, "table": OfflineTableStrategy(text), "image": OfflineImageStrategy(text)}
+    offline: dict[str, OfflineStrategy] = {
+        "text": text,
+        "table": OfflineTableStrategy(text),
+        "image": OfflineImageStrategy(text),
+    }
     chat = ctx.models.chat("build")
     if chat is None:
         return Toolkit(extractors=offline, name="offline")
