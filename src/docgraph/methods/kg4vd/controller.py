@@ -30,12 +30,14 @@ descriptions are stripped; cited ids are de-duplicated in order.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from .patch import Edge, EdgeOp, GraphPatch, Node, NodeOp, PageGraph
 from .schemas import EntitySchema
+
+OpT = TypeVar("OpT", NodeOp, EdgeOp)
 
 RULES = (
     "schema",
@@ -124,7 +126,7 @@ class _Editor:
             raise _Reject("component_exists", f"cites {', '.join(unknown)}, not components of this page")
 
     @staticmethod
-    def _existing(items: dict, item_id: str | None, what: str) -> Any:
+    def _existing(items: dict[str, Any], item_id: str | None, what: str) -> Any:
         if not item_id or item_id not in items:
             raise _Reject("unknown_id", f"no {what} {item_id!r} on this page to replace or delete")
         return items[item_id]
@@ -149,22 +151,23 @@ class _Editor:
 
     def node_op(self, op: NodeOp) -> None:
         if op.op == "delete":
-            self._existing(self.nodes, op.id, "node")
-            del self.nodes[op.id]
-            gone = [e.id for e in self.edges.values() if op.id in (e.source, e.target)]
+            gone_node: Node = self._existing(self.nodes, op.id, "node")
+            del self.nodes[gone_node.id]
+            gone = [e.id for e in self.edges.values() if gone_node.id in (e.source, e.target)]
             for edge_id in gone:
                 del self.edges[edge_id]
             self.result.cascaded.extend(gone)
-            self.result.applied.append(("node", "delete", op.id))
+            self.result.applied.append(("node", "delete", gone_node.id))
             return
         if op.op == "add":
-            if not (op.name or "").strip() or not (op.type or "").strip() or op.component_ids is None:
+            name, kind = (op.name or "").strip(), op.type or ""
+            if not name or not kind.strip() or op.component_ids is None:
                 raise _Reject("schema", "a new node needs name, type and component_ids")
             self._check_id_free(op.id)
             node = Node(
                 id=op.id or self._new_id("e"),
-                name=op.name.strip(),
-                type=op.type,
+                name=name,
+                type=kind,
                 modality=op.modality or "text",
                 description=(op.description or "").strip(),
                 component_ids=_cited(op.component_ids),
@@ -209,9 +212,9 @@ class _Editor:
 
     def edge_op(self, op: EdgeOp) -> None:
         if op.op == "delete":
-            self._existing(self.edges, op.id, "edge")
-            del self.edges[op.id]
-            self.result.applied.append(("edge", "delete", op.id))
+            gone_edge: Edge = self._existing(self.edges, op.id, "edge")
+            del self.edges[gone_edge.id]
+            self.result.applied.append(("edge", "delete", gone_edge.id))
             return
         if op.op == "add":
             if not op.source or not op.target or not (op.label or "").strip() or op.component_ids is None:
@@ -242,15 +245,16 @@ class _Editor:
         self.result.applied.append(("edge", op.op, edge.id))
 
     # ------------------------------------------------------------------ driver
+    def _apply_all(self, target: Literal["node", "edge"], ops: list[OpT], apply: Callable[[OpT], None]) -> None:
+        for op in ops:
+            try:
+                apply(op)
+            except _Reject as rej:
+                self.result.rejected.append(Rejection(target, op.model_dump(exclude_none=True), rej.rule, rej.message))
+
     def run(self, patch: GraphPatch) -> ControllerResult:
-        for target, ops, apply in (("node", patch.nodes, self.node_op), ("edge", patch.edges, self.edge_op)):
-            for op in ops:
-                try:
-                    apply(op)
-                except _Reject as rej:
-                    self.result.rejected.append(
-                        Rejection(target, op.model_dump(exclude_none=True), rej.rule, rej.message)
-                    )
+        self._apply_all("node", patch.nodes, self.node_op)
+        self._apply_all("edge", patch.edges, self.edge_op)
         self.result.graph = PageGraph(nodes=list(self.nodes.values()), edges=list(self.edges.values()))
         return self.result
 
