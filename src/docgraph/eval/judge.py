@@ -22,7 +22,7 @@ repaired or re-asked by the models layer) and cached like every other model call
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -89,9 +89,10 @@ class PairwiseVerdicts(BaseModel):
 
 # Values that carry what a system answered or what a document says: fenced as material.
 _MATERIAL_VALUES = frozenset({"response", "facts", "sentences", "answer_1", "answer_2"})
+Reply = TypeVar("Reply", bound=BaseModel)
 
 
-def _ask(judge: ChatModel, prompt: str, stage: str, schema: type[BaseModel], **values: str) -> BaseModel:
+def _ask(judge: ChatModel, prompt: str, stage: str, schema: type[Reply], **values: str) -> Reply:
     fenced = _MATERIAL_VALUES | ({"reference"} if prompt == "finesure_faithfulness.md" else set())
     values = {k: material(v) if k in fenced else v for k, v in values.items()}
     result = judge.complete([user(render_prompt(_PACKAGE, prompt, **values))], stage=stage, schema=schema)

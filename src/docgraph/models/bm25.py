@@ -74,7 +74,7 @@ def _tokenized(documents: Sequence[str | Sequence[str]]) -> list[list[str]]:
     return [tokenize(d) if isinstance(d, str) else list(d) for d in documents]
 
 
-def _lengths(docs: list[list[str]]) -> tuple[np.ndarray, float]:
+def _lengths(docs: Sequence[Sequence[str]]) -> tuple[np.ndarray, float]:
     """Each document's length in tokens, and their mean (1 when there are none)."""
     lengths = np.array([len(d) for d in docs], dtype=np.float64)
     return lengths, float(lengths.mean()) if len(docs) and lengths.sum() else 1.0

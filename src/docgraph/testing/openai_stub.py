@@ -252,10 +252,11 @@ class OpenAIStub:
                     rule.used += 1
                     req.fault = rule.kind
                     return rule, None
-            kind = self._rate.draw(req) if self._rate is not None else None
-            if kind is not None:
+            rate = self._rate
+            kind = rate.draw(req) if rate is not None else None
+            if rate is not None and kind is not None:
                 req.fault = kind
-                return Rule(None, kind=kind, retry_after=self._rate.retry_after if kind == "429" else None), None
+                return Rule(None, kind=kind, retry_after=rate.retry_after if kind == "429" else None), None
             for rule in self._rules:
                 if rule.applies(req):
                     rule.used += 1
@@ -319,12 +320,14 @@ class OpenAIStub:
             kind = fault.kind if fault else None
             if kind == "hang":
                 self._stopping.wait(self.hang_s)
-            if kind in ("400", "401", "404", "429", "500", "503"):
+            if fault is not None and kind in ("400", "401", "404", "429", "500", "503"):
                 req.status = int(kind)
                 headers = {}
                 if fault.retry_after is not None:
                     headers["Retry-After"] = f"{fault.retry_after:g}"
-                err = {"error": {"message": f"stub fault {kind}", "type": "stub", "code": kind}}
+                err: dict[str, dict[str, object]] = {
+                    "error": {"message": f"stub fault {kind}", "type": "stub", "code": kind}
+                }
                 return req.status, headers, json.dumps(err).encode(), None
             fmt = req.response_format
             if (

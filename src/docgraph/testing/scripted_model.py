@@ -46,7 +46,8 @@ def kg4vd_extract(prompt: str) -> dict[str, Any]:
     edge between consecutive nodes; later rounds: nothing more."""
     if not re.search(r"\bround 1 of at most", prompt):
         return {"nodes": [], "edges": []}
-    nodes, edges = [], []
+    nodes: list[dict[str, Any]] = []
+    edges: list[dict[str, Any]] = []
     kind = _first_type(prompt)
     for cid, flags, text in MANIFEST_LINE.findall(prompt):
         if "text" not in flags and "title" not in flags:
@@ -119,7 +120,7 @@ def empty_instance(schema: dict[str, Any]) -> Any:
         for key in ("anyOf", "oneOf"):
             if key in node:
                 return value(node[key][0])
-        kind = node.get("type")
+        kind = node.get("type", "")
         if kind == "object" or "properties" in node:
             return {name: value(node["properties"][name]) for name in node.get("required", [])}
         return {"array": [], "string": "", "integer": 0, "number": 0, "boolean": False}.get(kind)

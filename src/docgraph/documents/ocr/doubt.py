@@ -30,7 +30,7 @@ MAX_GARBLED_SHARE = 0.05  # of a page's words; clean print stays at 0-2 %
 
 def mean_confidence(lines: Iterable[OcrLine]) -> float | None:
     """The lines' confidence weighted by their words; None without words."""
-    weighted = words = 0
+    weighted, words = 0.0, 0
     for line in lines:
         n = len(line.text.split())
         weighted += n * line.confidence

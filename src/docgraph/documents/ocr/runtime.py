@@ -49,7 +49,7 @@ def use_openvino(holders: Iterable[tuple[Any, int]], threads: int, precision: st
     for holder, width_step in holders:
         wrapper = getattr(holder, "session", None)
         inner = getattr(wrapper, "session", None)
-        if inner is None or not hasattr(inner, "get_modelmeta"):
+        if wrapper is None or inner is None or not hasattr(inner, "get_modelmeta"):
             raise ConfigError(
                 f"OCR: unexpected model wrapper {type(wrapper).__name__}; the rapidocr/rapid-layout "
                 'version is not one docgraph knows - set ingest.ocr_runtime = "onnxruntime"'

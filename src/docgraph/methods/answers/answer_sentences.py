@@ -70,7 +70,7 @@ def answer_sentences(text: str) -> list[Span]:
         pieces.append((start, len(line)))
         for a, b in pieces:
             piece = line[a:b]
-            lead = len(_LEAD.match(piece).group(0))
+            lead = m.end() if (m := _LEAD.match(piece)) else 0  # the pattern matches "" at least
             body = piece[lead:].rstrip()
             if re.search(r"\w", body):
                 spans.append(Span(body, offset + a + lead, offset + a + lead + len(body)))

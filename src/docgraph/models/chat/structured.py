@@ -161,14 +161,14 @@ class StructuredChat(ChatWrapper):
         hint = (
             " — raise max_output_tokens for this role, or lower schema_max_items so the reply fits" if truncated else ""
         )
-        exc = kind(
+        failure = kind(
             f"{self.endpoint}: stage {stage!r} gave no valid {schema.__name__} after "
             f"{len(replies)} attempt(s): {error}{hint}",
             raw=replies[-1],
             saved_to=saved,
         )
-        exc.usage = usage  # type: ignore[attr-defined]  # exceptions carry the usage of the failed call
-        raise exc
+        failure.usage = usage  # type: ignore[attr-defined]  # exceptions carry the usage of the failed call
+        raise failure
 
     def _ask(
         self,
