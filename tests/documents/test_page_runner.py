@@ -3,6 +3,7 @@ start-up probe, side by side, before the first page is handed out."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from docgraph.config import IngestSettings
@@ -85,3 +86,22 @@ def test_a_one_page_document_goes_to_the_workers_when_the_run_has_more_pages(sha
     finally:
         alone.close()
         planned.close()
+
+
+def test_a_failing_page_comes_back_as_its_exception_in_process_and_from_the_workers(shared_data, tmp_path):
+    """The in-process loop and the worker loop both hand back a page's exception in place of
+    its result (the worker loop once reused the in-process loop's ``except ... as`` name)."""
+    [good] = page_jobs(shared_data, tmp_path, "a", range(1, 2))
+    bad = replace(good, number=2, pdf_path=str(tmp_path / "missing.pdf"))
+    alone = PageRunner(2, lambda note: None)
+    pooled = PageRunner(2, lambda note: None)
+    try:
+        [(job, result)] = list(alone.run([bad]))
+        assert job is bad and isinstance(result, Exception) and alone._pool is None
+        results = dict((j.pdf_path, r) for j, r in pooled.run([good, bad]))
+        assert pooled._pool is not None
+        assert isinstance(results[good.pdf_path], PageResult)
+        assert isinstance(results[bad.pdf_path], Exception)
+    finally:
+        alone.close()
+        pooled.close()

@@ -151,11 +151,11 @@ class PageRunner:
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=lambda f: running[f].number):
                     job = running.pop(future)
-                    exc = future.exception()
-                    if exc is not None and not isinstance(exc, Exception):
-                        raise exc  # KeyboardInterrupt / SystemExit in a worker
-                    broken = broken or isinstance(exc, BrokenProcessPool)
-                    yield job, exc if exc is not None else future.result()
+                    error = future.exception()
+                    if error is not None and not isinstance(error, Exception):
+                        raise error  # KeyboardInterrupt / SystemExit in a worker
+                    broken = broken or isinstance(error, BrokenProcessPool)
+                    yield job, error if error is not None else future.result()
         finally:
             # pages already running still write their images: wait, so that a caller removing
             # a failed document's files afterwards removes them all

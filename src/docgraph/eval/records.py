@@ -132,12 +132,12 @@ def ranked_pages(evidence: Evidence) -> list[ScoredPage]:
             seen.add((doc_id, page))
             out.append(ScoredPage(doc_id=doc_id, page=page, score=score))
 
-    for scored in evidence.chunks:
-        add(scored.chunk.doc_id, scored.chunk.page, scored.score)
+    for chunk in evidence.chunks:
+        add(chunk.chunk.doc_id, chunk.chunk.page, chunk.score)
     if not out:
-        for scored in evidence.entities:
-            for mention in scored.entity.mentions:
-                add(mention.doc_id, mention.page, scored.score)
+        for entity in evidence.entities:
+            for mention in entity.entity.mentions:
+                add(mention.doc_id, mention.page, entity.score)
     return out
 
 
