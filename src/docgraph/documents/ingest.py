@@ -250,7 +250,7 @@ def ingest(
     files, report.failures, skipped = collect_inputs(paths)
     for message in skipped:
         note(message)
-    runner = (runner or local_runner(settings))(note)
+    pages_runner = (runner or local_runner(settings))(note)
     with tempfile.TemporaryDirectory(prefix="docgraph-ingest-") as tmp:
         prepared: list[_Prepared] = []
         seen: set[str] = set()
@@ -268,16 +268,18 @@ def ingest(
                 seen.add(item.sha256)
                 prepared.append(item)
         total = sum(len(item.todo) for item in prepared)
-        runner.plan(total)
+        pages_runner.plan(total)
         progress.start(total, "pages")
         try:
             for item in prepared:
                 try:
-                    report.added.append(_ingest_one(store, root, settings, item, password, runner, progress, report))
+                    report.added.append(
+                        _ingest_one(store, root, settings, item, password, pages_runner, progress, report)
+                    )
                 except InputError as exc:
                     report.failures.append(exc)
         finally:
-            runner.close()
+            pages_runner.close()
             progress.close()
     report.seconds = time.perf_counter() - started
     return report

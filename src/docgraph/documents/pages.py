@@ -16,7 +16,7 @@ import gc
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from .ocr.reader import OcrEngine, OcrOptions
 from .parser import LayoutBlock, ParsedPdf, load_parser
 from .pdf import open_pdf
 from .render import crop, crop_image_path, page_image_path, render_page, save_image
+
+if TYPE_CHECKING:
+    import pymupdf
 
 MIN_SIDE_PT = 0.5  # boxes thinner than this are dropped
 OCR_MIN_DPI = 144  # OCR reads pages at least this sharp, whatever ingest.dpi is
@@ -57,7 +60,7 @@ class _WorkerState:
     def __init__(self) -> None:
         self.key: tuple | None = None
         self.parsed: ParsedPdf | None = None
-        self.pdf = None
+        self.pdf: pymupdf.Document | None = None
         self.ocr: OcrEngine | None = None
         self.onnx_threads = 0
         self.trim = GrowthTrim()  # page-sized buffers, freed, go back once they add up (docgraph.heap)

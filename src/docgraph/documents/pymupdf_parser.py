@@ -94,8 +94,9 @@ def use_layout_model(features: str, runtime: str = "onnxruntime") -> None:
         raise ConfigError(f"ingest.layout_runtime must be one of {', '.join(LAYOUT_RUNTIMES)}, not {runtime!r}")
     if runtime == "openvino" and (features == FAST_FEATURES or not openvino_available()):
         runtime = "onnxruntime"  # the geometry-only model has no image network
-    if not _LAYOUT_FUNCTIONS:
-        _LAYOUT_FUNCTIONS[ACCURATE_FEATURES, "onnxruntime"] = pymupdf._get_layout  # the wheel's activated model
+    activated = pymupdf._get_layout  # the wheel's activated model (set by importing pymupdf.layout)
+    if not _LAYOUT_FUNCTIONS and activated is not None:
+        _LAYOUT_FUNCTIONS[ACCURATE_FEATURES, "onnxruntime"] = activated
     key = (features, runtime)
     if key not in _LAYOUT_FUNCTIONS:
         if runtime == "openvino":
@@ -117,7 +118,7 @@ def _with_openvino(features: str) -> dict[tuple[str, str], Callable[..., Any]]:
     model = _model_behind(wheel) or DocumentLayoutAnalyzer.get_model(feature_set_name=features)
     extractor = getattr(getattr(model, "_model", None), "feature_extractor", None)
     session = getattr(extractor, "_session", None)
-    if session is None or not hasattr(session, "run"):
+    if extractor is None or session is None or not hasattr(session, "run"):
         raise ConfigError(
             "pymupdf-layout's image network is not where docgraph expects it (an unknown "
             'pymupdf-layout version); set ingest.layout_runtime = "onnxruntime"'

@@ -124,19 +124,23 @@ def _cv2_png_params() -> list[int]:
 _CV2_PNG_PARAMS = _cv2_png_params()
 
 
+def _cv2_jpeg(image: Image.Image, quality: int) -> bytes | None:
+    """An RGB ``image`` as JPEG by OpenCV's encoder; None without OpenCV or when it fails."""
+    try:
+        import cv2
+    except ImportError:  # pragma: no cover - opencv comes with rapidocr
+        return None
+    ok, encoded = cv2.imencode(
+        ".jpg", cv2.cvtColor(np.asarray(image), cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, quality]
+    )
+    return encoded.tobytes() if ok else None
+
+
 def jpeg_bytes(image: Image.Image, quality: int) -> bytes:
     """``image`` as JPEG at ``quality`` (OpenCV's encoder; Pillow's without OpenCV)."""
-    if image.mode == "RGB":
-        try:
-            import cv2
-        except ImportError:  # pragma: no cover - opencv comes with rapidocr
-            cv2 = None
-        if cv2 is not None:
-            ok, encoded = cv2.imencode(
-                ".jpg", cv2.cvtColor(np.asarray(image), cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, quality]
-            )
-            if ok:
-                return encoded.tobytes()
+    encoded = _cv2_jpeg(image, quality) if image.mode == "RGB" else None
+    if encoded is not None:
+        return encoded
     buffer = io.BytesIO()
     image.convert("RGB").save(buffer, format="JPEG", quality=quality)
     return buffer.getvalue()

@@ -24,7 +24,7 @@ import multiprocessing
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -32,6 +32,9 @@ from typing import Protocol
 
 from . import pages
 from .pages import PageJob, PageResult
+
+PageResults = Generator[tuple[PageJob, PageResult | Exception], None, None]
+"""A run's ``(job, result or the exception it raised)`` pairs; closing it waits for the pages in flight."""
 
 
 class PagesRunner(Protocol):
@@ -41,7 +44,7 @@ class PagesRunner(Protocol):
 
     def plan(self, pages: int) -> None: ...
 
-    def run(self, jobs: list[PageJob]) -> Iterator[tuple[PageJob, PageResult | Exception]]: ...
+    def run(self, jobs: list[PageJob]) -> PageResults: ...
 
     def close(self) -> None: ...
 
@@ -121,7 +124,7 @@ class PageRunner:
             self._pool = pool
         return self._pool
 
-    def run(self, jobs: list[PageJob]) -> Iterator[tuple[PageJob, PageResult | Exception]]:
+    def run(self, jobs: list[PageJob]) -> PageResults:
         """Yield ``(job, result or the exception it raised)`` as pages finish.
 
         A worker interrupted by Ctrl-C re-raises ``KeyboardInterrupt`` here; a worker that died

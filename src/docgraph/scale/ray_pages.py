@@ -13,13 +13,13 @@ their own (``cluster.remote_task``), which Ray retires once other docgraph work 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 
 from ..config import IngestSettings, RaySettings
 from ..documents import pages
 from ..documents.pages import PageJob, PageResult
-from ..documents.runner import RunnerFactory
+from ..documents.runner import PageResults, RunnerFactory
 from .cluster import cluster_cpus, connect, fault_point, remote_task, task_error
 
 _worker_ready = False
@@ -65,7 +65,7 @@ class RayPageRunner:
         """Part of the page-runner contract (``documents.runner.PageRunner.plan``); every page
         is a Ray task here whatever the run's size."""
 
-    def run(self, jobs: list[PageJob]) -> Iterator[tuple[PageJob, PageResult | Exception]]:
+    def run(self, jobs: list[PageJob]) -> PageResults:
         """Yield ``(job, result or the exception it raised)`` as pages finish."""
         ray = self._ray
         queue = list(reversed(jobs))

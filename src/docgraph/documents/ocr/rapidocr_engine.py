@@ -80,7 +80,8 @@ class RapidOcrReader:
         self.ocr = RapidOCR(params=params)
         if rec_width_scale < 1.0:
             recognize = self.ocr.recognize_txt  # rapidocr 3.x: crops of every detected line, in one call
-            self.ocr.recognize_txt = lambda crops: recognize(narrow(crops, rec_width_scale))
+            # patched on the instance on purpose: rapidocr has no hook between cropping and recognising
+            self.ocr.recognize_txt = lambda img: recognize(narrow(img, rec_width_scale))  # type: ignore[method-assign]
 
     @property
     def detector(self) -> Any:
@@ -96,6 +97,8 @@ class RapidOcrReader:
 
     def lines(self, rgb: np.ndarray, scale: float) -> list[OcrLine]:
         """The non-empty text lines of ``rgb`` (rendered at ``scale`` pixels per point), boxes in points."""
+        from rapidocr.utils.output import RapidOCROutput  # loaded with rapidocr by __init__
+
         if self.det_dpi > 0:  # rapidocr reads these on every call
             ratio = self.det_dpi / (72.0 * scale)
             detector = self.detector
@@ -104,8 +107,10 @@ class RapidOcrReader:
             else:
                 detector.limit_type, detector.limit_side_len = "min", 736
         result = self.ocr(np.ascontiguousarray(rgb[:, :, ::-1]))
-        found = []
-        if result.boxes is not None:
+        found: list[OcrLine] = []
+        # the full pipeline's output; rapidocr gives a partial one (boxes without texts) when a
+        # stage found nothing: no lines then
+        if isinstance(result, RapidOCROutput) and result.boxes is not None and result.txts is not None:
             scores = list(result.scores) if result.scores is not None else [1.0] * len(result.txts)
             for quad, text, score in zip(result.boxes, result.txts, scores):
                 if text and text.strip():

@@ -121,9 +121,9 @@ class OcrEngine:
         self.regions: Any = None
         self.reread = 0
 
-    def _load(self) -> None:
+    def _load(self) -> LineReader:
         if self.reader is not None:
-            return
+            return self.reader
         if self.options.runtime not in RUNTIMES:
             raise ConfigError(f"ingest.ocr_runtime must be one of {', '.join(RUNTIMES)}, not {self.options.runtime!r}")
         if self.options.engine not in ENGINES:
@@ -151,6 +151,7 @@ class OcrEngine:
         if resolve_runtime(self.options.runtime, self.options.engine) == "openvino":
             use_openvino(reader.networks() + [(self.regions, 0)], self._threads, self.options.precision)
         self.reader = reader
+        return reader
 
     def _second_reader(self) -> LineReader:
         """rapidocr for the pages ``"auto"`` doubts, loaded on the first one (with its own runtime;
@@ -167,14 +168,14 @@ class OcrEngine:
 
     def blocks(self, rgb: np.ndarray, scale: float, width: float, height: float) -> list[LayoutBlock]:
         """Blocks of one page; ``rgb`` is the page rendered at ``scale`` pixels per point."""
-        self._load()
-        lines = self.reader.lines(rgb, scale)
+        lines = self._load().lines(rgb, scale)
         found = self.regions(np.ascontiguousarray(rgb[:, :, ::-1]))
         regions = []
         boxes, names, scores = ([] if v is None else list(v) for v in (found.boxes, found.class_names, found.scores))
         for box, name, score in zip(boxes, names, scores):
             if score >= MIN_REGION_SCORE and name in CDLA_KINDS:
-                regions.append(Region(tuple(float(v) / scale for v in box), CDLA_KINDS[name]))
+                x0, y0, x1, y1 = (float(v) / scale for v in box)
+                regions.append(Region((x0, y0, x1, y1), CDLA_KINDS[name]))
         if self.options.engine == "auto" and doubtful(lines, regions, self.options.min_confidence):
             lines = self._second_reader().lines(rgb, scale)
             self.reread += 1
