@@ -59,3 +59,8 @@ class ModelOutputError(ModelError):
 
 class NotBuiltError(DocgraphError):
     """A query needs an index the workspace has not built yet."""
+
+
+class GraphChanged(DocgraphError):
+    """A record a method's in-memory graph view lists is gone from the store: a build changed
+    the graph while it was read. The reader loads the view again and retries."""

@@ -112,6 +112,27 @@ def test_concept_graph_matches_the_holistic_views(ws):
     assert edges == from_facts
 
 
+def test_graph_view_shows_the_entities_and_facts_of_the_holistic_views(ws):
+    """The web app's graph of HVM (``GraphBrowse``): an entity per record, grounded on the pages
+    of its chunks; a fact between two entities is an edge."""
+    view = HVMMethod().graph_view(ws.context())
+    assert len(view) == ws.store.count_records(NS_ENTITY)
+    doc = ws.docs[ACCIONA]
+    spain = view.ids.index(f"{doc.id}|spain")
+    [entity] = view.entities_of(ws.store, [spain])
+    assert entity.type == "tax jurisdiction" and entity.mentions and {m.doc_id for m in entity.mentions} == {doc.id}
+    page = ws.store.get_page(doc.id, entity.mentions[0].page)
+    assert all(page.component(c) is not None for c in entity.mentions[0].component_ids)
+    relations = view.relations_of(ws.store, range(len(view.endpoints)))
+    facts = {(f["head"], f["relation"], f["tail"]) for f in _facts(ws, doc.id).values()}
+    assert relations and all(r.source in view.ids and r.target in view.ids for r in relations)
+    assert {
+        (r.source.split("|", 1)[1], r.label, r.target.split("|", 1)[1]) for r in relations if doc.id in r.source
+    } <= facts
+    assert view.nodes_on_pages([(doc.id, entity.mentions[0].page)]).tolist().count(spain) == 1
+    assert HVMMethod().graph_view(ws.context()) is view  # kept until the next build
+
+
 def test_offline_ask_cites_the_tax_table(ws):
     answer = ws.ask("What were the total sales in Spain in the tax jurisdiction table?", method="hvm")
     assert not answer.model_used and answer.text.startswith("No answer model is configured")

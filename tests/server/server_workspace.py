@@ -143,3 +143,29 @@ def write_workspace(root: Path) -> Workspace:
 
 def page_url(number: int = 1, suffix: str = "") -> str:
     return f"/api/documents/{DOC_ID}/pages/{number}{suffix}"
+
+
+HVM_TRUST, HVM_RICE = f"{DOC_ID}|harbour trust", f"{DOC_ID}|rice university"
+
+
+def write_hvm_graph(ws: Workspace) -> None:
+    """A small HVM holistic view of the document: two entities of page 1 and one fact."""
+    from docgraph.methods.hvm.data import EntityInfo, Fact
+    from docgraph.methods.memo import bump_version
+    from docgraph.types import Chunk
+
+    chunk = Chunk(id=f"{DOC_ID}:1:P1", doc_id=DOC_ID, page=1, component_ids=["P1"], text=PAGE_TEXT[1][1][3])
+    title = Chunk(id=f"{DOC_ID}:1:TI1", doc_id=DOC_ID, page=1, component_ids=["TI1"], text=PAGE_TEXT[1][0][3])
+    ws.store.put_records(
+        "hvm.chunk",
+        [(c.id, {"chunk": c.model_dump(), "context": "", "index": i}, DOC_ID) for i, c in enumerate([title, chunk])],
+    )
+    entities = [
+        EntityInfo(key="harbour trust", name="Harbour Trust", concept="organization", mentions=[title.id, chunk.id]),
+        EntityInfo(key="rice university", name="Rice University", concept="university", mentions=[chunk.id]),
+    ]
+    ws.store.put_records("hvm.entity", [(f"{DOC_ID}|{e.key}", e.model_dump(), DOC_ID) for e in entities])
+    fact = Fact(id="f1", head="harbour trust", relation="part_of", tail="rice university", chunks=[chunk.id])
+    ws.store.put_records("hvm.fact", [(fact.id, fact.model_dump(), DOC_ID)])
+    ws.store.put_record("hvm.state", DOC_ID, {"complete": True}, doc_id=DOC_ID)
+    bump_version(ws.store, "hvm")

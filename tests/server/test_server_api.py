@@ -8,7 +8,7 @@ import time
 
 import pytest
 from PIL import Image
-from server_workspace import DOC_ID, DPI, PAGE_H, PAGE_W, page_url
+from server_workspace import DOC_ID, DPI, HVM_RICE, HVM_TRUST, PAGE_H, PAGE_W, page_url, write_hvm_graph
 
 
 def wait_job(client, job_id: str, timeout: float = 60.0) -> dict:
@@ -192,6 +192,35 @@ def test_graph_routes_say_when_there_is_no_graph(client, workspace):
     assert client.get("/api/entities").status_code == 404
     entities = client.get(page_url(1, "/entities")).json()
     assert entities["entities"] == [] and "build" in entities["note"]
+
+
+def test_hvm_graph_is_browsed_through_the_same_routes(client, workspace):
+    write_hvm_graph(workspace)
+    graph = client.get("/api/graph", params={"entity": HVM_RICE, "hops": 1, "method": "hvm"}).json()
+    assert graph["method"] == "hvm" and {n["id"] for n in graph["nodes"]} == {HVM_RICE, HVM_TRUST}
+    [edge] = graph["edges"]
+    assert (edge["source"], edge["target"], edge["label"]) == (HVM_TRUST, HVM_RICE, "part_of")
+    trust = next(n for n in graph["nodes"] if n["id"] == HVM_TRUST)
+    assert trust["type"] == "organization" and trust["pages"] == [
+        {"doc_id": DOC_ID, "page": 1, "component_ids": ["P1", "TI1"]}
+    ]
+    found = client.get("/api/entities", params={"q": "rice", "method": "hvm"}).json()
+    assert [e["id"] for e in found["entities"]] == [HVM_RICE]
+    on_page = client.get(page_url(1, "/entities"), params={"method": "hvm"}).json()["entities"]
+    assert {e["id"] for e in on_page} == {HVM_TRUST, HVM_RICE}
+    assert client.get(page_url(2, "/entities"), params={"method": "hvm"}).json()["entities"] == []
+    # without a method the graph is the first method's with one: KG4VD's
+    assert client.get("/api/entities", params={"q": "rice"}).json()["entities"][0]["id"] == "e:rice"
+
+
+def test_graph_routes_refuse_a_method_without_a_graph(client):
+    for url, params in (("/api/graph", {"entity": "e:rice"}), ("/api/entities", {}), (page_url(1, "/entities"), {})):
+        response = client.get(url, params={**params, "method": "bm25"})
+        assert response.status_code == 400, url
+        assert "no entity graph" in response.json()["detail"] and "kg4vd" in response.json()["detail"]
+        assert client.get(url, params={**params, "method": "nope"}).status_code == 400
+    flags = {m["name"]: m["graph"] for m in client.get("/api/methods").json()}
+    assert flags["kg4vd"] and flags["hvm"] and not flags["bm25"]
 
 
 # ---------------------------------------------------------------------- methods, build, ask

@@ -12,7 +12,8 @@ method installed from another package gets the same treatment as the built-in on
   docgraph.toml (and ``DOCGRAPH_<SECTION>__…``) validated by that model;
 - ``graph_stats`` / ``format_stats`` (``GraphStats``): ``docgraph graph stats``;
 - ``export_formats`` / ``export_graph`` (``GraphExport``): ``docgraph graph export``;
-- ``reset_graph`` (``GraphReset``): ``docgraph graph reset``.
+- ``reset_graph`` (``GraphReset``): ``docgraph graph reset``;
+- ``graph_view`` (``GraphBrowse``): the web app's graph panel (``entity_graph.EntityGraph``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..config import Section
 from .base import MethodContext, available_methods, get_method
+from .entity_graph import EntityGraph
 
 
 @runtime_checkable
@@ -59,6 +61,13 @@ class GraphExport(Protocol):
 class GraphReset(Protocol):
     def reset_graph(self, ctx: MethodContext) -> int:
         """Delete the method's graph so the next build starts over; the page graphs removed."""
+
+
+@runtime_checkable
+class GraphBrowse(Protocol):
+    def graph_view(self, ctx: MethodContext, stale: EntityGraph | None = None) -> EntityGraph:
+        """The method's entity graph as people browse it (empty before a build). ``stale``: a
+        view whose reading raised ``errors.GraphChanged``, to be replaced by a fresh one."""
 
 
 def label_of(name: str) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 from ...config import HVMSettings
 from ...types import Answer, Evidence
 from ..base import BuildReport, MethodContext, register
+from ..entity_graph import EntityGraph
 from . import build as _build
 from . import stats as _stats
 from .state import NS_CONCEPT, NS_EDGE, NS_STATE, conflict_counts
@@ -77,3 +78,9 @@ class HVMMethod:
 
     def format_stats(self, stats: dict[str, Any]) -> str:
         return _stats.format_stats(stats)
+
+    def graph_view(self, ctx: MethodContext, stale: EntityGraph | None = None) -> EntityGraph:
+        """Entities and facts of the holistic views (``graph_view``); held in memory, never stale."""
+        from .graph_view import graph_view
+
+        return graph_view(ctx.store)

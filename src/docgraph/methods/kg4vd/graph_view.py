@@ -28,19 +28,20 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 
-from ...errors import DocgraphError
+from ... import errors
 from ...graph import IdIndex, build_adjacency
 from ...models.bm25 import BM25
 from ...store.base import Store
 from ...types import Entity, Relation
+from ..entity_graph import PageKey, grounded_nodes, incident_relations, nodes_on, relations_inside
 from ..memo import StoreCache
 from ..retrieval.vector_index import VectorIndex
 from .storage import NS_ENTITY, NS_RELATION, VEC_ENTITY, VEC_PAGE, VEC_RELATION, entity_text_of
@@ -48,22 +49,22 @@ from .storage import NS_ENTITY, NS_RELATION, VEC_ENTITY, VEC_PAGE, VEC_RELATION,
 GRAPH_VERSION_META = "kg4vd.graph_version"
 RECORD_CACHE = 8192  # entity and relation objects a view keeps, each kind, least recently used dropped
 
-PageKey = tuple[str, int]
 T = TypeVar("T", Entity, Relation)
 
 
-class GraphChanged(DocgraphError):
+class GraphChanged(errors.GraphChanged):
     """A record the view lists is gone from the store: the graph changed since the view was
     made. ``view`` is that view (``load_view(store, stale=view)`` replaces it)."""
 
     view: GraphView | None = None
 
 
-class _RecordCache:
+class _RecordCache(Generic[T]):
     """Objects of one record namespace by view position, read in batches, LRU-bounded."""
 
     def __init__(self, namespace: str, keys: list[str], parse: Callable[[Any], T], size: int = RECORD_CACHE):
-        self.namespace, self.keys, self.parse, self.size = namespace, keys, parse, size
+        self.namespace, self.keys, self.size = namespace, keys, size
+        self.parse: Callable[[Any], T] = parse
         self._items: OrderedDict[int, T] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -106,8 +107,8 @@ class GraphView:
     _lexical_texts: list[str] | None = None
     _bm25: BM25 | None = None
     _vector_rows: dict[int, np.ndarray] = field(default_factory=dict)
-    _entities: _RecordCache | None = None
-    _relations: _RecordCache | None = None
+    _entities: _RecordCache[Entity] = field(init=False)
+    _relations: _RecordCache[Relation] = field(init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -125,7 +126,7 @@ class GraphView:
         """The relation objects of relation indices ``rels``, in order."""
         return self._read(self._relations, store, rels)
 
-    def _read(self, records: _RecordCache, store: Store, positions: Iterable[int]) -> list:
+    def _read(self, records: _RecordCache[T], store: Store, positions: Iterable[int]) -> list[T]:
         try:
             return records.read(store, positions)
         except GraphChanged as changed:
@@ -134,10 +135,7 @@ class GraphView:
 
     def nodes_on_pages(self, pages: list[PageKey]) -> np.ndarray:
         """Nodes grounded on any of ``pages`` (sorted, unique)."""
-        parts = [self.page_nodes[p] for p in pages if p in self.page_nodes]
-        if not parts:
-            return np.zeros(0, dtype=np.int64)
-        return np.unique(np.concatenate(parts))
+        return nodes_on(self.page_nodes, pages)
 
     def node_pages(self) -> Iterator[tuple[int, PageKey]]:
         """Every (node, page it is grounded on), in node order."""
@@ -147,15 +145,7 @@ class GraphView:
 
     def relations_within(self, nodes: np.ndarray) -> np.ndarray:
         """Indices of relations whose two endpoints are both in ``nodes``."""
-        if not len(self.relation_ids) or not len(nodes):
-            return np.zeros(0, dtype=np.int64)
-        inside = np.zeros(len(self), dtype=bool)
-        inside[nodes] = True
-        incident = np.unique(np.concatenate([self.node_relations[int(n)] for n in nodes]))
-        if not len(incident):
-            return incident
-        ends = self.endpoints[incident]
-        return incident[inside[ends[:, 0]] & inside[ends[:, 1]]]
+        return relations_inside(self.endpoints, self.node_relations, nodes)
 
     def affinity(self, index: VectorIndex, query: np.ndarray) -> np.ndarray:
         """Cosine of the query with every node's entity vector (0 for nodes without one)."""
@@ -239,14 +229,6 @@ def build_view(
     n = len(slim)
     endpoints = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     adjacency = build_adjacency(n, endpoints, combine="sum")
-    pages: dict[PageKey, set[int]] = defaultdict(set)
-    for i, (*_, grounded, _text) in enumerate(slim):
-        for key in grounded:
-            pages[key].add(i)
-    incident: list[list[int]] = [[] for _ in range(n)]
-    for r, (s, t) in enumerate(pairs):
-        incident[s].append(r)
-        incident[t].append(r)
     return GraphView(
         version=version,
         ids=ids,
@@ -256,8 +238,8 @@ def build_view(
         relation_ids=kept,
         adjacency=adjacency,
         endpoints=endpoints,
-        page_nodes={k: np.fromiter(sorted(v), dtype=np.int64) for k, v in pages.items()},
-        node_relations=[np.asarray(x, dtype=np.int64) for x in incident],
+        page_nodes=grounded_nodes(e[4] for e in slim),
+        node_relations=incident_relations(n, endpoints),
         degree=np.diff(adjacency.indptr).astype(np.float64),
         _lexical_texts=[e[5] for e in slim],
     )

@@ -14,6 +14,7 @@ from typing import Any
 from ...config import KG4VDSettings
 from ...types import Answer, Evidence
 from ..base import BuildReport, MethodContext, register
+from ..entity_graph import EntityGraph
 from . import build as _build
 from . import export, lifecycle
 from .analyzer import MODES
@@ -62,3 +63,9 @@ class KG4VDMethod:
 
     def reset_graph(self, ctx: MethodContext) -> int:
         return lifecycle.reset_graph(ctx)
+
+    def graph_view(self, ctx: MethodContext, stale: EntityGraph | None = None) -> EntityGraph:
+        """The query-time view retrieval walks (``graph_view``), so the page shows that graph."""
+        from .graph_view import GraphView, load_view
+
+        return load_view(ctx.store, stale if isinstance(stale, GraphView) else None)

@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from ...methods.base import available_methods, get_method
-from ...methods.capabilities import label_of, modes_of, ordered_methods
+from ...methods.capabilities import GraphBrowse, label_of, modes_of, ordered_methods
 from ..jobs import LiveProgress, json_scalar
 from ..state import ServerState, server_state
 
@@ -48,7 +48,10 @@ def require_method(name: str) -> str:
 
 @router.get("/methods", summary="Methods that can be built and asked, with their labels and modes")
 def list_methods() -> list[dict[str, Any]]:
-    return [{"name": n, "label": label_of(n), "modes": method_modes(n)} for n in ordered_methods()]
+    return [
+        {"name": n, "label": label_of(n), "modes": method_modes(n), "graph": isinstance(get_method(n), GraphBrowse)}
+        for n in ordered_methods()
+    ]
 
 
 class BuildRequest(BaseModel):

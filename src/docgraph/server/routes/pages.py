@@ -19,7 +19,7 @@ from ...errors import InputError
 from ...highlight import highlight_page
 from ...types import BBox, Citation, Page
 from ..files import workspace_file
-from ..graph_data import entities_on_page
+from ..graph_data import entities_on_page, graph_method
 from ..state import ServerState, find_page, server_state
 
 router = APIRouter(prefix="/api/documents/{doc_id}/pages/{number}", tags=["pages"])
@@ -160,12 +160,18 @@ def component_crop(
     return image_response(workspace_file(state.ws.root, component.crop_path))
 
 
-@router.get("/entities", summary="KG4VD entities grounded on this page, with the components that mention them")
-def page_entities(doc_id: str, number: int, state: ServerState = Depends(server_state)) -> dict[str, Any]:
-    """Empty ``entities`` (with a ``note``) when the KG4VD graph has not been built."""
+@router.get("/entities", summary="A method's entities grounded on this page, with the components that mention them")
+def page_entities(
+    doc_id: str,
+    number: int,
+    method: str | None = Query(None, description="a method with an entity graph (default: the first one)"),
+    state: ServerState = Depends(server_state),
+) -> dict[str, Any]:
+    """Empty ``entities`` (with a ``note``) when the method's graph has not been built."""
     page = find_page(state.ws, doc_id, number)
+    name = graph_method(method)
     try:
-        return {"entities": entities_on_page(state.ws.store, page.doc_id, page.number)}
+        return {"entities": entities_on_page(state.ws.context(), name, page.doc_id, page.number)}
     except HTTPException as exc:
         if exc.status_code != 404:
             raise

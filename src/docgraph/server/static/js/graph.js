@@ -1,5 +1,5 @@
-// The graph view: the KG4VD entity graph around chosen entities (or an answer's evidence),
-// drawn with Cytoscape.js (vendored under /static/vendor/). Colour = entity type,
+// The graph view: the entity graph of a method that has one (KG4VD, HVM-GraphRAG: /api/methods
+// flags them with `graph`) around chosen entities (or an answer's evidence), drawn with Cytoscape.js (vendored under /static/vendor/). Colour = entity type,
 // shape = modality (text: circle, visual: rounded square), thick border = the entities asked
 // for, dashed edge = a cross-page relation. Clicking a node lists the pages that mention it;
 // clicking a page opens it in the viewer with the mentioning components outlined.
@@ -10,10 +10,27 @@ let loadedOnce = false;
 let searchTimer = null;
 let latest = 0;  // the newest graph request; older answers arriving later are dropped
 
-export function initGraph(switchTab) {
+/** The method whose graph is shown (the "Graph of" choice); "" when no method has one. */
+export function graphMethod() { return $("graph-method").value; }
+
+function withMethod(path) {
+  return `${path}${path.includes("?") ? "&" : "?"}method=${encodeURIComponent(graphMethod())}`;
+}
+
+export function initGraph(switchTab, methods) {
+  const graphs = methods.filter((m) => m.graph);
+  $("graph-method").replaceChildren(...graphs.map((m) => el("option", { value: m.name }, m.label)));
+  $("graph-method").addEventListener("change", () => {
+    loadedOnce = false;
+    bus.emit("graph-method", graphMethod());
+    showHubs();
+  });
   bus.on("show-entity", (ids) => { loadedOnce = true; switchTab("graph"); showNeighbourhood(ids); });
   bus.on("show-evidence", (evidence) => { loadedOnce = true; switchTab("graph"); showEvidence(evidence); });
-  bus.on("tab", (name) => { if (name === "graph" && !loadedOnce) showHubs(); });
+  bus.on("tab", (name) => {
+    if (name !== "graph" || loadedOnce) return;
+    if (graphs.length) showHubs(); else note("No installed method has an entity graph to show.");
+  });
   bus.on("workspace-changed", () => { loadedOnce = false; });
   $("graph-search-form").addEventListener("submit", (e) => { e.preventDefault(); search(); });
   $("graph-search").addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(search, 250); });
@@ -25,7 +42,7 @@ function note(text) { $("graph-note").textContent = text || ""; }
 async function search() {
   const q = $("graph-search").value.trim();
   try {
-    const data = await api(`/api/entities?q=${encodeURIComponent(q)}&limit=12`);
+    const data = await api(withMethod(`/api/entities?q=${encodeURIComponent(q)}&limit=12`));
     renderResults(data.entities, q ? `${data.entities.length} match(es)` : "");
   } catch (error) {
     renderResults([], error.message);
@@ -46,7 +63,7 @@ async function showHubs() {
   loadedOnce = true;
   const request = latest;
   try {
-    const data = await api("/api/entities?limit=8");
+    const data = await api(withMethod("/api/entities?limit=8"));
     if (request !== latest) return;  // something else was asked for meanwhile
     renderResults(data.entities, "");
     if (data.entities.length) await showNeighbourhood(data.entities.slice(0, 4).map((e) => e.id), 1);
@@ -62,7 +79,7 @@ export async function showNeighbourhood(ids, hops) {
   const h = hops ?? Number($("graph-hops").value);
   const query = ids.map((id) => `entity=${encodeURIComponent(id)}`).join("&");
   try {
-    const data = await api(`/api/graph?${query}&hops=${h}&limit=120`);
+    const data = await api(withMethod(`/api/graph?${query}&hops=${h}&limit=120`));
     if (request !== latest) return true;
     draw(data.nodes, data.edges);
     note(`${data.nodes.length} entities, ${data.edges.length} relations within ${data.hops} hop(s)`
@@ -74,11 +91,15 @@ export async function showNeighbourhood(ids, hops) {
   return true;
 }
 
-/** An answer's evidence: its neighbourhood in the KG4VD graph, or (other methods, or no
- *  KG4VD graph) the evidence entities and relations themselves. */
+/** An answer's evidence: its neighbourhood in the answering method's graph (when it has one),
+ *  else the evidence entities and relations themselves. */
 async function showEvidence(evidence) {
   const ids = (evidence.entities || []).map((e) => e.entity.id);
-  if (evidence.method === "kg4vd" && ids.length && await showNeighbourhood(ids, 1)) return;
+  const select = $("graph-method");
+  if ([...select.options].some((o) => o.value === evidence.method) && ids.length) {
+    if (select.value !== evidence.method) { select.value = evidence.method; bus.emit("graph-method", evidence.method); }
+    if (await showNeighbourhood(ids, 1)) return;
+  }
   ++latest;
   const nodes = (evidence.entities || []).map(({ entity }) => ({ ...entity, seed: true, degree: 0,
     pages: (entity.mentions || []).map((m) => ({ doc_id: m.doc_id, page: m.page, component_ids: m.component_ids })) }));

@@ -30,7 +30,7 @@ async function start() {
   }
   await initWorkspace(methods).catch((error) => toast(error.message, "error"));
   initAsk(methods);
-  initGraph(switchTab);
+  initGraph(switchTab, methods);
   initViewer();
   const initial = window.location.hash.slice(1) || "workspace";
   switchTab(initial);

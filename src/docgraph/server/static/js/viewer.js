@@ -4,6 +4,7 @@
 // Boxes are absolutely positioned over the image: a box in PDF points (x0, y0, x1, y1) is
 // drawn at x0·s, y0·s with s = rendered image width / page width in points.
 import { $, api, bus, colourFor, docs, el, toast } from "./api.js";
+import { graphMethod } from "./graph.js";
 
 const current = { page: null, docId: null, number: 0, highlights: [], pinned: new Set(), hover: null };
 const STORAGE_KEY = "docgraph.viewer";
@@ -16,6 +17,7 @@ export function initViewer() {
   new ResizeObserver(layout).observe($("page-stage"));
   bus.on("open-page", (docId, number, options) => openPage(docId, number, options));
   bus.on("workspace-changed", () => { if (current.docId && !docs.byId.has(current.docId)) clear(); });
+  bus.on("graph-method", () => { if (current.page) renderEntities(); });  // the entities of the graph shown
   const saved = JSON.parse(sessionStorage.getItem(STORAGE_KEY) || "null");
   if (saved && docs.byId.has(saved.docId)) openPage(saved.docId, saved.number).catch(() => clear());
 }
@@ -160,7 +162,9 @@ async function renderEntities() {
   list.replaceChildren(el("li", { class: "sub" }, "loading…"));
   let data;
   try {
-    data = await api(`/api/documents/${encodeURIComponent(docId)}/pages/${number}/entities`);
+    const method = graphMethod();
+    if (!method) throw new Error("No installed method has an entity graph.");
+    data = await api(`/api/documents/${encodeURIComponent(docId)}/pages/${number}/entities?method=${encodeURIComponent(method)}`);
   } catch (error) {
     list.replaceChildren(el("li", { class: "sub" }, error.message));
     return;
