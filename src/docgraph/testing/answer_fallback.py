@@ -77,7 +77,7 @@ def closed_port_url() -> str:
     return f"http://127.0.0.1:{free_port()}/v1"
 
 
-def _stub(setup: Callable[[OpenAIStub], None]) -> Callable[[], Iterator[str]]:
+def _stub(setup: Callable[[OpenAIStub], object]) -> Callable[[], Iterator[str]]:
     def endpoint() -> Iterator[str]:
         with OpenAIStub(default_reply="An answer [1].") as stub:
             setup(stub)

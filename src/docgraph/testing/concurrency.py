@@ -70,7 +70,7 @@ class ConcurrencyResult:
         )
 
 
-def _start(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+def _start(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         docgraph_command("--workspace", str(root), *args),
         env=env or subprocess_env(),
@@ -116,16 +116,16 @@ def cli_writers_case(base: Path, reference: Path, work: Path, add: Path) -> Conc
         _start(root, "add", str(add)),
         _start(root, "check", "--repair"),
     ]
-    readers = [_start(root, "ls"), _start(root, "check")]
+    readers = {command: _start(root, command) for command in ("ls", "check")}
     for proc in writers:
         rc, err = proc.wait(timeout=300), proc.communicate()[1]
         result.writers += 1
         result.refused += rc == 1 and BUSY in err and f"pid {build.pid}" in err
-    for proc in readers:
+    for command, proc in readers.items():
         rc = proc.wait(timeout=300)
         result.reads += 1
         if rc != 0:
-            result.read_errors.append(f"{proc.args[-1]} exited {rc}: {proc.communicate()[1][-300:]}")
+            result.read_errors.append(f"{command} exited {rc}: {proc.communicate()[1][-300:]}")
     if build.wait(timeout=600) != 0:
         result.problems.append(f"the build failed: {build.communicate()[1][-500:]}")
     return _compare(result, reference, root)
@@ -199,6 +199,7 @@ def _client(
         i = 0
         while time.monotonic() < until:
             started = time.monotonic()
+            status: int | str  # the HTTP status, or the name of the transport error
             try:
                 if kind == "upload":
                     with open(upload, "rb") as fh:

@@ -22,7 +22,7 @@ from .base import Benchmark, QAItem, parse_pages, read_jsonl, require
 
 
 def _facts(raw: Any) -> list[dict[str, Any]]:
-    facts = []
+    facts: list[dict[str, Any]] = []
     for index, fact in enumerate(raw or []):
         if isinstance(fact, str):
             facts.append({"id": str(index), "text": fact, "pages": [], "type": ""})

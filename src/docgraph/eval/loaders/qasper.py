@@ -191,5 +191,5 @@ def load_qasper(path: Path | str) -> Benchmark:
     return Benchmark(
         name="qasper",
         items=[i for b in parts for i in b.items],
-        corpus=Corpus(name="qasper", passages=[p for b in parts for p in b.corpus.passages]),
+        corpus=Corpus(name="qasper", passages=[p for b in parts if b.corpus is not None for p in b.corpus.passages]),
     )

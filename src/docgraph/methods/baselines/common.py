@@ -120,7 +120,7 @@ class IndexedBaseline(ABC):
             pages = list(ctx.store.iter_pages(doc.id))
             counting = CountingProgress(ctx.progress)
             try:
-                stats = self.index_document(replace(ctx, progress=counting), doc, pages, settings)
+                indexed = self.index_document(replace(ctx, progress=counting), doc, pages, settings)
             except ModelError as exc:
                 with ctx.store.transaction():
                     self.remove_document(ctx, doc.id)
@@ -131,11 +131,11 @@ class IndexedBaseline(ABC):
                 )
                 continue
             ctx.store.put_record(
-                self.state_namespace, doc.id, {"version": version, "pages": len(pages), **stats}, doc_id=doc.id
+                self.state_namespace, doc.id, {"version": version, "pages": len(pages), **indexed}, doc_id=doc.id
             )
             bump_version(ctx.store, self.name)
             built += len(pages)
-            for key, value in stats.items():
+            for key, value in indexed.items():
                 if isinstance(value, (int, float)):
                     totals[key] = totals.get(key, 0) + value
             ctx.progress.advance(max(0, len(pages) - counting.advanced), document=doc.title[:40])

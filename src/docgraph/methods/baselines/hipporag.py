@@ -120,9 +120,12 @@ def bridged_pages(
         return
     top = [(table.page_at[(p.doc_id, p.page)], p.score) for p in evidence.pages if (p.doc_id, p.page) in table.page_at]
     names = table.names if hp.name_links > 0 and table.names is not None and len(table.names) else None
+    boost: Callable[[list[int], np.ndarray], np.ndarray] | None = None
+    if names is not None:
+        links = names
 
-    def named(seeds: list[int], weights: np.ndarray) -> np.ndarray:
-        return 1.0 + hp.name_links * names.scores(seeds, weights, query)
+        def boost(seeds: list[int], weights: np.ndarray) -> np.ndarray:
+            return 1.0 + hp.name_links * links.scores(seeds, weights.tolist(), query)
 
     merged = second_hop(
         top,
@@ -132,7 +135,7 @@ def bridged_pages(
         seeds=hp.bridge_seeds,
         k=settings.top_pages,
         page_scores=table.page_scores(found.dense),
-        boost=named if names is not None else None,
+        boost=boost,
     )
     if merged == top[: settings.top_pages]:
         return

@@ -92,14 +92,14 @@ def number_items(evidence: Evidence, book: CitationBook, store: Store) -> list[I
     """Entities, then relations, then pages, numbered from 1 in evidence order."""
     titles = _Titles(store)
     items: list[Item] = []
-    for scored in evidence.entities:
-        e = scored.entity
+    for scored_entity in evidence.entities:
+        e = scored_entity.entity
         where = "; ".join(titles.label(m.doc_id, m.page) for m in e.mentions[:MENTIONS_PER_ITEM])
         text = f"{e.name} ({e.type}): {e.description}".rstrip(": ")
         items.append(Item(len(items) + 1, "entity", f"{text} — {where}" if where else text, e.mentions))
-    for scored in evidence.relations:
-        r = scored.relation
-        text = f"{scored.source_name or r.source} —{r.label}→ {scored.target_name or r.target}"
+    for scored_relation in evidence.relations:
+        r = scored_relation.relation
+        text = f"{scored_relation.source_name or r.source} —{r.label}→ {scored_relation.target_name or r.target}"
         if r.description:
             text += f": {r.description}"
         items.append(Item(len(items) + 1, "relation", text, r.mentions))

@@ -143,7 +143,7 @@ class OfflineJudge:
     name = "offline"
     RULES = 2  # 2: values only by exact name; containment only for proper names
     pair_once = True
-    min_similarity = None
+    min_similarity: float | None = None
 
     def __init__(
         self,

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from ...methods.base import available_methods, get_method
 from ...methods.capabilities import GraphBrowse, label_of, modes_of, ordered_methods
-from ..jobs import LiveProgress, json_scalar
+from ..jobs import Job, LiveProgress, json_scalar
 from ..state import ServerState, server_state
 
 log = logging.getLogger(__name__)
@@ -89,14 +89,14 @@ def start_build(body: BuildRequest, state: ServerState = Depends(server_state)) 
 def build_status(state: ServerState = Depends(server_state)) -> dict[str, Any]:
     """``methods``: per method its stored status and ``job``, the latest build job started by
     this server (live progress: pages done/total, rounds, calls, tokens, ETA) or null."""
-    latest: dict[str, Any] = {}
+    latest: dict[str, Job] = {}
     for job in state.jobs.jobs():
         if job.kind == "build" and job.method:
             latest[job.method] = job
     methods = method_status(state)
     for name, info in methods.items():
-        job = latest.get(name)
-        info["job"] = state.jobs.snapshot(job) if job else None
+        built = latest.get(name)
+        info["job"] = state.jobs.snapshot(built) if built else None
     return {"methods": methods, "busy": state.jobs.busy()}
 
 
