@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pydantic import BaseModel
+
 from ...config import DLVQASettings
 from ...errors import ConfigError, InputError
 from ...models.base import ChatModel
@@ -36,6 +38,7 @@ from .summaries import summarize_document, summarize_page
 
 T = TypeVar("T")
 R = TypeVar("R")
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 @dataclass
@@ -88,12 +91,12 @@ def build_dlvqa(
     cfg = settings or ws.settings.dlvqa
     progress = progress or NullProgress()
     chat = builder_chat(ws)
-    paths = [Path(p) for p in paths]
-    docs = sorted(ws.add(paths, progress=progress), key=lambda d: (Path(d.path).name, d.id))
+    files = [Path(p) for p in paths]
+    docs = sorted(ws.add(files, progress=progress), key=lambda d: (Path(d.path).name, d.id))
     if not docs:
         raise InputError("no documents given; name files or folders to build questions from")
     names = [Path(d.path).name for d in docs]
-    given = {p.name: p for p in paths if p.is_file()}
+    given = {p.name: p for p in files if p.is_file()}
     twins = sorted({n for n in names if names.count(n) > 1})
     if twins:
         raise InputError(
@@ -145,7 +148,8 @@ class _DocumentRun:
                 self.result.dropped[cluster.cluster] = verdict
         order = {f.id: n for n, f in enumerate(facts)}  # gold facts in page order, however a reviewer listed them
         members = {
-            c.cluster: [by_id[i] for i in sorted({i for i in c.fact_ids if i in by_id}, key=order.get)] for c in asked
+            c.cluster: [by_id[i] for i in sorted({i for i in c.fact_ids if i in by_id}, key=order.__getitem__)]
+            for c in asked
         }
         replies = self._parallel(
             lambda c: draft_question(self.chat, self.doc.title, len(self.pages), doc_summary, members[c.cluster]),
@@ -273,13 +277,13 @@ class _DocumentRun:
         return clusters
 
     # ------------------------------------------------------------------ helpers
-    def _edited(self, stage: str, model: type[T]) -> list[T] | None:
+    def _edited(self, stage: str, model: type[ModelT]) -> list[ModelT] | None:
         rows = self.review.edited(stage, self.name)
         if rows is None:
             return None
         self.result.edited.append(stage)
         self.progress.note(f"{self.name}: {stage} taken from {self.review.path(stage)} (edited)")
-        return self.review.parse(stage, rows, model)  # type: ignore[arg-type]  # the stage names its row model
+        return self.review.parse(stage, rows, model)
 
     def _parallel(self, fn: Callable[[T], R], items: Sequence[T], what: str) -> list[R]:
         """``fn`` over ``items`` on the build role's concurrency, results in item order."""

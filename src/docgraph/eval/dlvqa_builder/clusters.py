@@ -9,7 +9,7 @@ in review, noise, or gold facts on fewer than ``min_pages`` distinct pages.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -47,7 +47,7 @@ def hdbscan_labels(vectors: np.ndarray, min_cluster_size: int, min_samples: int 
     return model.fit_predict(unit.astype(np.float64)).astype(int)
 
 
-def group(facts: Sequence[Fact], labels: Sequence[int]) -> list[Cluster]:
+def group(facts: Sequence[Fact], labels: Iterable[int]) -> list[Cluster]:
     """Clusters in label order (noise, if any, first as cluster -1), fact ids in fact order."""
     members: dict[int, list[str]] = {}
     for fact, label in zip(facts, labels):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel
 
@@ -29,6 +29,9 @@ from ..transport.http import EndpointError, guarded, make_client
 from .capabilities import CapabilityBook
 from .keys import data_uri
 from .response_format import format_for, rejects_format
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
 
 STAGE_HEADER = "X-Docgraph-Stage"
 
@@ -109,7 +112,9 @@ class OpenAIChat:
         def call() -> ChatResult:
             resp = self._client.chat.completions.create(
                 model=self.model,
-                messages=payload,
+                # to_openai_messages builds the chat-completions shape; its roles come from
+                # Message.role as plain strings, which the client's per-role TypedDicts cannot see
+                messages=cast("list[ChatCompletionMessageParam]", payload),
                 extra_headers={STAGE_HEADER: header_value(stage)},
                 extra_body=extra or None,
                 **kwargs,

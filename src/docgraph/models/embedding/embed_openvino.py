@@ -164,8 +164,8 @@ class OpenVinoE5Embedder:
         hidden, width = weights.shape.hidden, weights.shape.max_positions - 2
         windows: list[tuple[int, list[int]]] = []  # (text index, content ids)
         for index, text in enumerate(texts):
-            ids = tokenizer.content_ids(prefix + strip_prefix(text, prefix))
-            windows.extend((index, ids[start : start + width]) for start in range(0, max(len(ids), 1), width))
+            tokens = tokenizer.content_ids(prefix + strip_prefix(text, prefix))
+            windows.extend((index, tokens[start : start + width]) for start in range(0, max(len(tokens), 1), width))
         sums = np.zeros((len(texts), hidden), np.float64)
         order = sorted(range(len(windows)), key=lambda w: len(windows[w][1]))
         vocab = weights.vocab
@@ -191,8 +191,8 @@ class OpenVinoE5Embedder:
             embedded += positions[:length] + token_type
             pooled = request.infer({"embeddings": embedded, "mask": mask})[0]
             for row, window in enumerate(batch):
-                text = windows[window][0]
-                sums[text] += max(len(windows[window][1]), 1) * pooled[row]
+                owner = windows[window][0]  # the index of the text the window is of
+                sums[owner] += max(len(windows[window][1]), 1) * pooled[row]
         return normalize_rows(sums.astype(np.float32))
 
     def __repr__(self) -> str:
