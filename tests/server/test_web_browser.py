@@ -210,6 +210,9 @@ def check_graph_click_through(page) -> None:
     assert entity_count > 0
     page.click("#evidence-graph")
     page.wait_for_function("() => Number(document.getElementById('graph-canvas').dataset.nodes || 0) > 0")
+    # the graph shown is the answering method's; the choice lists the methods with a graph only
+    graphs = page.eval_on_selector_all("#graph-method option", "options => options.map((o) => o.value)")
+    assert page.input_value("#graph-method") == "kg4vd" and "bm25" not in graphs, graphs
     node_id = page.evaluate(
         "() => { const cy = window.docgraph.graph(); const n = cy.nodes('[?seed]')[0]; n.emit('tap'); return n.id(); }"
     )
