@@ -68,7 +68,7 @@ from ...scoring import blend_rerank, top_k
 from ...types import Chunk, Entity, Relation, ScoredEntity, ScoredPage, ScoredRelation
 from ..base import not_built
 from ..memo import cached
-from ..retrieval.evidence_layer import EvidenceLayer, indexed_text, layer_shape, retrieval_settings
+from ..retrieval.evidence_layer import EvidenceLayer, PageRanking, indexed_text, layer_shape, retrieval_settings
 from ..retrieval.hybrid import fuse_scores
 from ..retrieval.routing import document_router
 from ..retrieval.vector_index import VectorIndex, load_index
@@ -113,6 +113,8 @@ class RetrievalTrace:
     relations: list[ScoredRelation] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    ranking: PageRanking | None = None  # every page's flat, diffused and prior score (step 4)
+    chunk_seeds: np.ndarray = field(default_factory=lambda: np.zeros(0))  # step 4's entity mass per layer chunk row
 
 
 # ---------------------------------------------------------------------------- query vector
@@ -338,7 +340,9 @@ def _retrieve(
         entities = view.entities_of(ctx.store, trace.subgraph)
         relations = view.relations_of(ctx.store, rels)
     with timer.stage("structure_diffusion"):
-        ranking = layer.propagate(query, qvec, flat, rs, chunk_seeds(layer, entities, trace.ppr))
+        trace.chunk_seeds = chunk_seeds(layer, entities, trace.ppr)
+        ranking = layer.propagate(query, qvec, flat, rs, trace.chunk_seeds)
+        trace.ranking = ranking
         pages = list(dict.fromkeys([p for p, _ in anchors] + [p for p, _ in ranking.top(k_pages)]))
         page_prior = np.array([ranking.final[layer.page_position[p]] for p in pages], dtype=np.float64)
     trace.candidates = {
