@@ -75,15 +75,16 @@ class Corpus:
 
     def __init__(self, path: str):
         from docgraph.api import Workspace
-        from docgraph.methods.kg4vd import retrieval as kg
         from docgraph.methods.kg4vd.graph_view import load_view
+        from docgraph.methods.kg4vd.retrieval import load_layer
+        from docgraph.methods.kg4vd.storage import VEC_PAGE
         from docgraph.methods.retrieval.vector_index import load_index
         from docgraph.text import tokenize
 
         self.workspace = Workspace(path)
         self.ctx = self.workspace.context()
         self.name_of = {d.id: os.path.basename(d.path) for d in self.workspace.documents()}
-        self.layer = kg.load_layer(self.ctx, load_index(self.ctx.store, kg.VEC_PAGE))
+        self.layer = load_layer(self.ctx, load_index(self.ctx.store, VEC_PAGE))
         view = load_view(self.ctx.store, None)
         self.entity_pages: dict[str, set[int]] = {}
         for node, key in view.node_pages():

@@ -248,7 +248,7 @@ def test_propagation_keeps_k_r_relations_not_every_edge_of_a_chosen_label(tmp_pa
 
 
 def test_propagate_ranks_by_label_then_by_its_concepts():
-    from docgraph.methods.hvm.retrieve import propagate
+    from docgraph.methods.hvm.anchoring import propagate
 
     labels = ["wide", "narrow", "off"]
     edges = {"wide": [(0, k) for k in range(1, 7)] + [(5, 6)], "narrow": [(7, 0)], "off": [(0, 8)]}

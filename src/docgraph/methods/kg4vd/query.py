@@ -1,7 +1,7 @@
 """KG4VD's query entry points, called by the registered ``kg4vd`` method.
 
 ``retrieve(ctx, query, **options) -> Evidence`` runs the analyzer and the retrieval of
-``retrieval.py``; ``answer(ctx, query, **options) -> Answer`` adds the two-stage model
+``retrieval`` (one module per stage); ``answer(ctx, query, **options) -> Answer`` adds the two-stage model
 answer (or the offline extractive one, also the fallback when the answer model fails:
 ``methods.answers.answer_fallback``) of ``answer.py``.
 
@@ -12,7 +12,7 @@ Options (all optional):
 - ``top_pages``: the page budget (default: the mode's ``k_pages``, 10);
 - ``max_images``: most page images sent to the final answer stage (default: the answer
   endpoint's ``models.answer.max_images``; None = every kept page);
-- ``rerank_weight``: λ of ``retrieval.py``'s score fusion (default 0.5).
+- ``rerank_weight``: λ of the rerank stage's score fusion (``retrieval.rerank``) (default 0.5).
 
 Timings (seconds) per stage: ``analyzer``, ``query_embedding`` (model inference, kept
 apart), ``page_retrieval``, ``graph_load`` (0 unless the graph changed), ``entity_retrieval``,

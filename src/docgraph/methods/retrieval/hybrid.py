@@ -39,10 +39,16 @@ Signal = Literal["hybrid", "dense", "sparse"]
 
 
 class FusionSettingsLike(Protocol):
-    fusion: str
-    rrf_k: int
-    sparse_weight: float
-    confidence_k: int
+    """What score fusion reads of its settings (``config.RetrievalSettings`` has them)."""
+
+    @property
+    def fusion(self) -> str: ...
+    @property
+    def rrf_k(self) -> int: ...
+    @property
+    def sparse_weight(self) -> float: ...
+    @property
+    def confidence_k(self) -> int: ...
 
 
 def ranks(scores: np.ndarray, present: np.ndarray | None = None) -> np.ndarray:
