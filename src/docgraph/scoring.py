@@ -13,6 +13,7 @@ i.e. a raw cut of ``b + t·(1 − b)`` (HippoRAG's synonym edges, KG4VD's cross-
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -67,7 +68,16 @@ def blend_rerank(
     return weight * minmax(np.asarray(rerank, dtype=np.float64)) + (1.0 - weight) * minmax(np.asarray(prior))
 
 
-def median_cosine(matrix: np.ndarray, sample: int = 2000, seed: int = 0) -> float:
+class RowMatrix(Protocol):
+    """What the cosine calibration reads of a matrix: its shape and rows by an index array
+    (a numpy array, or ``kg4vd.crosspage.RowStack``'s blocks read as one)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    def __getitem__(self, rows: np.ndarray, /) -> np.ndarray: ...
+
+
+def median_cosine(matrix: RowMatrix, sample: int = 2000, seed: int = 0) -> float:
     """Median cosine between distinct rows (on a fixed random sample of at most ``sample`` rows)."""
     n = matrix.shape[0]
     if n < 2:
@@ -77,7 +87,7 @@ def median_cosine(matrix: np.ndarray, sample: int = 2000, seed: int = 0) -> floa
     return float(np.median(sims[~np.eye(len(rows), dtype=bool)]))
 
 
-def calibrated_cut(matrix: np.ndarray, threshold: float) -> float:
+def calibrated_cut(matrix: RowMatrix, threshold: float) -> float:
     """The raw cosine that the calibrated ``threshold`` corresponds to (see the module docstring)."""
     baseline = max(median_cosine(matrix), 0.0)
     return baseline + threshold * (1.0 - baseline)

@@ -151,7 +151,12 @@ def judged_accuracy(verdicts_by_judge: Mapping[str, Sequence[bool]]) -> float:
 
 def _unique(ranked: Iterable[H]) -> list[H]:
     seen: set[H] = set()
-    return [x for x in ranked if not (x in seen or seen.add(x))]
+    out: list[H] = []
+    for x in ranked:
+        if x not in seen:
+            seen.add(x)
+            out.append(x)
+    return out
 
 
 def recall_at_k(ranked: Sequence[H], gold: Iterable[H], k: int) -> float:

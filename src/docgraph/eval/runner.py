@@ -35,7 +35,7 @@ from typing import Any
 
 from ..api import Workspace
 from ..config import Settings
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from ..methods.base import available_methods
 from ..models.base import ChatModel
 from ..progress import NullProgress, Progress
@@ -140,7 +140,14 @@ class Runner:
     # ------------------------------------------------------------------ main loop
     def run(self) -> EvalResult:
         opts = self.options
-        bench = opts.loaded or load_benchmark(opts.benchmark, opts.path)
+        if opts.loaded is not None:
+            bench = opts.loaded
+        elif opts.path is None:
+            raise InputError(
+                f"benchmark {opts.benchmark} needs its file or folder: docgraph eval {opts.benchmark} PATH"
+            )
+        else:
+            bench = load_benchmark(opts.benchmark, opts.path)
         if opts.documents is not None:
             bench = bench.with_documents(opts.documents)
         items = bench.items[: opts.limit] if opts.limit else list(bench.items)
@@ -406,6 +413,8 @@ class Runner:
     # ------------------------------------------------------------------ pairwise
     def run_pairwise(self, spec: CorpusSpec) -> None:
         opponent = self.options.pairwise_against
+        if opponent is None:
+            return
         answers: dict[tuple[str, str], str] = {}
         for r in self.log.records("question"):
             if r.get("corpus") == spec.name and r.get("run") == "answer" and r.get("answer") and not r.get("error"):

@@ -101,7 +101,9 @@ class EntityBridges:
                     found.add(column)
         return sorted(found)
 
-    def scores(self, seed_rows: Sequence[int], seed_weights: Sequence[float], query: str = "") -> np.ndarray:
+    def scores(
+        self, seed_rows: Sequence[int], seed_weights: Sequence[float] | np.ndarray, query: str = ""
+    ) -> np.ndarray:
         """Bridge score of every page (see module doc): 0 for seeds, for pages sharing nothing
         with them, and everywhere when the seeds have no entity beyond the question's own."""
         n_pages = self.weighted.shape[0]

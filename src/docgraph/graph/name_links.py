@@ -75,10 +75,10 @@ class NameLinks:
             by_first.setdefault(words[0], []).append((words, column))
         mention_cells: set[tuple[int, int]] = set()
         for row, text in enumerate(page_texts[:n_pages]):
-            words = _WORD.findall(text)
-            for i, word in enumerate(words):
+            page_words = _WORD.findall(text)
+            for i, word in enumerate(page_words):
                 for name_words, column in by_first.get(word, ()):
-                    if tuple(words[i : i + len(name_words)]) == name_words and (row, column) not in headed:
+                    if tuple(page_words[i : i + len(name_words)]) == name_words and (row, column) not in headed:
                         mention_cells.add((row, column))
         n_names = len(columns)
         mentions = _incidence(mention_cells, (n_pages, n_names))
@@ -101,7 +101,9 @@ class NameLinks:
         }
         return sorted(found)
 
-    def scores(self, seed_rows: Sequence[int], seed_weights: Sequence[float], query: str = "") -> np.ndarray:
+    def scores(
+        self, seed_rows: Sequence[int], seed_weights: Sequence[float] | np.ndarray, query: str = ""
+    ) -> np.ndarray:
         """Per page: how strongly the seeds name it (see module doc), in [0, 1]."""
         n_pages = self.targets.shape[1]
         out = np.zeros(n_pages)

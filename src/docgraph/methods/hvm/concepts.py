@@ -89,8 +89,8 @@ def remove_contribution(store: Store, doc_id: str) -> tuple[int, int]:
 
 
 def _drop_doc(store: Store, namespace: str, doc_id: str) -> list[str]:
-    changed: list[tuple[str, Any, str | None]] = []
-    dead: list[str] = []
+    changed: list[tuple[str, Any]] = []
+    dead: list[tuple[str, Any]] = []
     for key, row in store.iter_records(namespace):
         if doc_id in row["docs"]:
             del row["docs"][doc_id]

@@ -271,7 +271,7 @@ class _Pool(Sequence[Entity]):
     def __len__(self) -> int:
         return self.stored + len(self.instances)
 
-    def __getitem__(self, j):  # type: ignore[override]  # int indexes only; no slices are taken
+    def __getitem__(self, j):  # int indexes only; no slices are taken
         if j >= self.stored:
             return self.instances[j - self.stored]
         return self.canonical.entities([self.ids[j]])[self.ids[j]]
@@ -330,8 +330,9 @@ def connect(
         inst_vectors = embed(instances)
         pool_vectors = RowStack([_stored_vectors(pool, embed, existing_vectors, existing_matrix), inst_vectors])
         pair_once, floor = candidate_policy(judge)
-        calibrated = floor is not None and len(pool) >= FLOOR_MIN_POOL
-        min_cosine = calibrated_cut(pool_vectors, floor) if calibrated else -np.inf
+        min_cosine = (
+            calibrated_cut(pool_vectors, floor) if floor is not None and len(pool) >= FLOOR_MIN_POOL else -np.inf
+        )
         pairs, result.below_floor = candidate_pairs(
             instances,
             inst_vectors,

@@ -378,9 +378,9 @@ class OfflineStrategy:
                     phrase, inp.schema.concept_type, "text", [comp.id], _sentence_with(analysis, phrase, comp.content)
                 )
         for cid in feedback.with_status("partially_covered"):
-            comp = page.component(cid)
-            if comp is not None:
-                self._connect_component(inp, builder, comp)
+            partial = page.component(cid)
+            if partial is not None:
+                self._connect_component(inp, builder, partial)
 
     def _connect_component(self, inp: RoundInput, builder: _PatchBuilder, comp: Component) -> None:
         graph = inp.graph
