@@ -168,3 +168,26 @@ def test_a_library_question_reads_the_statement_of_the_company_and_year_it_names
     assert set(list(unrouted)[:2]) == {("3M_2018_10K.pdf", 2), ("3M_2022_10K.pdf", 2)}
     assert unrouted[("3M_2022_10K.pdf", 2)] - unrouted[("3M_2018_10K.pdf", 2)] < 0.05
     assert routed[("3M_2022_10K.pdf", 2)] - routed[("3M_2018_10K.pdf", 2)] > 0.25
+
+
+def test_the_router_is_rebuilt_when_a_label_is_written_or_a_document_leaves(filings_library: Path, tmp_path: Path):
+    """A query reads the labels' version stamp and the document list, not every label: the
+    cached router is reused until ``docgraph meta`` writes a label or a document is removed."""
+    import shutil
+
+    from docgraph import Workspace
+    from docgraph.methods.retrieval.routing import document_router
+
+    shutil.copytree(filings_library, tmp_path / "ws")
+    question = "What did Aerospace Holdings spend on capital expenditure in FY2018?"
+    with Workspace(tmp_path / "ws") as ws:
+        boeing = next(d.id for d in ws.documents() if "BOEING" in Path(d.path).name)
+        first = document_router(ws.store)
+        assert document_router(ws.store) is first
+        assert first.match(question) is None or boeing not in named(first, question)
+        ws.set_metadata(boeing, organisation="Aerospace Holdings")
+        edited = document_router(ws.store)
+        assert edited is not first and named(edited, question) == {boeing: 1.0}
+        assert document_router(ws.store) is edited
+        ws.remove(boeing)
+        assert boeing not in document_router(ws.store).doc_ids

@@ -13,6 +13,7 @@ workspace ingested before metadata existed gets it on first use.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from ..store.base import Store
 from ..types import ComponentKind, Document, Page
 
 NAMESPACE = "document.meta"
+VERSION_META = "document.meta:version"  # a new value whenever any label is written
 GUESSER = 2  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
@@ -280,7 +282,14 @@ def store_guess(store: Store, doc: Document, metadata_title: str | None = None) 
                 setattr(guess, name, getattr(old, name))
                 guess.sources[name] = "user"
     store.put_record(NAMESPACE, doc.id, guess.model_dump(), doc_id=doc.id)
+    store.set_meta(VERSION_META, uuid.uuid4().hex)
     return guess
+
+
+def labels_version(store: Store) -> str | None:
+    """A stamp that changes whenever a label is written (guessed or set by hand): what a
+    table derived from the labels is cached by, with the list of documents it covers."""
+    return store.get_meta(VERSION_META)
 
 
 def ensure_metadata(store: Store, documents: Iterable[Document]) -> dict[str, DocumentMeta]:
@@ -307,6 +316,7 @@ def update_metadata(store: Store, doc: Document, values: Mapping[str, str]) -> D
         meta.sources[name] = "user"
     with store.transaction():
         store.put_record(NAMESPACE, doc.id, meta.model_dump(), doc_id=doc.id)
+        store.set_meta(VERSION_META, uuid.uuid4().hex)
         if values.get("title"):
             store.put_document(doc.model_copy(update={"title": meta.title}))
     return meta

@@ -28,15 +28,13 @@ document is named alike, or in a workspace of one document.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ...documents.metadata import DocumentMeta, ensure_metadata
+from ...documents.metadata import DocumentMeta, ensure_metadata, labels_version
 from ...store.base import Store
 
 LEGAL_WORDS = frozenset(
@@ -69,7 +67,7 @@ _CAPITALISED = re.compile(r"(?<=[\w,;:]\s)[A-Z][A-Za-z0-9&]+")  # not the questi
 _TICKER = re.compile(r"\b[A-Z][A-Z0-9]{1,5}\b")
 _ABBREVIATION = re.compile(r"\b(?=(?:[a-z&]*[A-Z]){2})[A-Za-z][A-Za-z&]{1,7}\b")  # two capitals or more: IBM, AmEx
 _SHORT_FY = re.compile(r"\bfy\s?'?(\d\d)\b", re.IGNORECASE)
-_CACHE: dict[str, DocumentRouter] = {}
+_CACHE: dict[tuple[str, str | None, tuple[str, ...]], DocumentRouter] = {}
 CACHE_SIZE = 8
 
 
@@ -223,14 +221,14 @@ def page_weights(router: DocumentRouter | None, question: str, floor: float, pag
 
 def document_router(store: Store) -> DocumentRouter:
     """The router of the workspace's documents as their labels stand now (labels guessed for
-    documents that have none yet); rebuilt only when a label changes."""
-    metadata = ensure_metadata(store, store.list_documents())
-    key = hashlib.sha1(
-        json.dumps({d: m.model_dump() for d, m in sorted(metadata.items())}, sort_keys=True).encode("utf-8")
-    ).hexdigest()
-    router = _CACHE.get(key)
+    documents that have none yet); rebuilt only when a label is written or the ready documents
+    change. A query reads the document list and the labels' version stamp, not the labels."""
+    documents = store.list_documents()
+    ready = tuple(sorted(d.id for d in documents if d.status == "ready"))
+    router = _CACHE.get((str(store.root), labels_version(store), ready))
     if router is None:
+        router = DocumentRouter.build(ensure_metadata(store, documents))  # may guess labels: a new stamp
         if len(_CACHE) >= CACHE_SIZE:
             _CACHE.clear()
-        router = _CACHE[key] = DocumentRouter.build(metadata)
+        _CACHE[(str(store.root), labels_version(store), ready)] = router
     return router
