@@ -78,7 +78,12 @@ def test_an_installed_method_is_found_configured_and_shown_everywhere(tmp_path):
     assert result["stats"][0] == 0 and json.loads(result["stats"][1]) == {"pages": 5}
     assert result["no_export"][0] == 1 and "echo has no graph export; methods with one: kg4vd" in err
     listed = {m["name"]: m for m in result["methods"]}
-    assert listed["echo"] == {"name": "echo", "label": "Echo (test plug-in)", "modes": ["auto", "quiet", "loud"]}
+    assert listed["echo"] == {
+        "name": "echo",
+        "label": "Echo (test plug-in)",
+        "modes": ["auto", "quiet", "loud"],
+        "graph": False,  # no GraphBrowse capability: no graph panel
+    }
     assert [m["name"] for m in result["methods"]][:2] == ["kg4vd", "hvm"]
 
 
