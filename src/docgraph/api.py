@@ -326,8 +326,10 @@ class Workspace:
     ) -> SearchResult:
         """The ``top_pages`` best pages for ``query`` with each page's ``regions`` best regions
         (``results.SearchResult``), no answer step. ``documents`` (ids, id prefixes, file names
-        or titles) keeps pages of those documents only, taken from a ranking four times as deep
-        (and at least 20 pages) so a narrow search still fills its budget."""
+        or titles) keeps pages of those documents only: a method with
+        ``capabilities.ScopedRetrieval`` ranks only their pages; another's are taken from a
+        ranking four times as deep (and at least 20 pages) so a narrow search still fills its
+        budget."""
         from .documents.metadata import ensure_metadata, shown_title
         from .results import search_result
 
@@ -335,8 +337,12 @@ class Workspace:
             raise InputError(f"top_pages must be a positive integer, got {top_pages!r}")
         if not isinstance(regions, int) or regions < 0:
             raise InputError(f"regions must be a non-negative integer, got {regions!r}")
+        from .methods.capabilities import scoped
+
         wanted = {self.resolve(ref) for ref in documents} if documents else None
-        depth = top_pages if wanted is None else max(4 * top_pages, 20)
+        if wanted is not None and scoped(method):
+            options["documents"] = sorted(wanted)
+        depth = top_pages if wanted is None or scoped(method) else max(4 * top_pages, 20)
         evidence = self.retrieve(query, method=method, top_pages=depth, **options)
         docs = {d.id: d for d in self.store.list_documents()}
         labels = ensure_metadata(self.store, docs.values())
@@ -355,9 +361,22 @@ class Workspace:
             regions=regions,
         )
 
-    def ask(self, query: str, method: str = "kg4vd", **options: Any) -> Answer:
-        """The method's answer with its claim check (``answers.verify``; ``methods.answers.claims``)."""
+    def ask(
+        self, query: str, method: str = "kg4vd", *, documents: Iterable[str] | None = None, **options: Any
+    ) -> Answer:
+        """The method's answer with its claim check (``answers.verify``; ``methods.answers.claims``).
+        ``documents`` (ids, prefixes, file names or titles) answers from those documents only,
+        with a method that restricts retrieval (``capabilities.ScopedRetrieval``)."""
         from .methods.answers.claims import apply_check
+        from .methods.capabilities import scoped
+
+        if documents:
+            if not scoped(method):
+                raise InputError(
+                    f"{method} ranks the whole workspace and cannot answer from chosen documents only; "
+                    "ask with --method kg4vd or hvm, or search with --doc"
+                )
+            options["documents"] = sorted({self.resolve(ref) for ref in documents})
 
         with query_threads(self.settings.retrieval.blas_threads):
             answer = get_method(method).answer(self.context(), query, **options)

@@ -191,3 +191,40 @@ def test_the_router_is_rebuilt_when_a_label_is_written_or_a_document_leaves(fili
         assert document_router(ws.store) is edited
         ws.remove(boeing)
         assert boeing not in document_router(ws.store).doc_ids
+
+
+@pytest.mark.parametrize("method", ["kg4vd", "hvm"])
+def test_chosen_documents_are_the_only_ones_ranked(filings_library: Path, method: str):
+    """``documents=`` restricts retrieval itself (``methods.retrieval.scope``): the page budget
+    fills from the chosen filing although the question names another, and search, ask and
+    the CLI's ``--doc`` all go through it."""
+    from docgraph import Workspace
+    from docgraph.cli import main
+
+    with Workspace(filings_library) as ws:
+        boeing = next(d.id for d in ws.documents() if Path(d.path).name == "BOEING_2018_10K.pdf")
+        evidence = ws.retrieve(QUESTION, method=method, documents=[boeing], top_pages=2)
+        assert [(p.doc_id, p.page) for p in evidence.pages] == [(boeing, 2), (boeing, 1)]
+        assert all(m.doc_id == boeing for e in evidence.entities for m in e.entity.mentions)
+        assert all(m.doc_id == boeing for r in evidence.relations for m in r.relation.mentions)
+        assert "restricted to 1 document(s)" in evidence.notes
+        found = ws.search(QUESTION, method=method, top_pages=2, documents=["BOEING_2018_10K.pdf"])
+        assert [(p.document_id, p.page) for p in found.pages] == [(boeing, 2), (boeing, 1)]
+        answer = ws.ask(QUESTION, method=method, documents=["BOEING_2018_10K.pdf"])
+        assert answer.citations and {c.doc_id for c in answer.citations} == {boeing}
+        unscoped = ws.retrieve(QUESTION, method=method, top_pages=2)
+        assert unscoped.pages[0].doc_id != boeing  # the question names 3M's FY2022 filing
+    assert (
+        main(["ask", QUESTION, "-m", method, "--doc", "BOEING_2018_10K.pdf", "--json", "-w", str(filings_library)]) == 0
+    )
+
+
+def test_a_method_that_ranks_the_whole_workspace_refuses_chosen_documents(filings_library: Path, capsys):
+    from docgraph import Workspace
+    from docgraph.errors import InputError
+
+    with Workspace(filings_library) as ws:
+        with pytest.raises(InputError, match="bm25 ranks the whole workspace"):
+            ws.ask(QUESTION, method="bm25", documents=["BOEING_2018_10K.pdf"])
+        with pytest.raises(InputError, match="documents must be a list of document ids"):
+            ws.retrieve(QUESTION, method="kg4vd", documents="BOEING_2018_10K.pdf")

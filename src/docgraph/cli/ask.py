@@ -40,6 +40,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     ask.add_argument("--top-pages", type=int, metavar="N", help="page budget (default: the method's)")
     ask.add_argument(
+        "--doc",
+        action="append",
+        metavar="DOC",
+        dest="documents",
+        help="answer from this document only (id, prefix, file name or title); repeatable",
+    )
+    ask.add_argument(
         "--json",
         action="store_true",
         help="print one JSON object: answer, citations, evidence pages, timings (docs/integrations.md)",
@@ -163,7 +170,7 @@ def cmd_ask(args: argparse.Namespace, ws) -> int:
         return cmd_ask_many(args, ws)
     if not args.question:
         raise InputError("give a question, or --questions FILE --out OUT.jsonl")
-    answer = ws.ask(args.question, method=args.method, **ask_options(args))
+    answer = ws.ask(args.question, method=args.method, documents=args.documents, **ask_options(args))
     as_json = args.json or args.full_json
     if args.full_json:
         print(answer.model_dump_json(indent=2))
@@ -198,7 +205,7 @@ def cmd_ask_many(args: argparse.Namespace, ws) -> int:
         mode = mode_option(method, question.options.get("mode", args.mode))
         if mode is not None:
             options["mode"] = mode
-        return ws.ask(question.question, method=method, **options)
+        return ws.ask(question.question, method=method, documents=args.documents, **options)
 
     progress = TerminalProgress()
     failed = answered = 0

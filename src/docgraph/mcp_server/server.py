@@ -122,8 +122,12 @@ def create_server(ws: Workspace, *, allow_write: bool = False) -> MCPServer:
         method: Method = "kg4vd",
         mode: Annotated[Mode | None, Field(description="kg4vd only; default auto")] = None,
         top_pages: Annotated[int | None, Field(ge=1, le=100)] = None,
+        documents: Annotated[
+            list[str] | None,
+            Field(description="answer from these documents only (ids, file names or titles); kg4vd and hvm"),
+        ] = None,
     ) -> AskResult:
-        return await _run(lambda: tools.ask(ws, question, method, mode, top_pages))
+        return await _run(lambda: tools.ask(ws, question, method, mode, top_pages, documents))
 
     @server.tool(
         annotations=READ_ONLY,

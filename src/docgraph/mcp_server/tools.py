@@ -59,7 +59,14 @@ def search(
     )
 
 
-def ask(ws: Workspace, question: str, method: str, mode: str | None, top_pages: int | None) -> AskResult:
+def ask(
+    ws: Workspace,
+    question: str,
+    method: str,
+    mode: str | None,
+    top_pages: int | None,
+    documents: Iterable[str] | None = None,
+) -> AskResult:
     if not question.strip():
         raise InputError("the question is empty")
     options: dict[str, Any] = {}
@@ -69,7 +76,7 @@ def ask(ws: Workspace, question: str, method: str, mode: str | None, top_pages: 
         options["mode"] = mode
     if top_pages is not None:
         options["top_pages"] = top_pages
-    return ask_result(ws.ask(question.strip(), method=method, **options))
+    return ask_result(ws.ask(question.strip(), method=method, documents=list(documents or []) or None, **options))
 
 
 def page_view(ws: Workspace, document: str, page: int) -> tuple[PageView, Path]:

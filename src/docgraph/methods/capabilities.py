@@ -13,7 +13,10 @@ method installed from another package gets the same treatment as the built-in on
 - ``graph_stats`` / ``format_stats`` (``GraphStats``): ``docgraph graph stats``;
 - ``export_formats`` / ``export_graph`` (``GraphExport``): ``docgraph graph export``;
 - ``reset_graph`` (``GraphReset``): ``docgraph graph reset``;
-- ``graph_view`` (``GraphBrowse``): the web app's graph panel (``entity_graph.EntityGraph``).
+- ``graph_view`` (``GraphBrowse``): the web app's graph panel (``entity_graph.EntityGraph``);
+- ``scoped_retrieval`` (``ScopedRetrieval``): ``retrieve``/``answer`` take ``documents=`` (ids)
+  and rank only those documents' pages (``docgraph search/ask --doc``); other methods' pages
+  are filtered from a deeper ranking instead.
 """
 
 from __future__ import annotations
@@ -68,6 +71,17 @@ class GraphBrowse(Protocol):
     def graph_view(self, ctx: MethodContext, stale: EntityGraph | None = None) -> EntityGraph:
         """The method's entity graph as people browse it (empty before a build). ``stale``: a
         view whose reading raised ``errors.GraphChanged``, to be replaced by a fresh one."""
+
+
+@runtime_checkable
+class ScopedRetrieval(Protocol):
+    scoped_retrieval: bool
+
+
+def scoped(name: str) -> bool:
+    """Whether the method restricts retrieval itself to given documents."""
+    method = get_method(name)
+    return isinstance(method, ScopedRetrieval) and bool(method.scoped_retrieval)
 
 
 def label_of(name: str) -> str:

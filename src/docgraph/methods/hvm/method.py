@@ -24,6 +24,7 @@ class HVMMethod:
 
     name = "hvm"
     label = "HVM-GraphRAG"
+    scoped_retrieval = True  # documents= restricts the ranking (methods.retrieval.scope)
     order = 1
     settings_section = "hvm"
     settings_model = HVMSettings

@@ -48,6 +48,7 @@ from ..base import MethodContext, check_options, not_built
 from ..retrieval.evidence_layer import retrieval_settings
 from ..retrieval.page_rerank import rerank_pages
 from ..retrieval.routing import document_router
+from ..retrieval.scope import keep_scope, scope_option
 from ..timing import Timer
 from .anchoring import concept_evidence, entity_evidence, propagate
 from .index import METHOD, HVMIndex, hvm_index
@@ -88,6 +89,8 @@ def organise(rows: np.ndarray, scores: np.ndarray, modality: np.ndarray, setting
 
 def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     """Evidence for ``query`` (see module docstring); ``options`` override ``HVMSettings`` fields."""
+    options = dict(options)
+    scope = scope_option(options.pop("documents", None))
     settings = settings_for(ctx, options)
     timer = Timer()
     index = hvm_index(ctx)
@@ -99,7 +102,7 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     rs = retrieval_settings(ctx)
     q = np.asarray(ctx.models.text_embedder.embed_queries([query])[0], dtype=np.float32)
     timer.lap("embed")
-    flat = layer.flat(query, q, rs, documents=document_router(ctx.store))
+    flat = layer.flat(query, q, rs, documents=document_router(ctx.store), scope=scope)
     chunk_scores = index.chunk_scores(flat)
     if settings.concept_graph:
         graph_rows = concept_evidence(index, query, q, settings, rs, evidence, timer)
@@ -125,4 +128,4 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     timer.lap("second_hop")
     timer.total("retrieve")
     evidence.timings = timer.timings
-    return evidence
+    return keep_scope(evidence, scope)

@@ -26,6 +26,7 @@ class KG4VDMethod:
 
     name = "kg4vd"
     label = "KG4VD"
+    scoped_retrieval = True  # documents= restricts the ranking (methods.retrieval.scope)
     order = 0
     modes = ("auto", *MODES)
     settings_section = "kg4vd"

@@ -31,6 +31,7 @@ from ..answers.answer_fallback import AnswerCalls, answer_with_fallback
 from ..answers.citations import CitationBook
 from ..base import check_options
 from ..retrieval.evidence_layer import measure_items, retrieval_settings
+from ..retrieval.scope import keep_scope, scope_option
 from ..timing import Timer
 from .analyzer import STAGE as STAGE_ANALYZE
 from .analyzer import ModeDecision, choose_mode
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from ..base import MethodContext
 
 METHOD = "kg4vd"
-OPTIONS = ("mode", "top_pages", "max_images", "rerank_weight")
+OPTIONS = ("mode", "top_pages", "max_images", "rerank_weight", "documents")
 
 
 def _check_options(options: dict[str, Any], default_max_images: int | None = None) -> dict[str, Any]:
@@ -60,6 +61,7 @@ def _check_options(options: dict[str, Any], default_max_images: int | None = Non
         "top_pages": top_pages,
         "max_images": max_images,
         "rerank_weight": float(weight),
+        "documents": scope_option(options.get("documents")),
     }
 
 
@@ -79,7 +81,13 @@ def _run(ctx: MethodContext, query: str, opts: dict[str, Any]) -> tuple[Evidence
     with Timer(timings).stage("analyzer"):
         decision = choose_mode(ctx, query, opts["mode"])
     trace = retrieve_graph(
-        ctx, query, decision.mode, k_pages=opts["top_pages"], rerank_weight=opts["rerank_weight"], timings=timings
+        ctx,
+        query,
+        decision.mode,
+        k_pages=opts["top_pages"],
+        rerank_weight=opts["rerank_weight"],
+        timings=timings,
+        scope=opts["documents"],
     )
     cfg = ctx.settings.kg4vd
     notes = [
@@ -102,7 +110,7 @@ def _run(ctx: MethodContext, query: str, opts: dict[str, Any]) -> tuple[Evidence
         timings=dict(timings),
         notes=notes + trace.notes,
     )
-    return evidence, trace, decision
+    return keep_scope(evidence, opts["documents"]), trace, decision
 
 
 def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:

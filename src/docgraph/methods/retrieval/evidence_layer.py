@@ -31,7 +31,7 @@ method's graph (``graph.bridges``) take every ``bridge_every``-th slot.
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -234,17 +234,23 @@ class EvidenceLayer:
         settings: RetrievalSettings,
         page_dense: np.ndarray | None = None,
         documents: DocumentRouter | None = None,
+        scope: Collection[str] | None = None,
     ) -> PageRanking:
         """Flat scores only: every page as its best fused chunk; ``page_dense`` (one cosine
         per page, e.g. a page-image vector) is rank-fused in when given. With ``documents`` (a
         library's router, ``methods.retrieval.routing``) every signal of a page is weighed by its
-        document's routing weight before the lists are fused."""
+        document's routing weight before the lists are fused. ``scope`` (document ids) keeps
+        those documents' pages only: the others weigh 0 in every later stage too, as routing
+        weights do."""
         n_pages = len(self.pages)
         reading = read_question(query, settings)
         fused = self.hybrid.scores(reading.sparse_terms, qvec, settings)
         if not n_pages:
             return PageRanking(self.pages, np.zeros(0), np.zeros(0), np.zeros(0), fused)
         routing = page_weights(documents, query, settings.route_floor, self.page_documents)
+        if scope is not None:
+            inside = self.page_documents.within(scope)
+            routing = inside if routing is None else routing * inside
         if routing is not None and len(self.chunks):
             fused = fused * routing[self.chunk_page]  # per chunk: its page's weight
         lists = [(group_max(self.chunk_page, fused, n_pages), False, 1.0)] if len(self.chunks) else []

@@ -29,7 +29,7 @@ document is named alike, or in a workspace of one document.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -206,6 +206,11 @@ class PageDocuments:
             (positions.setdefault(d, len(positions)) for d in page_docs), dtype=np.int64, count=len(page_docs)
         )
         return cls(list(positions), codes)
+
+    def within(self, scope: Collection[str]) -> np.ndarray:
+        """1.0 for each page of a document in ``scope``, 0.0 for the others."""
+        wanted = set(scope)
+        return np.array([d in wanted for d in self.doc_ids], dtype=np.float64)[self.codes]
 
 
 def page_weights(router: DocumentRouter | None, question: str, floor: float, pages: PageDocuments) -> np.ndarray | None:

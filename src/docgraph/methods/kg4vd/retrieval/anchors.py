@@ -76,10 +76,12 @@ def flat_pages(
     query: str,
     qvec: np.ndarray,
     settings: RetrievalSettings,
+    scope: frozenset[str] | None = None,
 ) -> PageRanking:
     """Every page's flat score (``EvidenceLayer.flat``: hybrid chunks, labels, lexicon,
     element intent, a real page vector when there is one), routed by the documents the
-    question names in a library; its best pages are the anchors."""
+    question names in a library, restricted to the documents of ``scope`` when given; its best
+    pages are the anchors."""
     return layer.flat(
-        query, qvec, settings, page_dense_scores(ctx, layer, page_index, qvec), document_router(ctx.store)
+        query, qvec, settings, page_dense_scores(ctx, layer, page_index, qvec), document_router(ctx.store), scope
     )

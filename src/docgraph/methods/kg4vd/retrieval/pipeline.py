@@ -30,14 +30,15 @@ def retrieve_graph(
     k_pages: int | None = None,
     rerank_weight: float = DEFAULT_RERANK_WEIGHT,
     timings: dict[str, float] | None = None,
+    scope: frozenset[str] | None = None,
 ) -> RetrievalTrace:
     """Steps 2–5 for one query in one mode; fills a :class:`RetrievalTrace`. A build that
     changes the graph while the query reads it makes the query start over once on the new
     graph (``graph_view.GraphChanged``)."""
     try:
-        return _retrieve(ctx, query, mode, k_pages, rerank_weight, timings, stale=None)
+        return _retrieve(ctx, query, mode, k_pages, rerank_weight, timings, scope, stale=None)
     except GraphChanged as changed:
-        return _retrieve(ctx, query, mode, k_pages, rerank_weight, timings, stale=changed.view)
+        return _retrieve(ctx, query, mode, k_pages, rerank_weight, timings, scope, stale=changed.view)
 
 
 def _retrieve(
@@ -47,6 +48,7 @@ def _retrieve(
     k_pages: int | None,
     rerank_weight: float,
     timings: dict[str, float] | None,
+    scope: frozenset[str] | None,
     stale: GraphView | None,
 ) -> RetrievalTrace:
     cfg = ctx.settings.kg4vd
@@ -66,7 +68,7 @@ def _retrieve(
     with timer.stage("query_embedding"):
         qvec = query_vector(ctx, query, [page_index, entity_index])
     with timer.stage("page_retrieval"):
-        flat = flat_pages(ctx, layer, page_index, query, qvec, rs)
+        flat = flat_pages(ctx, layer, page_index, query, qvec, rs, scope)
         trace.anchors = flat.top(cfg.page_anchors)
     with timer.stage("entity_retrieval"):
         trace.seeds, trace.seed_weights = seed_entities(
