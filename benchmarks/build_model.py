@@ -23,7 +23,7 @@ class OfflineModel:
     """Answers KG4VD prompts the way the offline strategy and judge would (see module doc)."""
 
     def __init__(self, ws) -> None:
-        from docgraph.methods.kg4vd.model import component_manifest
+        from docgraph.methods.kg4vd.model_strategy import component_manifest
         from docgraph.methods.kg4vd.offline import OfflineStrategy
         from docgraph.methods.kg4vd.schemas import get_schema
 

@@ -58,7 +58,7 @@ def mixed_passages(n: int, seed: int = 0) -> list[str]:
 
 def measure(budget: int, texts: int, precision: str, call_size: int) -> dict:
     """One budget, in this process (run by ``main`` in a fresh child)."""
-    from docgraph.heap import release_free_heap, resident_mb
+    from docgraph.memory import release_free_heap, resident_mb
     from docgraph.models.embedding import embed_openvino
 
     embed_openvino.BATCH_TOKENS = budget

@@ -14,7 +14,7 @@ from docgraph.methods.hvm.conflicts import (
     SupportLimits,
     add_truncation,
 )
-from docgraph.methods.hvm.data import Fact
+from docgraph.methods.hvm.extraction import Fact
 from docgraph.methods.hvm.holistic import HolisticView, apply_resolution, candidate_groups
 from docgraph.models.base import ChatResult
 from docgraph.types import Chunk

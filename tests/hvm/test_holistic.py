@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from docgraph.methods.hvm.data import ExtractedEntity, ExtractedFact, Extraction, Fact, entity_key, relation_name
+from docgraph.methods.hvm.extraction import ExtractedEntity, ExtractedFact, Extraction, Fact, entity_key, relation_name
 from docgraph.methods.hvm.holistic import (
     ConfirmedGroup,
     Decision,

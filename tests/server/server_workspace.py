@@ -150,7 +150,7 @@ HVM_TRUST, HVM_RICE = f"{DOC_ID}|harbour trust", f"{DOC_ID}|rice university"
 
 def write_hvm_graph(ws: Workspace) -> None:
     """A small HVM holistic view of the document: two entities of page 1 and one fact."""
-    from docgraph.methods.hvm.data import EntityInfo, Fact
+    from docgraph.methods.hvm.extraction import EntityInfo, Fact
     from docgraph.methods.memo import bump_version
     from docgraph.types import Chunk
 

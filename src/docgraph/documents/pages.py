@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..config import IngestSettings
-from ..heap import GrowthTrim, release_free_heap, resident_mb
+from ..memory import GrowthTrim, release_free_heap, resident_mb
 from ..types import BBox, Component, ComponentKind, Page
 from .fonts import FontProblem, page_font_problems, reset_warnings
 from .ocr.reader import OcrEngine, OcrOptions
@@ -63,7 +63,7 @@ class _WorkerState:
         self.pdf: pymupdf.Document | None = None
         self.ocr: OcrEngine | None = None
         self.onnx_threads = 0
-        self.trim = GrowthTrim()  # page-sized buffers, freed, go back once they add up (docgraph.heap)
+        self.trim = GrowthTrim()  # page-sized buffers, freed, go back once they add up (docgraph.memory)
 
     def open(self, job: PageJob):
         key = (job.pdf_path, job.password, job.parser, job.settings.layout_runtime)
@@ -217,6 +217,6 @@ def process_page(job: PageJob) -> PageResult:
         source="ocr" if scanned else "pdf",
         components=components,
     )
-    _STATE.trim.after_work()  # without it a worker keeps its peak (docgraph.heap)
+    _STATE.trim.after_work()  # without it a worker keeps its peak (docgraph.memory)
     _STATE.within_memory(settings.worker_memory_mb)
     return PageResult(result, headings, fonts)

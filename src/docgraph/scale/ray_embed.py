@@ -25,7 +25,7 @@ import numpy as np
 
 from ..config import RaySettings
 from ..errors import ModelError
-from ..heap import release_free_heap
+from ..memory import release_free_heap
 from ..models.base import TextEmbedder
 from ..models.embedding.embed_local import LocalSpec, LocalTextEmbedder
 from ..models.hub import EmbedderWrapper
@@ -41,7 +41,7 @@ def embed_task(spec: LocalSpec, texts: list[str], is_query: bool, threads: int =
         _worker_embedders[spec, threads] = spec.build(threads=threads)
     embedder = _worker_embedders[spec, threads]
     rows = embedder.embed_queries(texts) if is_query else embedder.embed_passages(texts)
-    release_free_heap()  # the batch's tensors: a worker lives the whole build (docgraph.heap)
+    release_free_heap()  # the batch's tensors: a worker lives the whole build (docgraph.memory)
     return rows
 
 

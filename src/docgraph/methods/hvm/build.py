@@ -51,8 +51,8 @@ from ..retrieval.chunk_vectors import ContextualChunks, renew_stale_recipe, vect
 from ..retrieval.vector_index import load_index, write_vectors
 from .concepts import add_contribution, contribution, embed_missing, graph_documents, remove_contribution
 from .conflicts import OfflineDetector, OfflineResolver, add_truncation
-from .data import Extraction, Fact
 from .extract_base import ChunkFailed, ChunkInput, nearby_captions
+from .extraction import Extraction, Fact
 from .holistic import (
     ApplyReport,
     HolisticView,

@@ -37,7 +37,7 @@ from ...models.base import ChatModel, user
 from ...models.chat.response_format import json_schema_format
 from ...prompts import material, render_prompt
 from ...types import Chunk
-from .data import CONFLICT_TYPES, Fact
+from .extraction import CONFLICT_TYPES, Fact
 from .holistic import (
     ACTIONS,
     CandidateGroup,

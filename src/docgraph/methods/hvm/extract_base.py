@@ -29,7 +29,7 @@ from ...models.base import ChatModel, ImagePart, TextAnalysis, user
 from ...prompts import material, render_prompt
 from ...types import Chunk, ComponentKind, Page
 from ..building.build_stats import OFFLINE_FALLBACK
-from .data import ExtractedEntity, ExtractedFact, Extraction, clean_name, is_numeric
+from .extraction import ExtractedEntity, ExtractedFact, Extraction, clean_name, is_numeric
 
 T = TypeVar("T")
 R = TypeVar("R")

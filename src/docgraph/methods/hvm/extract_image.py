@@ -21,7 +21,6 @@ from pydantic import BaseModel, Field
 
 from ...models.base import ChatModel, ImagePart, user
 from ...prompts import material, render_prompt
-from .data import ExtractedEntity, ExtractedFact, Extraction, clean_name
 from .extract_base import (
     STAGE_EXTRACT,
     ChunkFailed,
@@ -33,6 +32,7 @@ from .extract_base import (
     run_parallel,
     with_fallback,
 )
+from .extraction import ExtractedEntity, ExtractedFact, Extraction, clean_name
 
 NAME_CHARS = 80
 _KIND_WORDS = {

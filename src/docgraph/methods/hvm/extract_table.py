@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from ...models.base import ChatModel, user
 from ...prompts import material, render_prompt
 from ..building.markdown_tables import parse_table
-from .data import ExtractedEntity, ExtractedFact, Extraction, clean_name, concept_name, is_numeric, relation_name
 from .extract_base import (
     STAGE_EXTRACT,
     ChunkFailed,
@@ -33,6 +32,7 @@ from .extract_base import (
     run_parallel,
     with_fallback,
 )
+from .extraction import ExtractedEntity, ExtractedFact, Extraction, clean_name, concept_name, is_numeric, relation_name
 
 _UNITS = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 MAX_CELL_WORDS = 8

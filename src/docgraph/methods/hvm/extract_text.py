@@ -14,7 +14,6 @@ from collections.abc import Sequence
 
 from ...models.base import ChatModel, OfflineNLP, user
 from ...prompts import material, render_prompt
-from .data import Extraction
 from .extract_base import (
     STAGE_EXTRACT,
     ChunkFailed,
@@ -28,6 +27,7 @@ from .extract_base import (
     run_parallel,
     with_fallback,
 )
+from .extraction import Extraction
 
 ENTITY_TYPES: tuple[str, ...] = (
     "person",

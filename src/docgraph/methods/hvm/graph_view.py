@@ -17,7 +17,7 @@ from ...store.base import Store
 from ...types import Entity, Mention, Relation
 from ..entity_graph import MemoryEntityGraph
 from ..memo import cached
-from .data import EntityInfo, Fact
+from .extraction import EntityInfo, Fact
 from .state import NS_CHUNK, NS_ENTITY, NS_FACT, NS_STATE, entity_record_key
 
 METHOD = "hvm"

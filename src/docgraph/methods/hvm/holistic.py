@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, get_args
 
-from .data import EntityInfo, Extraction, Fact, concept_name, entity_key, relation_name
+from .extraction import EntityInfo, Extraction, Fact, concept_name, entity_key, relation_name
 
 KeyKind = Literal["hr", "ht", "h"]
 KEY_KINDS: tuple[KeyKind, ...] = ("hr", "ht", "h")

@@ -29,7 +29,7 @@ from typing import Any
 
 from ...store.base import Store
 from ..retrieval.vector_index import delete_vectors
-from .data import EntityInfo, Fact
+from .extraction import EntityInfo, Fact
 from .holistic import HolisticView, ViewDiff
 
 NS_CHUNK = "hvm.chunk"

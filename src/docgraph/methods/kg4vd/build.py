@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DocgraphError, ModelError, ModelOutputError
-from ...heap import release_free_heap
+from ...memory import release_free_heap
 from ...types import Page, Usage
 from ..base import BuildReport, MethodContext
 from ..building.build_stats import OFFLINE_FALLBACK
@@ -63,7 +63,7 @@ from .index import (
 from .judge import Judge, ModelJudge, OfflineJudge
 from .lifecycle import record_graph_size
 from .loop import MarksFn, PageStrategy, RoundLog, run_page
-from .model import ModelStrategy
+from .model_strategy import ModelStrategy
 from .offline import OfflineStrategy
 from .schemas import EntitySchema, get_schema
 from .storage import (

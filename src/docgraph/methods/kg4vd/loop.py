@@ -13,7 +13,7 @@ reflector is off — when a round applied nothing. Components the feedback marks
 ``reflector=False`` skips reflection: no feedback, no masking (with ``max_rounds=1``
 this is the paper's single-pass ablation).
 
-A ``PageStrategy`` supplies the extractor and the reflector; ``model.py`` holds the
+A ``PageStrategy`` supplies the extractor and the reflector; ``model_strategy.py`` holds the
 model-driven one, ``offline.py`` the model-free one. Strategies are shared by the pages
 being built concurrently, so they keep no per-page state outside ``RoundInput``.
 """

@@ -1,4 +1,4 @@
-"""Giving freed heap memory back to the operating system.
+"""Process memory: its resident size, and giving freed heap memory back to the operating system.
 
 glibc's malloc keeps memory a process has freed for its own later use, so a long-lived
 process that handles many large, short-lived buffers (page images, OCR and layout network

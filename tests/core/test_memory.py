@@ -1,4 +1,4 @@
-"""``docgraph.heap.release_free_heap``: freed memory inside a fragmented heap goes back to the
+"""``docgraph.memory.release_free_heap``: freed memory inside a fragmented heap goes back to the
 system (glibc), which malloc would otherwise keep as resident memory."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import psutil
 import pytest
 
-from docgraph.heap import _malloc_trim, release_free_heap
+from docgraph.memory import _malloc_trim, release_free_heap
 
 
 @pytest.mark.skipif(_malloc_trim() is None, reason="the C library has no malloc_trim (not glibc)")
@@ -25,7 +25,7 @@ def test_freed_holes_in_the_heap_are_returned():
 
 
 def test_resident_memory_is_this_processes():
-    from docgraph.heap import resident_mb
+    from docgraph.memory import resident_mb
 
     measured = resident_mb()
     if measured is None:
@@ -34,7 +34,7 @@ def test_resident_memory_is_this_processes():
 
 
 def test_growth_trim_trims_only_once_memory_has_grown_past_its_allowance(monkeypatch):
-    import docgraph.heap as heap
+    import docgraph.memory as memory
 
     resident = iter(
         [
@@ -47,18 +47,18 @@ def test_growth_trim_trims_only_once_memory_has_grown_past_its_allowance(monkeyp
         ]
     )  # +60 MB over 520: within
     trims: list[int] = []
-    monkeypatch.setattr(heap, "resident_mb", lambda: next(resident))
-    monkeypatch.setattr(heap, "release_free_heap", lambda: trims.append(1) or True)
-    trim = heap.GrowthTrim(64.0)
+    monkeypatch.setattr(memory, "resident_mb", lambda: next(resident))
+    monkeypatch.setattr(memory, "release_free_heap", lambda: trims.append(1) or True)
+    trim = memory.GrowthTrim(64.0)
     assert [trim.after_work() for _ in range(4)] == [True, False, True, False]
     assert len(trims) == 2 and trim.level == 520.0
 
 
 def test_growth_trim_trims_every_time_where_memory_cannot_be_read(monkeypatch):
-    import docgraph.heap as heap
+    import docgraph.memory as memory
 
     trims: list[int] = []
-    monkeypatch.setattr(heap, "resident_mb", lambda: None)
-    monkeypatch.setattr(heap, "release_free_heap", lambda: trims.append(1) or True)
-    trim = heap.GrowthTrim()
+    monkeypatch.setattr(memory, "resident_mb", lambda: None)
+    monkeypatch.setattr(memory, "release_free_heap", lambda: trims.append(1) or True)
+    trim = memory.GrowthTrim()
     assert all(trim.after_work() for _ in range(3)) and len(trims) == 3
