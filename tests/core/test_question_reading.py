@@ -39,3 +39,25 @@ def test_the_reading_holds_what_each_signal_needs():
     plain = read_question("Who founded the Mongol Empire?", RetrievalSettings())
     assert plain.references == () and plain.modalities == () and plain.terms == ()
     assert plain.sparse_terms == tuple(tokenize("Who founded the Mongol Empire?"))
+
+
+def test_the_graph_stages_match_the_words_the_reading_gives():
+    """The graph's lexical match and the second hop's name columns take the reading's words:
+    the same columns and scores as reading the text there, so rankings do not move."""
+    import numpy as np
+
+    from docgraph.graph.bridges import EntityBridges, name_words
+    from docgraph.models.bm25 import BM25
+
+    question = "Who did The Mongol Empire fight after Genghis Khan died?"
+    reading = read_question(question, RetrievalSettings())
+    assert reading.tokens == tuple(tokenize(question))
+    assert reading.name_words == name_words(question) and reading.name_words[0] == "who"
+    bridges = EntityBridges.build(
+        3, [(0, "Mongol Empire"), (1, "Genghis Khan"), (2, "Song dynasty"), (1, "Song dynasty")]
+    )
+    assert bridges.query_columns(reading.name_words) == bridges.query_columns(question) != []
+    index = BM25(["the Mongol Empire", "Genghis Khan died", "the Song dynasty"])
+    assert np.array_equal(index.scores(reading.tokens), index.scores(question))
+    # indexed terms the first text lacks ("fight" is in no text, so it is not a term)
+    assert index.absent_terms(reading.tokens, [0]) == index.absent_terms(question, [0]) == ["genghis", "khan", "died"]

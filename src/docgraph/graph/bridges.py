@@ -59,6 +59,11 @@ def normalise_name(name: str) -> str:
     return text if len(text) >= 2 else ""
 
 
+def name_words(text: str) -> tuple[str, ...]:
+    """``text``'s words as names are matched (``normalise_name``), for ``query_columns``."""
+    return tuple(normalise_name(text).split()) if text else ()
+
+
 @dataclass
 class EntityBridges:
     """Page × entity incidence of a method's graph, IDF-weighted (rows: pages of a layer)."""
@@ -90,9 +95,10 @@ class EntityBridges:
     def __len__(self) -> int:
         return len(self.columns)
 
-    def query_columns(self, query: str) -> list[int]:
-        """Columns of the entities whose (normalised) name occurs in the question as whole words."""
-        words = normalise_name(query).split() if query else []
+    def query_columns(self, query: str | Sequence[str]) -> list[int]:
+        """Columns of the entities whose (normalised) name occurs in the question as whole words;
+        ``query`` is its text or its words already read (``name_words``)."""
+        words = name_words(query) if isinstance(query, str) else tuple(query)
         found = set()
         for n in range(1, min(MAX_NAME_WORDS, len(words)) + 1):
             for i in range(len(words) - n + 1):
@@ -102,7 +108,7 @@ class EntityBridges:
         return sorted(found)
 
     def scores(
-        self, seed_rows: Sequence[int], seed_weights: Sequence[float] | np.ndarray, query: str = ""
+        self, seed_rows: Sequence[int], seed_weights: Sequence[float] | np.ndarray, query: str | Sequence[str] = ""
     ) -> np.ndarray:
         """Bridge score of every page (see module doc): 0 for seeds, for pages sharing nothing
         with them, and everywhere when the seeds have no entity beyond the question's own."""
@@ -153,7 +159,7 @@ def interleave(primary: Sequence[int], secondary: Sequence[int], every: int, lim
 def second_hop(
     top: Sequence[tuple[int, float]],
     bridges: EntityBridges,
-    query: str,
+    query: str | Sequence[str],
     *,
     every: int,
     seeds: int,

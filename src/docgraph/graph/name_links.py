@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .bridges import MAX_NAME_WORDS, bridging_name, normalise_name
+from .bridges import MAX_NAME_WORDS, bridging_name, name_words, normalise_name
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _DISAMBIGUATOR = re.compile(r"\s*\([^()]*\)\s*$")
@@ -77,8 +77,8 @@ class NameLinks:
         for row, text in enumerate(page_texts[:n_pages]):
             page_words = _WORD.findall(text)
             for i, word in enumerate(page_words):
-                for name_words, column in by_first.get(word, ()):
-                    if tuple(page_words[i : i + len(name_words)]) == name_words and (row, column) not in headed:
+                for named, column in by_first.get(word, ()):
+                    if tuple(page_words[i : i + len(named)]) == named and (row, column) not in headed:
                         mention_cells.add((row, column))
         n_names = len(columns)
         mentions = _incidence(mention_cells, (n_pages, n_names))
@@ -90,9 +90,10 @@ class NameLinks:
     def __len__(self) -> int:
         return len(self.idf)
 
-    def query_columns(self, query: str) -> list[int]:
-        """Columns of the names the question contains as whole words (case-insensitive)."""
-        words = normalise_name(query).split() if query else []
+    def query_columns(self, query: str | Sequence[str]) -> list[int]:
+        """Columns of the names the question contains as whole words (case-insensitive);
+        ``query`` is its text or its words already read (``bridges.name_words``)."""
+        words = name_words(query) if isinstance(query, str) else tuple(query)
         found = {
             column
             for n in range(1, min(MAX_NAME_WORDS, len(words)) + 1)
@@ -102,7 +103,7 @@ class NameLinks:
         return sorted(found)
 
     def scores(
-        self, seed_rows: Sequence[int], seed_weights: Sequence[float] | np.ndarray, query: str = ""
+        self, seed_rows: Sequence[int], seed_weights: Sequence[float] | np.ndarray, query: str | Sequence[str] = ""
     ) -> np.ndarray:
         """Per page: how strongly the seeds name it (see module doc), in [0, 1]."""
         n_pages = self.targets.shape[1]

@@ -47,10 +47,11 @@ class BM25:
         terms = tokenize(query) if isinstance(query, str) else list(query)
         return _accumulate(terms, self.postings.get, self.lengths, self.avgdl, self.k1, self.b)
 
-    def absent_terms(self, query: str, documents: Sequence[int]) -> list[str]:
-        """The query's distinct indexed terms that occur in none of ``documents``."""
+    def absent_terms(self, query: str | Sequence[str], documents: Sequence[int]) -> list[str]:
+        """The query's distinct indexed terms (``query``: text, or its terms) that occur in none
+        of ``documents``."""
         out = []
-        for term in dict.fromkeys(tokenize(query)):
+        for term in dict.fromkeys(tokenize(query) if isinstance(query, str) else query):
             posting = self.postings.get(term)
             if posting is not None and not np.isin(posting[0], documents).any():
                 out.append(term)

@@ -14,6 +14,7 @@ from ...errors import NotBuiltError
 from ...scoring import top_k
 from ...types import Entity, Evidence, Relation, ScoredEntity, ScoredRelation
 from ..retrieval.hybrid import fuse_scores
+from ..retrieval.question import read_question
 from ..timing import Timer
 from .index import HVMIndex
 
@@ -102,7 +103,7 @@ def concept_evidence(
         concept_scores,
         settings.k_c,
         settings.theta,
-        fuse_scores(index.concept_bm25.scores(query), concept_scores, rs)
+        fuse_scores(index.concept_bm25.scores(read_question(query, rs).tokens), concept_scores, rs)
         if rs.seeds == "hybrid" and len(concept_scores)
         else None,
     )

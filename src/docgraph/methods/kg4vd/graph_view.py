@@ -29,7 +29,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -170,9 +170,10 @@ class GraphView:
     def max_degree(self) -> float:
         return float(self.degree.max()) if len(self.degree) else 0.0
 
-    def lexical(self, query: str) -> np.ndarray:
-        """BM25 of the query against every node's indexed text ("name, type, description";
-        the index is made on first use and the texts then dropped)."""
+    def lexical(self, query: str | Sequence[str]) -> np.ndarray:
+        """BM25 of the query (text, or its terms already read) against every node's indexed
+        text ("name, type, description"; the index is made on first use and the texts then
+        dropped)."""
         with self._lock:
             if self._bm25 is None:
                 self._bm25 = BM25(self._lexical_texts or [])

@@ -388,17 +388,18 @@ class EvidenceLayer:
         if bridges is None or settings.bridge_every < 2 or not top or not len(bridges):
             return top[:k]
         rows = [(self.page_position[p], s) for p, s in top if p in self.page_position]
+        reading = read_question(query, settings)
 
         def names(seeds: list[int], weights: np.ndarray) -> np.ndarray:
-            return 1.0 + settings.name_links * self.names.scores(seeds, weights, query)
+            return 1.0 + settings.name_links * self.names.scores(seeds, weights, reading.name_words)
 
         def left_open(seeds: list[int]) -> np.ndarray:
-            return minmax(self.page_bm25.scores(self.page_bm25.absent_terms(query, seeds)))
+            return minmax(self.page_bm25.scores(self.page_bm25.absent_terms(reading.tokens, seeds)))
 
         merged = second_hop(
             rows,
             bridges,
-            query,
+            reading.name_words,
             every=settings.bridge_every,
             seeds=settings.bridge_seeds,
             k=k,

@@ -9,6 +9,7 @@ from ....config import RetrievalSettings
 from ....graph.subgraph import NodeScores
 from ....scoring import top_k
 from ...retrieval.hybrid import fuse_scores
+from ...retrieval.question import read_question
 from ...retrieval.vector_index import VectorIndex
 from ..graph_view import GraphView, PageKey
 
@@ -47,6 +48,6 @@ def seed_signal(
         cosine = view.affinity_of(index, qvec, nodes)
         if settings.seeds != "hybrid" or not len(nodes):
             return cosine
-        return fuse_scores(view.lexical(query)[nodes], cosine, settings)
+        return fuse_scores(view.lexical(read_question(query, settings).tokens)[nodes], cosine, settings)
 
     return signal_of
