@@ -169,7 +169,7 @@ def test_call_sites_fence_every_document_placeholder():
             )
         )
         assert wanted <= have, f"{name}: {sorted(wanted - have)} reach the prompt unfenced"
-    model_py = (SRC / "methods" / "kg4vd" / "model.py").read_text()
+    model_py = (SRC / "methods" / "kg4vd" / "model_strategy.py").read_text()
     assert '"manifest": material(' in model_py and '"graph": material(' in model_py
     hvm_answer = (SRC / "methods" / "hvm" / "answer.py").read_text()
     assert "body = {m: material(" in hvm_answer
