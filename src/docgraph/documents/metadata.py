@@ -23,7 +23,7 @@ from ..store.base import Store
 from ..types import ComponentKind, Document, Page
 
 NAMESPACE = "document.meta"
-VERSION_META = "document.meta:version"  # a new value whenever any label is written
+VERSION_META = "document.meta:index_version"  # a new uuid whenever a label is written (a cache stamp)
 GUESSER = 2  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
