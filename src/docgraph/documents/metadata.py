@@ -23,7 +23,7 @@ from ..store.base import Store
 from ..types import ComponentKind, Document, Page
 
 NAMESPACE = "document.meta"
-VERSION_META = "document.meta:index_version"  # a new uuid whenever a label is written (a cache stamp)
+VERSION_META = "document.meta:index_version"  # a new uuid whenever a label is set by hand (a cache stamp)
 GUESSER = 2  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
@@ -282,13 +282,14 @@ def store_guess(store: Store, doc: Document, metadata_title: str | None = None) 
                 setattr(guess, name, getattr(old, name))
                 guess.sources[name] = "user"
     store.put_record(NAMESPACE, doc.id, guess.model_dump(), doc_id=doc.id)
-    store.set_meta(VERSION_META, uuid.uuid4().hex)
     return guess
 
 
 def labels_version(store: Store) -> str | None:
-    """A stamp that changes whenever a label is written (guessed or set by hand): what a
-    table derived from the labels is cached by, with the list of documents it covers."""
+    """A stamp that changes whenever a label is set by hand (``update_metadata``). A guessed
+    label follows from its document's pages, so a table derived from the labels is cached by
+    this stamp together with the list of ready documents it covers (a guess is written as a
+    document becomes ready, and a failed or removed ingest leaves the store as it was)."""
     return store.get_meta(VERSION_META)
 
 

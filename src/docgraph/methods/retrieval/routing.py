@@ -226,8 +226,9 @@ def page_weights(router: DocumentRouter | None, question: str, floor: float, pag
 
 def document_router(store: Store) -> DocumentRouter:
     """The router of the workspace's documents as their labels stand now (labels guessed for
-    documents that have none yet); rebuilt only when a label is written or the ready documents
-    change. A query reads the document list and the labels' version stamp, not the labels."""
+    documents that have none yet); rebuilt only when the ready documents change or a label is
+    set by hand (``metadata.labels_version``). A query reads the document list and that stamp,
+    not the labels."""
     documents = store.list_documents()
     ready = tuple(sorted(d.id for d in documents if d.status == "ready"))
     router = _CACHE.get((str(store.root), labels_version(store), ready))
