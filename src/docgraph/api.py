@@ -340,9 +340,10 @@ class Workspace:
         from .methods.capabilities import scoped
 
         wanted = {self.resolve(ref) for ref in documents} if documents else None
-        if wanted is not None and scoped(method):
+        restricts = scoped(method)
+        if wanted is not None and restricts:
             options["documents"] = sorted(wanted)
-        depth = top_pages if wanted is None or scoped(method) else max(4 * top_pages, 20)
+        depth = top_pages if wanted is None or restricts else max(4 * top_pages, 20)
         evidence = self.retrieve(query, method=method, top_pages=depth, **options)
         docs = {d.id: d for d in self.store.list_documents()}
         labels = ensure_metadata(self.store, docs.values())

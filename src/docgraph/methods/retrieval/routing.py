@@ -231,10 +231,11 @@ def document_router(store: Store) -> DocumentRouter:
     not the labels."""
     documents = store.list_documents()
     ready = tuple(sorted(d.id for d in documents if d.status == "ready"))
-    router = _CACHE.get((str(store.root), labels_version(store), ready))
+    key = (str(store.root), labels_version(store), ready)
+    router = _CACHE.get(key)
     if router is None:
-        router = DocumentRouter.build(ensure_metadata(store, documents))  # may guess labels: a new stamp
+        router = DocumentRouter.build(ensure_metadata(store, documents))  # a guess it writes stamps nothing
         if len(_CACHE) >= CACHE_SIZE:
             _CACHE.clear()
-        _CACHE[(str(store.root), labels_version(store), ready)] = router
+        _CACHE[key] = router
     return router

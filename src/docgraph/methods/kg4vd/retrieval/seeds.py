@@ -43,11 +43,12 @@ def seed_signal(
     """The seed score of given entities: BM25 over "name, type, description" fused with the
     entity-index cosine (``retrieval.seeds = "hybrid"``, the fusion's normalisation over the
     entities scored — the candidates the seeds are picked from), or the cosine alone."""
+    tokens = read_question(query, settings).tokens
 
     def signal_of(nodes: np.ndarray) -> np.ndarray:
         cosine = view.affinity_of(index, qvec, nodes)
         if settings.seeds != "hybrid" or not len(nodes):
             return cosine
-        return fuse_scores(view.lexical(read_question(query, settings).tokens)[nodes], cosine, settings)
+        return fuse_scores(view.lexical(tokens)[nodes], cosine, settings)
 
     return signal_of
