@@ -47,6 +47,7 @@ ABLATIONS = {  # name -> [retrieval] settings (issue 12, item 7); builds are sha
     "no-measures": {"measures": False},
     "no-front-matter": {"front_matter": False},
     "no-routing": {"route_floor": 1.0},
+    "no-content-routing": {"route_by_content": False},
     "fixed-fusion-weight": {"confidence_k": 0},
     **{
         f"no-{edge}": {"edges": {edge: 0.0}}

@@ -164,6 +164,15 @@ class Workspace:
 
         return ensure_metadata(self.store, docs)
 
+    def parts(self, ref: str) -> list[tuple[int, int]]:
+        """The pieces of the document ``ref`` names as (first page, last page), in order
+        (``documents.parts``): one range for a document of one piece, several for a binder or
+        documents packed into one PDF; routing by content reads each as a document."""
+        from .documents.parts import part_ranges, stored_parts
+
+        doc = self.document(ref, with_pages=False)
+        return part_ranges(stored_parts(self.store, [doc.id])[doc.id], doc.page_count)
+
     def set_metadata(self, ref: str, **values: str):
         """Correct a document's label by hand (``title=``, ``organisation=``, ``period=``,
         ``kind=``, ``ticker=``); the fields set stay the user's. Returns the new ``DocumentMeta``."""

@@ -234,6 +234,13 @@ class RetrievalSettings(Section):
         "when it names others by organisation, title or "
         "file name, and period (methods.retrieval.routing; 1 = off)",
     )
+    route_by_content: bool = Field(
+        True,
+        description="when a question names no document, weigh each page by how "
+        "well its whole document (or the part of a file it is in: "
+        "documents.parts) holds the question's words "
+        "(methods.retrieval.document_nodes), at the same floor",
+    )
     lexicons: list[str] = Field(
         default_factory=list,
         description="more lexicon files (TOML, the format of "

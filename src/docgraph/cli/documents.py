@@ -109,6 +109,10 @@ def cmd_meta(args: argparse.Namespace, ws) -> int:
     for field in FIELDS:
         source = label.sources.get(field, "")
         print(f"{field:<13} {getattr(label, field) or '—'}" + (f"  ({source})" if source else ""))
+    parts = ws.parts(doc_id)
+    if len(parts) > 1:  # a binder or a packed file: routing reads each piece as a document
+        shown = ", ".join(f"{first}–{last}" if last > first else str(first) for first, last in parts)
+        print(f"{'parts':<13} {len(parts)}: pages {shown}")
     return 0
 
 

@@ -44,6 +44,7 @@ from .metadata import store_guess
 from .page_numbers import store_printed_numbers
 from .pages import PageJob
 from .parser import parser_target
+from .parts import store_parts
 from .render import remove_document_files, remove_partial_files, remove_unstored_page_files
 from .runner import PageRunner, PagesRunner, RunnerFactory
 from .sections import assign_sections, choose_title, meaningful_title
@@ -111,7 +112,7 @@ def _prepare(
 
 
 def _finalize(store: Store, item: _Prepared) -> Document:
-    """Title, heading levels, section paths, printed page numbers and the shelf label
+    """Title, heading levels, section paths, printed page numbers, parts and the shelf label
     (``metadata``) over all pages; status ``ready``; one transaction."""
     with store.transaction():
         pages = list(store.iter_pages(item.doc_id))
@@ -124,7 +125,7 @@ def _finalize(store: Store, item: _Prepared) -> Document:
         assign_sections(pages, sizes, title)
         for page in pages:
             store.put_page(page)
-        store_printed_numbers(store, item.doc_id, pages)
+        store_parts(store, item.doc_id, pages, store_printed_numbers(store, item.doc_id, pages))
         doc = store.get_document(item.doc_id)
         assert doc is not None
         doc = doc.model_copy(update={"title": title, "status": "ready"})

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...documents.page_numbers import stored_printed_numbers
+from ...documents.parts import stored_parts
 from ...graph.bridges import EntityBridges
 from ...models.bm25 import BM25
 from ...store.base import Store
@@ -83,8 +84,9 @@ def load_hvm_index(ctx: MethodContext) -> HVMIndex:
         if head is not None and tail is not None:
             edges.setdefault(row["relation"], []).append((head, tail))
     settings = retrieval_settings(ctx)
+    printed = stored_printed_numbers(store, {c.doc_id for c in chunks})
     layer = EvidenceLayer.build(
-        chunks, chunk_vectors.matrix, settings, printed=stored_printed_numbers(store, {c.doc_id for c in chunks})
+        chunks, chunk_vectors.matrix, settings, printed=printed, parts=stored_parts(store, printed, printed)
     )
     index = HVMIndex(
         chunks=chunks,

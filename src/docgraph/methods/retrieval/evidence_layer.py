@@ -40,10 +40,11 @@ from ...config import RetrievalSettings
 from ...graph.bridges import EntityBridges, second_hop
 from ...graph.name_links import NameLinks
 from ...graph.structure import ChunkLayout, StructureGraph, build_structure, diffuse
-from ...models.bm25 import BM25
+from ...models.bm25 import BM25, tokenize
 from ...scoring import minmax, top_k
 from ...types import Chunk
 from ..building.chunking import chunk_context
+from .document_nodes import DocumentNodes
 from .hybrid import HybridIndex, group_max, rank_fusion, ranks
 from .lexicon import COVER, lexicon
 from .question import read_question
@@ -131,15 +132,9 @@ class EvidenceLayer:
     modality: np.ndarray  # per chunk row: "text", "table" or "image"
     printed: dict[str, dict[int, int]]  # per document: file page → printed page number, where they differ
     names: NameLinks  # pages naming other pages' headings (the second hop's name links)
+    page_documents: PageDocuments  # each page's document, as routing reads it
+    documents: DocumentNodes  # one node per document, its whole text (routing by content)
     _grounded: dict[Hashable, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
-    _page_documents: PageDocuments | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def page_documents(self) -> PageDocuments:
-        """Each page's document, as routing reads it (made once per layer)."""
-        if self._page_documents is None:
-            self._page_documents = PageDocuments.of([d for d, _ in self.pages])
-        return self._page_documents
 
     @classmethod
     def build(
@@ -149,11 +144,13 @@ class EvidenceLayer:
         settings: RetrievalSettings,
         extra_pages: Sequence[PageKey] = (),
         printed: Mapping[str, Mapping[int, int]] | None = None,
+        parts: Mapping[str, Sequence[int]] | None = None,
     ) -> EvidenceLayer:
         """The layer of ``chunks`` (rows of ``vectors`` aligned with them); ``extra_pages``
         adds pages without chunks so that they are ranked too; ``printed`` gives the
         documents' printed page numbers (``documents.page_numbers``) so that "page 2" also
-        finds the page printed 2."""
+        finds the page printed 2; ``parts`` the documents' part starts (``documents.parts``),
+        the nodes routing by content chooses between."""
         order = reading_order(chunks)
         chunks = [chunks[i] for i in order]
         vectors = np.asarray(vectors, dtype=np.float32)[order] if len(order) else np.zeros((0, 1), np.float32)
@@ -190,9 +187,11 @@ class EvidenceLayer:
         page_texts: list[list[str]] = [[] for _ in pages]
         for row, text in enumerate(texts):
             page_texts[chunk_page[row]].append(text)
+        page_tokens = [tokenize("\n".join(t)) for t in page_texts]
         body_texts: list[list[str]] = [[] for _ in pages]
         for row, chunk in enumerate(chunks):
             body_texts[chunk_page[row]].append(chunk.text)
+        page_documents = PageDocuments.of([d for d, _ in pages])
         return cls(
             chunks=chunks,
             source_rows=np.asarray(order, dtype=np.int64),
@@ -202,11 +201,13 @@ class EvidenceLayer:
             hybrid=HybridIndex.build(texts, vectors),
             graph=graph,
             component_chunk=component_chunk,
-            page_bm25=BM25(["\n".join(t) for t in page_texts]),
+            page_bm25=BM25(page_tokens),
             labels=LabelIndex.build(chunks, lexicon(tuple(settings.lexicons)).heading_label),
             modality=np.array([c.modality for c in chunks], dtype=object),
             printed={doc: dict(numbers) for doc, numbers in (printed or {}).items() if numbers},
             names=NameLinks.build(len(pages), section_headings(chunks, chunk_page), ["\n".join(t) for t in body_texts]),
+            documents=DocumentNodes.build(pages, page_tokens, parts),
+            page_documents=page_documents,
         )
 
     def chunk_rows(self, doc_id: str, page: int, component_ids: Sequence[str]) -> list[int]:
@@ -239,15 +240,20 @@ class EvidenceLayer:
         """Flat scores only: every page as its best fused chunk; ``page_dense`` (one cosine
         per page, e.g. a page-image vector) is rank-fused in when given. With ``documents`` (a
         library's router, ``methods.retrieval.routing``) every signal of a page is weighed by its
-        document's routing weight before the lists are fused. ``scope`` (document ids) keeps
-        those documents' pages only: the others weigh 0 in every later stage too, as routing
-        weights do."""
+        document's routing weight before the lists are fused. When the question names no
+        document, the fused page scores are weighed by how well each page's document holds the
+        question's words (``document_nodes``, ``route_by_content``). ``scope`` (document ids)
+        keeps those documents' pages only: the others weigh 0 in every later stage too, as
+        routing weights do."""
         n_pages = len(self.pages)
         reading = read_question(query, settings)
         fused = self.hybrid.scores(reading.sparse_terms, qvec, settings)
         if not n_pages:
             return PageRanking(self.pages, np.zeros(0), np.zeros(0), np.zeros(0), fused)
         routing = page_weights(documents, query, settings.route_floor, self.page_documents)
+        about = None  # by content: only where no document is named, and between documents only
+        if routing is None and settings.route_by_content:
+            about = self.documents.page_weights(reading.tokens, settings.route_floor)
         if scope is not None:
             inside = self.page_documents.within(scope)
             routing = inside if routing is None else routing * inside
@@ -271,6 +277,8 @@ class EvidenceLayer:
             )
             if referenced.any():
                 flat = flat + 1.0 / (settings.rrf_k + ranks(referenced, referenced > 0))
+        if about is not None:
+            routing = about if routing is None else routing * about
         flat = _weighed(minmax(flat), routing)
         return PageRanking(self.pages, flat, np.zeros(n_pages), flat, fused, routing)
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ....config import RetrievalSettings
 from ....documents.page_numbers import stored_printed_numbers
+from ....documents.parts import stored_parts
 from ....errors import EmbeddingMismatchError
 from ....types import Chunk
 from ...memo import cached
@@ -51,7 +52,7 @@ def load_layer(ctx: MethodContext, page_index: VectorIndex) -> EvidenceLayer:
         matrix = vectors.matrix[[vectors.position[k] for k in keys]] if keys else np.zeros((0, 1), np.float32)
         extra = [parse_page_key(k) for k in page_index.keys]
         printed = stored_printed_numbers(ctx.store, {c.doc_id for c in chunks} | {doc for doc, _ in extra})
-        return EvidenceLayer.build(chunks, matrix, settings, extra, printed)
+        return EvidenceLayer.build(chunks, matrix, settings, extra, printed, stored_parts(ctx.store, printed, printed))
 
     return cached(ctx.store, LAYER, f"layer:{shape}", load)
 
