@@ -32,19 +32,21 @@ def test_a_new_sheet_size_or_orientation_starts_a_part():
     assert part_starts([_page(1, 612.2, 791.8), _page(2)], {}) == [1], "sizes compared in whole points"
 
 
-def test_a_new_printed_numbering_starts_a_part_and_unnumbered_pages_continue_theirs():
+def test_a_numbering_that_goes_back_starts_a_part_and_one_that_jumps_ahead_does_not():
     printed = {**{n: n - 1 for n in range(2, 7)}, **{n: n - 7 for n in range(8, 13)}}  # 1..5, cover, 1..5
     pages = [_page(n) for n in range(1, 13)]
     assert part_starts(pages, printed) == [1, 8], "the second piece's title page 7 is unnumbered"
     # a chapter opener without a number inside one numbering is no new part
     assert part_starts(pages, {n: n + 10 for n in range(1, 13) if n != 6}) == [1]
+    # nor are numbers that jump ahead: pages printed without one (a full-page chart)
+    assert part_starts(pages, {**{n: n for n in range(1, 7)}, **{n: n + 3 for n in range(7, 13)}}) == [1]
 
 
 @pytest.fixture(scope="module")
 def binder(tmp_path_factory, shared_data: Path) -> Path:
     """Three real documents' pages in one PDF, as a scanned binder or a packed corpus holds
     them: six pages of the JSTOR report (printed 1–6), six of the grammar textbook (printed
-    10–15, on the same Letter sheet) and three landscape lecture slides (unnumbered)."""
+    3–8, on the same Letter sheet) and three landscape lecture slides (unnumbered)."""
     import pymupdf
 
     source = shared_data / "documents"
@@ -52,7 +54,7 @@ def binder(tmp_path_factory, shared_data: Path) -> Path:
     with pymupdf.open() as binder:
         for name, pages in (
             ("jstor_open_access_latin_america_report.pdf", range(2, 8)),
-            ("grammar_matters_textbook.pdf", range(10, 16)),
+            ("grammar_matters_textbook.pdf", range(3, 9)),
             ("dl_comp_mech_slides_ch3_1.pdf", range(1, 4)),
         ):
             with pymupdf.open(source / name) as whole:
@@ -72,7 +74,7 @@ def test_ingest_keeps_a_binders_parts_with_it_and_a_reader_finds_them_without_th
         ws.add([binder])
         store = ws.context().store
         doc = store.list_documents()[0]
-        # the report, then the textbook (a new numbering on the same sheet), then the slides
+        # the report, then the textbook (its numbering goes back, on the same sheet), then the slides
         assert store.get_record(PARTS_NAMESPACE, doc.id) == [1, 7, 13]
         assert ws.parts("binder.pdf") == [(1, 6), (7, 12), (13, 15)]
         assert main(["meta", "binder.pdf", "--workspace", str(tmp_path / "ws")]) == 0

@@ -9,9 +9,10 @@ without a model, from what a piece's pages share:
 - **the sheet**: every page of a piece is printed on one paper size and orientation, so a
   page whose size or orientation differs from the page before starts a part (a landscape
   deck after a portrait report, Letter after A4);
-- **the numbering**: a piece numbers its own pages (``documents.page_numbers``: runs of
-  printed numbers with one offset from the file's numbering), so a page whose printed
-  number keeps another offset than the last numbered page before it starts a part.
+- **the numbering**: a piece numbers its own pages from its start (``documents.page_numbers``),
+  so a page whose printed number goes back — no greater than the last printed number
+  before it — starts a part. Numbers that jump ahead are the same piece with pages left
+  unnumbered (a full-page chart, a chapter opener, the financial statements' F-pages).
 
 Pages without a printed number continue the part they are in. A part may be finer than a
 piece (a fold-out landscape page, front matter numbered apart): what reads parts
@@ -44,15 +45,15 @@ def part_starts(pages: Iterable[Page], printed: Mapping[int, int]) -> list[int]:
     maps file page numbers to printed ones (``documents.page_numbers``)."""
     starts: list[int] = []
     previous: Page | None = None
-    offset: int | None = None  # the last numbered page's printed number minus its file number
+    last: int | None = None  # the printed number of the last numbered page
     for page in sorted(pages, key=lambda p: p.number):
-        own = printed[page.number] - page.number if page.number in printed else None
+        shown = printed.get(page.number)
         if previous is None:
             starts.append(page.number)
-        elif _sheet(page) != _sheet(previous) or (own is not None and offset is not None and own != offset):
+        elif _sheet(page) != _sheet(previous) or (shown is not None and last is not None and shown <= last):
             starts.append(page.number)
-        if own is not None:
-            offset = own
+        if shown is not None:
+            last = shown
         previous = page
     return starts
 
