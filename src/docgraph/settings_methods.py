@@ -236,10 +236,11 @@ class RetrievalSettings(Section):
     )
     route_by_content: bool = Field(
         True,
-        description="when a question names no document, weigh each page by how "
-        "well its whole document (or the part of a file it is in: "
-        "documents.parts) holds the question's words "
-        "(methods.retrieval.document_nodes), at the same floor",
+        description="weigh each page by how well its whole document (or the "
+        "part of a file it is in: documents.parts) holds the question's "
+        "words, at the same floor: between documents when the question "
+        "names none, between a named document's parts when it does "
+        "(methods.retrieval.document_nodes)",
     )
     lexicons: list[str] = Field(
         default_factory=list,

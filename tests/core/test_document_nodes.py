@@ -71,6 +71,19 @@ def test_the_parts_of_one_file_are_nodes_of_their_own():
     assert list(weights) == [0.5, 0.5, 1.0, 1.0]
 
 
+def test_with_named_documents_the_words_choose_only_between_each_documents_parts():
+    # the survey as a file of two parts, the handbook and the manual of one part each
+    nodes = nodes_of(PAGES, {"survey": [1, 2]})
+    assert nodes.nodes == [("handbook", 1), ("manual", 1), ("survey", 1), ("survey", 2)]
+    terms = tokenize("Which partisans vote least?")  # the survey's second page holds both words
+    across = nodes.match(terms)
+    within = nodes.match(terms, within_documents=True)
+    assert across is not None and within is not None
+    assert list(within) == [1.0, 1.0, pytest.approx(across[2] / across[3]), 1.0]
+    assert within[2] < 1.0  # the survey's first part, against its second
+    assert nodes_of(PAGES).match(terms, within_documents=True) is None  # no document of two parts
+
+
 # A small shelf of real documents: eight pages of a JSTOR white paper on open access to a
 # Mexican press's books, eight of a parish's social audit, the five-page OpenStax excerpt.
 EXCERPTS = {

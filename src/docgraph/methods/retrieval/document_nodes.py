@@ -17,8 +17,10 @@ it after the page signals are fused (``EvidenceLayer.flat``), so it decides betw
 documents (parts) and never within one: a node's pages keep their order, and each node keeps
 ``floor`` of its scores at the least, so a question still reaches every page. It abstains
 (None) with fewer than two nodes, when no word of the question occurs in any of them, and
-when every node scores alike; the layer also leaves it out when the name router speaks
-(names say which document is meant, shared words only suggest it).
+when every node scores alike. When the name router speaks, names say which document is meant
+and shared words only suggest it, so the words then choose only between the parts of each
+document (``within_documents``: every document's best part weighs 1) — a named filing's
+exhibits against its body, as in a workspace of that filing alone.
 """
 
 from __future__ import annotations
@@ -54,33 +56,44 @@ class DocumentNodes:
         tokens (``page_tokens[p]``, as ``docgraph.text.tokenize`` makes them); ``parts`` gives a
         document's part starts (``documents.parts``; a document absent from it is one part)."""
         position: dict[PageKey, int] = {}
+        opening: dict[str, int] = {}  # each document's first page in the layer
         codes = np.zeros(len(pages), dtype=np.int64)
         tokens: list[list[str]] = []
         for p, (doc, number) in enumerate(pages):
             starts = parts.get(doc) if parts else None
-            first = starts[bisect_right(starts, number) - 1] if starts and number >= starts[0] else None
-            node = position.setdefault((doc, first if first is not None else 0), len(position))
+            if starts and number >= starts[0]:
+                first = starts[bisect_right(starts, number) - 1]
+            else:
+                first = opening.setdefault(doc, number)
+            node = position.setdefault((doc, first), len(position))
             if node == len(tokens):
                 tokens.append([])
             tokens[node].extend(page_tokens[p])
             codes[p] = node
         return cls(list(position), codes, BM25(tokens))
 
-    def match(self, terms: Sequence[str]) -> np.ndarray | None:
-        """Per node how well its whole text holds ``terms``, the best node 1; None when
-        routing by content abstains."""
+    def match(self, terms: Sequence[str], within_documents: bool = False) -> np.ndarray | None:
+        """Per node how well its whole text holds ``terms``, the best node 1 — or, with
+        ``within_documents``, the best part of each document 1 (a document whose parts hold
+        none of the terms, or of one part, all 1); None when routing by content abstains."""
         if len(self.nodes) < 2 or not terms:
             return None
         scores = self.index.scores(list(terms))
-        best = float(scores.max())
-        if best <= 0.0 or float(scores.min()) == best:
+        if within_documents:
+            best = dict.fromkeys((doc for doc, _ in self.nodes), 0.0)
+            for (doc, _), score in zip(self.nodes, scores):
+                best[doc] = max(best[doc], float(score))
+            scores = np.array([s / best[d] if best[d] > 0 else 1.0 for (d, _), s in zip(self.nodes, scores)])
+            return None if scores.min() == 1.0 else scores
+        top = float(scores.max())
+        if top <= 0.0 or float(scores.min()) == top:
             return None
-        return scores / best
+        return scores / top
 
-    def page_weights(self, terms: Sequence[str], floor: float) -> np.ndarray | None:
-        """Per page: its node's weight ``floor + (1 - floor) · match`` (None: abstain, or
-        ``floor`` 1, routing off)."""
-        match = self.match(terms) if floor < 1.0 else None
+    def page_weights(self, terms: Sequence[str], floor: float, within_documents: bool = False) -> np.ndarray | None:
+        """Per page: its node's weight ``floor + (1 - floor) · match`` (``match``; None:
+        abstain, or ``floor`` 1, routing off)."""
+        match = self.match(terms, within_documents) if floor < 1.0 else None
         if match is None:
             return None
         return (floor + (1.0 - floor) * match)[self.codes]

@@ -240,9 +240,10 @@ class EvidenceLayer:
         """Flat scores only: every page as its best fused chunk; ``page_dense`` (one cosine
         per page, e.g. a page-image vector) is rank-fused in when given. With ``documents`` (a
         library's router, ``methods.retrieval.routing``) every signal of a page is weighed by its
-        document's routing weight before the lists are fused. When the question names no
-        document, the fused page scores are weighed by how well each page's document holds the
-        question's words (``document_nodes``, ``route_by_content``). ``scope`` (document ids)
+        document's routing weight before the lists are fused. The fused page scores are then
+        weighed by how well each page's document (or part of one) holds the question's words
+        (``document_nodes``, ``route_by_content``): between documents when the question names
+        none, between the parts of each document when it does. ``scope`` (document ids)
         keeps those documents' pages only: the others weigh 0 in every later stage too, as
         routing weights do."""
         n_pages = len(self.pages)
@@ -251,9 +252,10 @@ class EvidenceLayer:
         if not n_pages:
             return PageRanking(self.pages, np.zeros(0), np.zeros(0), np.zeros(0), fused)
         routing = page_weights(documents, query, settings.route_floor, self.page_documents)
-        about = None  # by content: only where no document is named, and between documents only
-        if routing is None and settings.route_by_content:
-            about = self.documents.page_weights(reading.tokens, settings.route_floor)
+        about = None  # by content, after fusion: between documents, or the named ones' parts
+        if settings.route_by_content:
+            named = routing is not None
+            about = self.documents.page_weights(reading.tokens, settings.route_floor, within_documents=named)
         if scope is not None:
             inside = self.page_documents.within(scope)
             routing = inside if routing is None else routing * inside
