@@ -91,24 +91,12 @@ def openstax_ws(_openstax_template: Path, tmp_path: Path) -> Path:
 def mmlongbench_excerpt(tmp_path_factory, shared_data: Path) -> Callable[[str, tuple[int, ...]], Path]:
     """``make(file, pages)``: a workspace holding those pages (1-based, in that order) of an
     MMLongBench-Doc PDF, kg4vd and hvm built offline; skips when the documents are absent."""
-    import pymupdf
-
-    from docgraph import Workspace
+    from docgraph.testing.files import built_library
 
     def make(file: str, pages: tuple[int, ...]) -> Path:
         source = shared_data / "mmlongbench_doc" / "documents" / file
         if not source.is_file():
             pytest.skip("the MMLongBench-Doc documents are not in the shared data")
-        tmp = tmp_path_factory.mktemp("excerpt")
-        excerpt = tmp / file
-        with pymupdf.open(source) as whole, pymupdf.open() as part:
-            for page in pages:
-                part.insert_pdf(whole, from_page=page - 1, to_page=page - 1)
-            part.save(excerpt)
-        with Workspace(tmp / "ws") as ws:
-            ws.add([excerpt])
-            for method in ("kg4vd", "hvm"):
-                ws.build(method=method)
-        return tmp / "ws"
+        return built_library({source: pages}, tmp_path_factory.mktemp("excerpt"))
 
     return make

@@ -98,21 +98,10 @@ NAMED = "What does the St Mary Witney social audit say about the housing of youn
 @pytest.fixture(scope="module")
 def shelf(tmp_path_factory, shared_data: Path) -> Path:
     """The three excerpts as three documents of one workspace, kg4vd and hvm built offline."""
-    import pymupdf
+    from docgraph.testing.files import built_library
 
-    from docgraph import Workspace
-
-    tmp = tmp_path_factory.mktemp("shelf")
-    for name, pages in EXCERPTS.items():
-        with pymupdf.open(shared_data / "documents" / name) as whole, pymupdf.open() as part:
-            for page in pages:
-                part.insert_pdf(whole, from_page=page - 1, to_page=page - 1)
-            part.save(tmp / name)
-    with Workspace(tmp / "ws") as ws:
-        ws.add(sorted(tmp.glob("*.pdf")))
-        for method in ("kg4vd", "hvm"):
-            ws.build(method=method)
-    return tmp / "ws"
+    source = shared_data / "documents"
+    return built_library({source / name: pages for name, pages in EXCERPTS.items()}, tmp_path_factory.mktemp("shelf"))
 
 
 def ranked(root: Path, question: str, method: str, by_content: bool) -> list[tuple[str, int]]:

@@ -126,24 +126,12 @@ QUESTION = (
 def filings_library(tmp_path_factory, shared_data: Path) -> Path:
     """Three real filings' covers and cash flow statements in one workspace, kg4vd and hvm
     built offline (FinanceBench development filings)."""
-    import pymupdf
-
-    from docgraph import Workspace
+    from docgraph.testing.files import built_library
 
     source = shared_data / "financebench" / "pdfs"
     if not source.is_dir():
         pytest.skip("the FinanceBench filings are not in the shared data")
-    tmp = tmp_path_factory.mktemp("filings")
-    for name, pages in FILINGS.items():
-        with pymupdf.open(source / name) as whole, pymupdf.open() as part:
-            for page in pages:
-                part.insert_pdf(whole, from_page=page - 1, to_page=page - 1)
-            part.save(tmp / name)
-    with Workspace(tmp / "ws") as ws:
-        ws.add(sorted(tmp.glob("*.pdf")))
-        for method in ("kg4vd", "hvm"):
-            ws.build(method=method)
-    return tmp / "ws"
+    return built_library({source / name: pages for name, pages in FILINGS.items()}, tmp_path_factory.mktemp("filings"))
 
 
 @pytest.mark.parametrize("method", ["kg4vd", "hvm"])

@@ -4,6 +4,7 @@ folders made ready to copy."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 
@@ -81,3 +82,30 @@ def checkpointed(root: Path) -> Path:
     with sqlite3.connect(root / SQLiteStore.DB_NAME) as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return root
+
+
+def excerpt_pdf(source: Path, pages: Iterable[int], out: Path) -> Path:
+    """``out``: the given pages (1-based, in that order) of the PDF ``source``."""
+    import pymupdf
+
+    with pymupdf.open(source) as whole, pymupdf.open() as part:
+        for page in pages:
+            part.insert_pdf(whole, from_page=page - 1, to_page=page - 1)
+        part.save(out)
+    return out
+
+
+def built_library(
+    excerpts: Mapping[Path, Iterable[int]], folder: Path, methods: Iterable[str] = ("kg4vd", "hvm")
+) -> Path:
+    """A workspace at ``folder / "ws"`` holding each source PDF's given pages as a document of
+    its own (``excerpt_pdf``, written into ``folder`` under the source's name), built offline
+    with ``methods``; returns the workspace folder."""
+    from ..api import Workspace
+
+    files = [excerpt_pdf(source, pages, folder / source.name) for source, pages in excerpts.items()]
+    with Workspace(folder / "ws") as ws:
+        ws.add(sorted(files))
+        for method in methods:
+            ws.build(method=method)
+    return folder / "ws"
