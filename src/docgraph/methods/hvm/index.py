@@ -86,7 +86,7 @@ def load_hvm_index(ctx: MethodContext) -> HVMIndex:
     settings = retrieval_settings(ctx)
     printed = stored_printed_numbers(store, {c.doc_id for c in chunks})
     layer = EvidenceLayer.build(
-        chunks, chunk_vectors.matrix, settings, printed=printed, parts=stored_parts(store, printed, printed)
+        chunks, chunk_vectors.matrix, settings, printed=printed, parts=stored_parts(store, printed.keys(), printed)
     )
     index = HVMIndex(
         chunks=chunks,

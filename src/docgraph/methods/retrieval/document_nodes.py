@@ -38,12 +38,14 @@ PageKey = tuple[str, int]
 
 @dataclass(frozen=True)
 class DocumentNodes:
-    """One BM25 node per document part; ``nodes[i]`` is node i's (document, first page) and
-    ``codes[p]`` the node of page p of the layer."""
+    """One BM25 node per document part; ``nodes[i]`` is node i's (document, first page),
+    ``codes[p]`` the node of page p of the layer and ``node_doc[i]`` node i's document as an
+    index (its documents in order of first appearance)."""
 
     nodes: list[PageKey]
     codes: np.ndarray
     index: BM25
+    node_doc: np.ndarray
 
     @classmethod
     def build(
@@ -70,7 +72,10 @@ class DocumentNodes:
                 tokens.append([])
             tokens[node].extend(page_tokens[p])
             codes[p] = node
-        return cls(list(position), codes, BM25(tokens))
+        nodes = list(position)
+        documents: dict[str, int] = {}
+        node_doc = np.array([documents.setdefault(doc, len(documents)) for doc, _ in nodes], dtype=np.int64)
+        return cls(nodes, codes, BM25(tokens), node_doc)
 
     def match(self, terms: Sequence[str], within_documents: bool = False) -> np.ndarray | None:
         """Per node how well its whole text holds ``terms``, the best node 1 — or, with
@@ -80,10 +85,10 @@ class DocumentNodes:
             return None
         scores = self.index.scores(list(terms))
         if within_documents:
-            best = dict.fromkeys((doc for doc, _ in self.nodes), 0.0)
-            for (doc, _), score in zip(self.nodes, scores):
-                best[doc] = max(best[doc], float(score))
-            scores = np.array([s / best[d] if best[d] > 0 else 1.0 for (d, _), s in zip(self.nodes, scores)])
+            best = np.zeros(int(self.node_doc.max()) + 1)
+            np.maximum.at(best, self.node_doc, scores)
+            own = best[self.node_doc]  # each node's document's best part
+            scores = np.divide(scores, own, out=np.ones(len(scores)), where=own > 0)
             return None if scores.min() == 1.0 else scores
         top = float(scores.max())
         if top <= 0.0 or float(scores.min()) == top:

@@ -52,7 +52,8 @@ def load_layer(ctx: MethodContext, page_index: VectorIndex) -> EvidenceLayer:
         matrix = vectors.matrix[[vectors.position[k] for k in keys]] if keys else np.zeros((0, 1), np.float32)
         extra = [parse_page_key(k) for k in page_index.keys]
         printed = stored_printed_numbers(ctx.store, {c.doc_id for c in chunks} | {doc for doc, _ in extra})
-        return EvidenceLayer.build(chunks, matrix, settings, extra, printed, stored_parts(ctx.store, printed, printed))
+        parts = stored_parts(ctx.store, printed.keys(), printed)
+        return EvidenceLayer.build(chunks, matrix, settings, extra, printed, parts)
 
     return cached(ctx.store, LAYER, f"layer:{shape}", load)
 
