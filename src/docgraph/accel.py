@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ConfigError
+from .user_cache import user_cache_dir
 
 PRECISIONS = ("auto", "f32")  # auto: bf16 where the CPU computes it natively (AMX, AVX512-BF16), else f32
 
@@ -44,16 +44,7 @@ def compiled_model_cache() -> Path | None:
     ``$XDG_CACHE_HOME/docgraph/openvino`` (``~/.cache/...``). None when it cannot be created.
     OpenVINO keys each entry by the model's content, the compile options and its own
     version, and compiles afresh when an entry does not load."""
-    env = os.environ.get("DOCGRAPH_OPENVINO_CACHE")
-    if env is not None and not env.strip():
-        return None
-    cache_home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    root = Path(env) if env else cache_home / "docgraph" / "openvino"
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    return root if os.access(root, os.W_OK) else None
+    return user_cache_dir("openvino", "DOCGRAPH_OPENVINO_CACHE")
 
 
 def compile_on_cpu(model: Any, threads: int = 0, precision: str = "auto") -> Any:

@@ -18,7 +18,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[2] / "src" / "docgraph"
 
 RANKS: list[set[str]] = [
-    {"errors", "text", "memory", "threads", "scoring", "boundary"},
+    {"errors", "text", "memory", "threads", "scoring", "boundary", "user_cache"},
     {"types", "settings_sections", "accel", "prompts"},
     {"settings_methods"},
     {"config"},

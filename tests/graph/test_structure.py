@@ -58,6 +58,20 @@ def test_similarity_links_only_other_pages_above_the_threshold():
     assert (0, 2) in pairs and (2, 0) in pairs and (0, 1) not in pairs and not any(3 in p for p in pairs)
 
 
+def test_similarity_links_are_each_rows_best_other_page_chunks():
+    """Against ranking every cosine: the chunks are many more than a column group, their count
+    is no multiple of it, and most cosines pass the threshold (as a small embedder's do)."""
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((301, 16)).astype(np.float32) + 3.0
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    page = rng.integers(0, 40, len(vectors))
+    sims = vectors @ vectors.T
+    sims[page[:, None] == page[None, :]] = -np.inf
+    expected = {(i, int(j)) for i in range(len(vectors)) for j in np.argsort(-sims[i])[:5] if sims[i, j] >= 0.9}
+    got = {tuple(int(x) for x in p) for p in similar_pairs(vectors, page, top_k=5, threshold=0.9, block=64)}
+    assert got == expected and len(got) > 4 * len(vectors)
+
+
 def test_diffusion_spreads_seed_mass_to_structural_neighbours():
     g = build_structure(layout(), weights(similar=0.0))
     seeds = np.zeros(6)

@@ -110,22 +110,38 @@ def similar_pairs(
     vectors: np.ndarray, chunk_page: np.ndarray, top_k: int, threshold: float, block: int = 1024
 ) -> np.ndarray:
     """(i, j) pairs: j among the ``top_k`` most cosine-similar chunks of i on other pages,
-    cosine ≥ ``threshold``; rows of ``vectors`` are L2-normalised."""
+    cosine ≥ ``threshold``; rows of ``vectors`` are L2-normalised.
+
+    Each row's best ``top_k`` lie in the ``top_k`` column groups with the highest maxima, so
+    only those groups are searched; a full partition of every row is the cost this avoids."""
     n = len(vectors)
     if n < 2 or top_k <= 0:
         return np.zeros((0, 2), np.int64)
     k = min(top_k, n - 1)
+    groups = -(-n // _GROUP)
+    width = groups * _GROUP
+    mat = np.zeros((width, vectors.shape[1]), dtype=np.float32)
+    mat[:n] = vectors
+    page = np.full(width, -1, dtype=np.int64)
+    page[:n] = chunk_page
+    kg = min(k, groups)
     out = []
-    mat = np.asarray(vectors, dtype=np.float32)
     for start in range(0, n, block):
         rows = np.arange(start, min(start + block, n))
         sims = mat[rows] @ mat.T
-        sims[chunk_page[rows][:, None] == chunk_page[None, :]] = -np.inf
-        top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
-        vals = np.take_along_axis(sims, top, axis=1)
-        keep = vals >= threshold
+        sims[(page[rows][:, None] == page[None, :]) | (page[None, :] < 0)] = -np.inf
+        maxima = sims.reshape(len(rows), groups, _GROUP).max(axis=2)
+        best_groups = np.argpartition(-maxima, kg - 1, axis=1)[:, :kg]
+        cols = (best_groups[:, :, None] * _GROUP + np.arange(_GROUP)).reshape(len(rows), -1)
+        cand = np.take_along_axis(sims, cols, axis=1)
+        pick = np.argpartition(-cand, k - 1, axis=1)[:, :k]
+        top = np.take_along_axis(cols, pick, axis=1)
+        keep = np.take_along_axis(cand, pick, axis=1) >= threshold
         out.append(np.stack([np.repeat(rows, k).reshape(len(rows), k)[keep], top[keep]], axis=1))
-    return np.concatenate(out) if out else np.zeros((0, 2), np.int64)
+    return np.concatenate(out).astype(np.int64)
+
+
+_GROUP = 64  # columns per group whose maximum is taken before a row's best are picked
 
 
 def build_structure(

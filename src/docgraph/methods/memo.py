@@ -25,17 +25,19 @@ import gc
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ..store.base import Store
+from .disk_memo import load_or_build
 
 _TABLES: list[StoreCache] = []
 
 
-def _root(store: Store) -> str:
+def store_root(store: Store) -> str:
+    """The workspace folder of ``store``, absolute and symlink-free (the key of its tables)."""
     return _resolved(str(store.root))
 
 
@@ -57,7 +59,7 @@ class StoreCache:
 
     def get(self, store: Store, key: Hashable, version: Any, load: Callable[[], Any]) -> Any:
         """The value of ``key`` for this store at ``version``: cached, or ``load()`` (then kept)."""
-        full = (_root(store), key)
+        full = (store_root(store), key)
         with self._lock:
             hit = self._items.get(full)
             if hit is not None and hit[0] == version:
@@ -74,14 +76,14 @@ class StoreCache:
 
     def drop(self, store: Store, key: Hashable, value: Any) -> None:
         """Forget ``key``'s entry for this store if it still holds ``value`` (found stale by its user)."""
-        full = (_root(store), key)
+        full = (store_root(store), key)
         with self._lock:
             hit = self._items.get(full)
             if hit is not None and hit[1] is value:
                 del self._items[full]
 
     def keys_of(self, store: Store) -> list[Hashable]:
-        root = _root(store)
+        root = store_root(store)
         with self._lock:
             return [key for r, key in self._items if r == root]
 
@@ -93,7 +95,7 @@ class StoreCache:
 
 def forget_store(store: Store) -> None:
     """Drop every in-memory table of this workspace (``Workspace.close``)."""
-    root = _root(store)
+    root = store_root(store)
     for table in _TABLES:
         table.forget(root)
 
@@ -106,6 +108,17 @@ def bump_version(store: Store, name: str) -> None:
     store.set_meta(f"{name}:index_version", uuid.uuid4().hex)
 
 
-def cached(store: Store, name: str, what: str, load: Any) -> Any:
-    """``load()`` computed once per (workspace, method, what) until the method's data changes."""
-    return _METHOD_TABLES.get(store, (name, what), store.get_meta(f"{name}:index_version"), load)
+def cached(
+    store: Store, name: str, what: str, load: Any, *, persist: bool = False, depends_on: Sequence[str] = ()
+) -> Any:
+    """``load()`` computed once per (workspace, method, what) until the method's data changes;
+    with ``persist`` also kept on disk for later processes (``disk_memo.load_or_build``; its
+    ``depends_on`` files, such as a user's lexicons, invalidate it when they change)."""
+    version = store.get_meta(f"{name}:index_version")
+    if persist:
+        build = load
+
+        def load() -> Any:
+            return load_or_build(store_root(store), (name, what), version, build, depends_on=depends_on)
+
+    return _METHOD_TABLES.get(store, (name, what), version, load)

@@ -2,6 +2,8 @@
 in the root conftest, or import the fixtures into a conftest).
 
 Fixtures:
+- ``private_table_cache`` (session, automatic): the tables ``methods.disk_memo`` keeps
+  between processes go to a session folder (``DOCGRAPH_TABLE_CACHE``), never the user's.
 - ``openai_stub``: a started ``OpenAIStub`` (stopped after the test).
 - ``stub_hub``: a ``ModelHub`` on a fresh workspace in ``tmp_path`` whose build/answer/judge
   roles point at ``openai_stub`` (fast backoff, short timeout).
@@ -17,6 +19,7 @@ Helpers (plain functions, usable without pytest):
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from typing import Any
 import pytest
 
 from ..config import Settings, load_settings
+from ..methods.disk_memo import CACHE_ENV
 from ..models.chat.replay import write_replay
 from ..models.hub import ROLES, ModelHub
 from .openai_stub import OpenAIStub
@@ -37,6 +41,18 @@ FAST_CHAT = {
     "backoff_max_s": 0.05,
     "max_concurrency": 4,
 }
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_table_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    folder = tmp_path_factory.mktemp("table-cache")
+    before = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = before
 
 
 def _merge(base: dict, extra: Mapping) -> dict:

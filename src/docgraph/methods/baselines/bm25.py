@@ -26,5 +26,5 @@ class BM25Baseline(ChunkBaseline):
     def rank(
         self, ctx: MethodContext, query: str, chunks: list[Chunk], settings: BaselineSettings
     ) -> Iterator[tuple[int, float]]:
-        index = cached(ctx.store, self.name, "bm25", lambda: BM25([indexed_text(c) for c in chunks]))
+        index = cached(ctx.store, self.name, "bm25", lambda: BM25([indexed_text(c) for c in chunks]), persist=True)
         return ranked(index.scores(query), positive=True)

@@ -210,6 +210,7 @@ class ChunkBaseline(IndexedBaseline):
             self.name,
             "chunks",
             lambda: [Chunk.model_validate(v) for _, v in ctx.store.iter_records(self.chunk_namespace)],
+            persist=True,
         )
 
     def retrieve(self, ctx: MethodContext, query: str, **options: Any) -> Evidence:

@@ -38,7 +38,7 @@ class HybridBaseline(DenseBaseline):
     def rank(
         self, ctx: MethodContext, query: str, chunks: list[Chunk], settings: BaselineSettings
     ) -> Iterator[tuple[int, float]]:
-        index, rows = cached(ctx.store, self.name, "hybrid", lambda: self._index(ctx, chunks))
+        index, rows = cached(ctx.store, self.name, "hybrid", lambda: self._index(ctx, chunks), persist=True)
         if not rows:
             return iter(())
         qvec = ctx.models.text_embedder.embed_queries([query])[0]

@@ -122,5 +122,8 @@ def entity_mentions(store: Store, chunks: list[Chunk], chunk_vectors: VectorInde
 
 def hvm_index(ctx: MethodContext) -> HVMIndex:
     """The cached in-memory index (reloaded when the method's data or the layer's settings change)."""
-    shape = layer_shape(retrieval_settings(ctx))
-    return cached(ctx.store, METHOD, f"index:{shape}", lambda: load_hvm_index(ctx))
+    settings = retrieval_settings(ctx)
+    shape = layer_shape(settings)
+    return cached(
+        ctx.store, METHOD, f"index:{shape}", lambda: load_hvm_index(ctx), persist=True, depends_on=settings.lexicons
+    )

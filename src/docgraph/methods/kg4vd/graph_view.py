@@ -26,6 +26,7 @@ dropped it in between) raises :class:`GraphChanged`; the caller reloads the view
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from collections import OrderedDict
@@ -41,8 +42,9 @@ from ...graph import IdIndex, build_adjacency
 from ...models.bm25 import BM25
 from ...store.base import Store
 from ...types import Entity, Relation
+from ..disk_memo import load_or_build
 from ..entity_graph import PageKey, grounded_nodes, incident_relations, nodes_on, relations_inside
-from ..memo import StoreCache
+from ..memo import StoreCache, store_root
 from ..retrieval.vector_index import VectorIndex
 from .storage import NS_ENTITY, NS_RELATION, VEC_ENTITY, VEC_PAGE, VEC_RELATION, entity_text_of
 
@@ -114,6 +116,17 @@ class GraphView:
     def __post_init__(self) -> None:
         self._entities = _RecordCache(NS_ENTITY, list(self.ids), Entity.model_validate)
         self._relations = _RecordCache(NS_RELATION, self.relation_ids, Relation.model_validate)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a pickle keeps (``disk_memo``): the arrays and the lexical index, made now;
+        locks and the per-process record caches are made afresh on load."""
+        self.lexical(())
+        return {k: v for k, v in self.__dict__.items() if k not in _PER_PROCESS}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._vector_rows, self._lock = {}, threading.Lock()
+        self.__post_init__()
 
     def __len__(self) -> int:
         return len(self.names)
@@ -187,6 +200,9 @@ class GraphView:
             self._vector_rows.clear()  # one live index at a time; the old one is stale
             self._vector_rows[id(index)] = rows
         return rows
+
+
+_PER_PROCESS = ("_vector_rows", "_entities", "_relations", "_lock")
 
 
 def graph_version(store: Store) -> tuple:
@@ -264,4 +280,12 @@ def load_view(store: Store, stale: GraphView | None = None) -> GraphView:
     version = graph_version(store)
     if stale is not None:
         _VIEWS.drop(store, "view", stale)
-    return _VIEWS.get(store, "view", version, lambda: load_view_from_store(store, version))
+    stamp = json.dumps(version) if any(v is not None for v in version) else None
+    return _VIEWS.get(
+        store,
+        "view",
+        version,
+        lambda: load_or_build(
+            store_root(store), ("kg4vd", "view"), stamp, lambda: load_view_from_store(store, version)
+        ),
+    )

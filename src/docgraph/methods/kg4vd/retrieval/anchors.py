@@ -55,7 +55,7 @@ def load_layer(ctx: MethodContext, page_index: VectorIndex) -> EvidenceLayer:
         parts = stored_parts(ctx.store, printed.keys(), printed)
         return EvidenceLayer.build(chunks, matrix, settings, extra, printed, parts)
 
-    return cached(ctx.store, LAYER, f"layer:{shape}", load)
+    return cached(ctx.store, LAYER, f"layer:{shape}", load, persist=True, depends_on=settings.lexicons)
 
 
 def page_dense_scores(

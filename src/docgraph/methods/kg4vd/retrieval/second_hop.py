@@ -31,6 +31,7 @@ def load_bridges(ctx: MethodContext, view: GraphView, layer: EvidenceLayer) -> E
             for node, (doc_id, page) in view.node_pages()
             if view.types[node].lower() not in NON_BRIDGING_TYPES
         ),
+        persist=True,
     )
 
 
