@@ -24,7 +24,7 @@ from ..types import ComponentKind, Document, Page
 
 NAMESPACE = "document.meta"
 VERSION_META = "document.meta:index_version"  # a new uuid whenever a label is set by hand (a cache stamp)
-GUESSER = 2  # the version of the guessing rules: a label guessed by older rules is guessed again
+GUESSER = 3  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
 
@@ -75,7 +75,9 @@ _KIND_WORDS = (
     ("integrated report", "annual report"),
     ("abstract", "paper"),
 )
-_FILE_KIND = re.compile(r"^(10-?k|10-?q|20-?f|8-?k|ar|esg|csr)$", re.IGNORECASE)
+_FILE_KIND = re.compile(r"^(10-?k|10-?q|20-?f|8-?k|ar|esg|csr|earnings)$", re.IGNORECASE)
+_FORM_NUMBER = re.compile(r"^(\d+)-?([A-Z])$")  # "10K", "8K" → "10-K", "8-K"
+_FILE_KIND_NAMES = {"EARNINGS": "earnings release"}
 _FILE_PERIOD = re.compile(r"^(?P<year>(?:19|20)\d\d)(?:[.\-]?(?:q(?P<q>[1-4])|\d\d(?:[.\-]\d\d)?))?$", re.IGNORECASE)
 _ARXIV = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
 _GENERIC_HEADING = re.compile(
@@ -143,7 +145,7 @@ def file_name_fields(stem: str) -> tuple[str, str, str]:
         if found and not period:
             period = f"Q{found.group('q')} {found.group('year')}" if found.group("q") else found.group("year")
         elif _FILE_KIND.match(seg) and not kind:
-            kind = seg.upper().replace("10K", "10-K").replace("10Q", "10-Q").replace("20F", "20-F")
+            kind = _FILE_KIND_NAMES.get(seg.upper(), _FORM_NUMBER.sub(r"\1-\2", seg.upper()))
         elif not period and not kind and i < 2 and re.search(r"[A-Za-z]", seg):
             name.append(seg)
     name = [n for n in name if len(n) >= 3 or re.search(r"\d", n)]  # "PH", "PG": initials that name no one
