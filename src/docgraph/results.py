@@ -46,12 +46,30 @@ class PageResult(_Strict):
     regions: list[RegionResult]
 
 
+class RoutedResult(_Strict):
+    """A document the question names: in a library, its pages weigh ``weight`` and the pages
+    of documents not named ``retrieval.route_floor`` (KG4VD and HVM; docs/methods.md)."""
+
+    document_id: str
+    document_title: str
+    weight: float = Field(description="the routing weight of its pages, 0-1")
+    named_by: list[str] = Field(description='what in the question named it: a name, "period 2018"')
+
+
+def routed_results(evidence: Evidence) -> list[RoutedResult]:
+    return [
+        RoutedResult(document_id=r.doc_id, document_title=r.title or r.doc_id, weight=r.weight, named_by=r.named_by)
+        for r in evidence.routed
+    ]
+
+
 class SearchResult(_Strict):
     """``docgraph search``: ranked pages, no answer step."""
 
     query: str
     method: str
     pages: list[PageResult]
+    routed: list[RoutedResult] = Field(default_factory=list, description="documents the question named, best first")
     timings: dict[str, float] = Field(description="seconds per retrieval stage")
 
 
@@ -92,6 +110,7 @@ class AskResult(_Strict):
     model_used: bool = Field(description="false: no model answered (offline extractive answer)")
     citations: list[CitationResult]
     evidence_pages: list[EvidencePage]
+    routed: list[RoutedResult] = Field(default_factory=list, description="documents the question named, best first")
     claims: list[ClaimResult] = Field(description="the claim check per sentence (empty when it did not run)")
     verify: str | None = Field(description="how the claim check ran: mark, drop or off; null: not checked")
     warnings: list[str]
@@ -128,6 +147,7 @@ def ask_result(answer: Answer) -> AskResult:
             for c in answer.citations
         ],
         evidence_pages=[EvidencePage(document_id=p.doc_id, page=p.page, score=p.score) for p in answer.evidence.pages],
+        routed=routed_results(answer.evidence),
         claims=[
             ClaimResult(sentence=c.sentence, status=c.status, citations=list(c.citations), missing=list(c.missing))
             for c in answer.claims
@@ -183,7 +203,8 @@ def search_result(
                 regions=[region_result(c, round(s, 4)) for c, s in best],
             )
         )
-    return SearchResult(query=query, method=evidence.method, pages=pages, timings=dict(evidence.timings))
+    routed = routed_results(evidence)
+    return SearchResult(query=query, method=evidence.method, pages=pages, routed=routed, timings=dict(evidence.timings))
 
 
 SCHEMAS: dict[str, type[BaseModel]] = {"ask": AskResult, "search": SearchResult, "batch-line": BatchLine}

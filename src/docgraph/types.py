@@ -310,6 +310,17 @@ class Usage(BaseModel):
         return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
 
 
+class RoutedDocument(BaseModel):
+    """A document the question names, as routing in a library weighed it
+    (``methods.retrieval.routing``): its pages' weight (documents not named get the floor)
+    and what in the question named it (a name, "period 2018")."""
+
+    doc_id: str
+    title: str = ""
+    weight: float
+    named_by: list[str] = Field(default_factory=list)
+
+
 class Evidence(BaseModel):
     query: str
     method: str
@@ -320,6 +331,7 @@ class Evidence(BaseModel):
     chunks: list[ScoredChunk] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict, description="seconds per stage")
     notes: list[str] = Field(default_factory=list)
+    routed: list[RoutedDocument] = Field(default_factory=list, description="documents the question named, best first")
 
 
 ClaimStatus = Literal["supported", "partly", "unsupported", "uncited"]

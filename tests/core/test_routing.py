@@ -35,6 +35,38 @@ def named(router: DocumentRouter, question: str) -> dict[str, float]:
     return {d: float(m) for d, m in zip(router.doc_ids, match) if m > 0}
 
 
+def test_a_first_word_still_names_its_filings_when_their_titles_start_with_it():
+    """The guesser titles a filing "CVS HEALTH CORPORATION Form 10-K FY2022": names of the same
+    organisation starting alike do not make its first word ambiguous."""
+    shelf = {
+        doc: DocumentMeta(**{**meta.model_dump(), "title": f"{meta.organisation} Form 10-K {meta.period}".strip()})
+        for doc, meta in SHELF.items()
+        if doc != "nhs"
+    }
+    shelf["cvs22"] = DocumentMeta(
+        organisation="CVS HEALTH CORPORATION",
+        period="FY2022",
+        title="CVS HEALTH CORPORATION Form 10-K FY2022",
+        file_name="CVSHEALTH_2022_10K",
+    )
+    router = DocumentRouter.build(shelf)
+    assert named(router, "Is CVS a capital-intensive business in FY2022?") == {"cvs22": 1.0, "cvs18": 1 / 3}
+
+
+def test_the_router_says_what_named_each_document_and_the_weight_it_gives(router):
+    routed = router.explain("What is the FY2018 capital expenditure amount (in USD millions) for 3M?", 0.5)
+    assert [(r.doc_id, r.weight, r.named_by) for r in routed] == [
+        ("mmm18", 1.0, ["3M COMPANY", "period 2018"]),
+        ("mmm22", 0.75, ["3M COMPANY"]),
+    ]
+    assert [(r.doc_id, r.named_by) for r in router.explain("Is CVS a capital-intensive business?", 0.5)] == [
+        ("cvs18", ["CVS"])
+    ]
+    assert router.explain("How many card members did AMEX have?", 0.5)[0].named_by == ["AMEX"]
+    assert router.explain("Which company had the largest revenue?", 0.5) == []  # abstains
+    assert router.explain("What is the FY2018 capital expenditure for 3M?", 1.0) == []  # routing off
+
+
 def test_a_named_company_and_year_pick_that_filing_first(router):
     assert named(router, "What is the FY2018 capital expenditure amount (in USD millions) for 3M?") == {
         "mmm18": 1.0,
@@ -156,6 +188,30 @@ def test_a_library_question_reads_the_statement_of_the_company_and_year_it_names
     assert set(list(unrouted)[:2]) == {("3M_2018_10K.pdf", 2), ("3M_2022_10K.pdf", 2)}
     assert unrouted[("3M_2022_10K.pdf", 2)] - unrouted[("3M_2018_10K.pdf", 2)] < 0.05
     assert routed[("3M_2022_10K.pdf", 2)] - routed[("3M_2018_10K.pdf", 2)] > 0.25
+
+
+@pytest.mark.parametrize("method", ["kg4vd", "hvm"])
+def test_search_and_ask_say_which_documents_the_question_named(filings_library: Path, method: str):
+    from docgraph import Workspace
+    from docgraph.cli.ask import format_answer
+    from docgraph.cli.search import format_search
+    from docgraph.results import ask_result
+
+    with Workspace(filings_library) as ws:
+        files = {d.id: Path(d.path).name for d in ws.documents()}
+        found = ws.search(QUESTION, method)
+        answer = ws.ask(QUESTION, method)
+        chosen = ws.search(QUESTION, method, documents=["3M_2018_10K.pdf"])
+    routed = [(files[r.document_id], r.weight, r.named_by) for r in found.routed]
+    assert routed == [
+        ("3M_2022_10K.pdf", 1.0, ["3M COMPANY", "period 2022"]),
+        ("3M_2018_10K.pdf", 0.75, ["3M COMPANY"]),
+    ]
+    assert found.routed[0].document_title == "3M COMPANY Form 10-K FY2022"
+    assert "  1.00  3M COMPANY Form 10-K FY2022 \u2014 3M COMPANY, period 2022" in format_search(found).splitlines()
+    assert ask_result(answer).routed == found.routed
+    assert "  0.75  3M COMPANY Form 10-K FY2018 \u2014 3M COMPANY" in format_answer(answer).splitlines()
+    assert chosen.routed == []  # documents chosen by hand: nothing was routed
 
 
 def test_the_router_is_rebuilt_when_a_label_is_written_or_a_document_leaves(filings_library: Path, tmp_path: Path):

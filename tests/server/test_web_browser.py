@@ -14,7 +14,10 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from live_server import serving
@@ -71,6 +74,27 @@ def browser():
         chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         yield chromium
         chromium.close()
+
+
+@contextmanager
+def signed_in_page(url: str, token: str) -> Iterator[tuple[Any, list[str]]]:
+    """A Chromium page signed in to the app at ``url`` with ``token`` and ready, and the list
+    that collects the script errors and dialogs it meets (a test ends expecting it empty)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_context(base_url=url, viewport={"width": 1280, "height": 900}).new_page()
+            page.set_default_timeout(60_000)
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("dialog", lambda dialog: errors.append(f"dialog: {dialog.message}"))
+            page.goto(f"/?token={token}")
+            page.wait_for_selector("body[data-ready='1']")
+            yield page, errors
+        finally:
+            browser.close()
 
 
 def shot(page, name: str, full: bool = False) -> None:

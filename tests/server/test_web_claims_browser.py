@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from live_server import serving
-from test_web_browser import CHROMIUM, CHROMIUM_ARGS, _missing
+from test_web_browser import _missing, signed_in_page
 
 from docgraph import Workspace
 from docgraph.testing.fixtures import stub_settings
@@ -69,51 +69,38 @@ def served(tmp_path_factory):
 
 
 def test_an_unsupported_sentence_is_marked_and_markup_stays_text(served):
-    from playwright.sync_api import sync_playwright
+    with signed_in_page(served, TOKEN) as (page, errors):
+        page.click("#tab-ask")
+        page.fill("#ask-question", QUESTION)
+        page.select_option("#ask-method", "bm25")
+        page.click("#ask-submit")
+        page.locator("[data-test=claim]").first.wait_for()
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_context(base_url=served, viewport={"width": 1280, "height": 900}).new_page()
-            page.set_default_timeout(60_000)
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.on("dialog", lambda dialog: errors.append(f"dialog: {dialog.message}"))
-            page.goto(f"/?token={TOKEN}")
-            page.wait_for_selector("body[data-ready='1']")
-            page.click("#tab-ask")
-            page.fill("#ask-question", QUESTION)
-            page.select_option("#ask-method", "bm25")
-            page.click("#ask-submit")
-            page.locator("[data-test=claim]").first.wait_for()
+        claims = page.locator("[data-test=claim]")
+        statuses = [claims.nth(i).get_attribute("data-status") for i in range(claims.count())]
+        assert statuses == ["supported", "unsupported", "supported"], statuses
+        bad = page.locator("[data-test=claim][data-status=unsupported]")
+        assert "21.5%" in bad.inner_text()
+        assert "not in the cited evidence: 21.5%" in bad.get_attribute("title")
+        assert "text-decoration" not in (bad.get_attribute("style") or "")
+        assert "wavy" in bad.evaluate("el => getComputedStyle(el).textDecorationStyle")
+        assert "1 unsupported" in page.locator("[data-test=claim-summary]").inner_text()
+        # the inline citation buttons still work inside a marked sentence
+        assert bad.locator("[data-test=citation-inline]").count() == 1
 
-            claims = page.locator("[data-test=claim]")
-            statuses = [claims.nth(i).get_attribute("data-status") for i in range(claims.count())]
-            assert statuses == ["supported", "unsupported", "supported"], statuses
-            bad = page.locator("[data-test=claim][data-status=unsupported]")
-            assert "21.5%" in bad.inner_text()
-            assert "not in the cited evidence: 21.5%" in bad.get_attribute("title")
-            assert "text-decoration" not in (bad.get_attribute("style") or "")
-            assert "wavy" in bad.evaluate("el => getComputedStyle(el).textDecorationStyle")
-            assert "1 unsupported" in page.locator("[data-test=claim-summary]").inner_text()
-            # the inline citation buttons still work inside a marked sentence
-            assert bad.locator("[data-test=citation-inline]").count() == 1
-
-            # markup from the document (title, page text, a quote of it in the answer) is text
-            answer_text = page.locator("#answer-text").inner_text()
-            assert '<img src=x onerror="window.__pwned = 2">' in answer_text
-            citations = page.locator("#citations").inner_text()
-            assert "<b onmouseover=" in citations
-            assert "<script>window.__pwned = 3</script>" in page.locator("#evidence-chunks").text_content()
-            page.hover("[data-test=citation]")
-            assert (
-                page.evaluate(
-                    "document.querySelectorAll('#answer img, #answer b, #answer script, "
-                    "#evidence img[onerror], #evidence script').length"
-                )
-                == 0
+        # markup from the document (title, page text, a quote of it in the answer) is text
+        answer_text = page.locator("#answer-text").inner_text()
+        assert '<img src=x onerror="window.__pwned = 2">' in answer_text
+        citations = page.locator("#citations").inner_text()
+        assert "<b onmouseover=" in citations
+        assert "<script>window.__pwned = 3</script>" in page.locator("#evidence-chunks").text_content()
+        page.hover("[data-test=citation]")
+        assert (
+            page.evaluate(
+                "document.querySelectorAll('#answer img, #answer b, #answer script, "
+                "#evidence img[onerror], #evidence script').length"
             )
-            assert page.evaluate("window.__pwned") is None
-            assert errors == []
-        finally:
-            browser.close()
+            == 0
+        )
+        assert page.evaluate("window.__pwned") is None
+        assert errors == []

@@ -20,6 +20,7 @@ from ..progress import TerminalProgress
 from ..results import ask_result
 from ..types import Answer, Citation
 from .batch import BatchQuestion, answer_all, answered_lines, read_questions
+from .search import format_routed
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -147,6 +148,9 @@ def format_answer(answer: Answer) -> str:
     else:
         lines.append("Citations: none")
     lines.append("")
+    routed = format_routed([(r.title or r.doc_id, r.weight, r.named_by) for r in answer.evidence.routed])
+    if routed:
+        lines += [*routed, ""]
     meta = f"method {answer.method}"
     if answer.mode:
         meta += f" · mode {answer.mode}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import textwrap
+from collections.abc import Sequence
 
 from ..results import SearchResult
 
@@ -30,11 +31,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search.set_defaults(handler=cmd_search)
 
 
+MAX_ROUTED_SHOWN = 5
+
+
+def format_routed(routed: Sequence[tuple[str, float, Sequence[str]]]) -> list[str]:
+    """The documents a question names — ``(title, weight, what named it)``, best first — as
+    lines, at most ``MAX_ROUTED_SHOWN``; none when routing abstained."""
+    if not routed:
+        return []
+    lines = ["Documents the question names (their pages weigh more):"]
+    for title, weight, named_by in routed[:MAX_ROUTED_SHOWN]:
+        lines.append(f"  {weight:.2f}  {title} \u2014 {', '.join(named_by)}")
+    if len(routed) > MAX_ROUTED_SHOWN:
+        lines.append(f"  \u2026 and {len(routed) - MAX_ROUTED_SHOWN} more")
+    return lines
+
+
 def format_search(result: SearchResult) -> str:
-    """The pages as a person scans them in a terminal."""
+    """The pages as a person scans them in a terminal, after the documents the query names."""
     if not result.pages:
         return f"no pages found for {result.query!r} ({result.method})"
-    lines = []
+    lines = format_routed([(r.document_title, r.weight, r.named_by) for r in result.routed])
+    if lines:
+        lines.append("")
     for rank, page in enumerate(result.pages, 1):
         lines.append(f"{rank}. {page.document_title} p.{page.page}  (score {page.score:.3f}, {page.document_id})")
         for region in page.regions:

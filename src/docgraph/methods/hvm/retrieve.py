@@ -47,7 +47,7 @@ from ...types import Evidence, ScoredChunk, ScoredPage
 from ..base import MethodContext, check_options, not_built
 from ..retrieval.evidence_layer import retrieval_settings
 from ..retrieval.page_rerank import rerank_pages
-from ..retrieval.routing import document_router
+from ..retrieval.routing import document_router, with_routing
 from ..retrieval.scope import keep_scope, scope_option
 from ..timing import Timer
 from .anchoring import concept_evidence, entity_evidence, propagate
@@ -102,7 +102,8 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     rs = retrieval_settings(ctx)
     q = np.asarray(ctx.models.text_embedder.embed_queries([query])[0], dtype=np.float32)
     timer.lap("embed")
-    flat = layer.flat(query, q, rs, documents=document_router(ctx.store), scope=scope)
+    router = document_router(ctx.store)
+    flat = layer.flat(query, q, rs, documents=router, scope=scope)
     chunk_scores = index.chunk_scores(flat)
     if settings.concept_graph:
         graph_rows = concept_evidence(index, query, q, settings, rs, evidence, timer)
@@ -128,4 +129,4 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     timer.lap("second_hop")
     timer.total("retrieve")
     evidence.timings = timer.timings
-    return keep_scope(evidence, scope)
+    return keep_scope(with_routing(evidence, router, rs.route_floor, scope), scope)

@@ -36,6 +36,7 @@ import numpy as np
 
 from ...documents.metadata import DocumentMeta, ensure_metadata, labels_version
 from ...store.base import Store
+from ...types import Evidence, RoutedDocument
 
 LEGAL_WORDS = frozenset(
     {
@@ -104,60 +105,102 @@ class DocumentRouter:
 
     doc_ids: list[str]
     names: list[list[tuple[str, ...]]]  # per document: its names as word tuples
+    spellings: list[list[str]]  # per document: the same names as its label writes them
     years: list[set[int]]
     unique_first: set[tuple[int, str]]  # (document, first word of its organisation) that no other name starts with
     tickers: list[set[str]]  # per document: its trading symbols, matched as the question writes them (capitals)
     organisations: list[tuple[str, ...]]  # per document: its organisation's own words (for abbreviations)
+    titles: list[str]  # per document: what to call it (its label's title, else its file name)
 
     @classmethod
     def build(cls, metadata: Mapping[str, DocumentMeta]) -> DocumentRouter:
         doc_ids = sorted(metadata)
-        names = [[n for n in dict.fromkeys(name_words(x) for x in metadata[d].names()) if n] for d in doc_ids]
+        spelled: list[dict[tuple[str, ...], str]] = [{} for _ in doc_ids]  # per document: its names' words → as written
+        for i, d in enumerate(doc_ids):
+            for written in metadata[d].names():
+                if name_words(written):
+                    spelled[i].setdefault(name_words(written), written)
+        names = [list(found) for found in spelled]
         organisations = [name_words(metadata[d].organisation) for d in doc_ids]
-        firsts: dict[str, set[tuple[str, ...]]] = {}
-        for doc_names in names:
+        firsts: dict[str, set[tuple[str, ...]]] = {}  # a name's first word → the organisations of its documents
+        for doc_names, org in zip(names, organisations):
             for n in doc_names:
-                firsts.setdefault(n[0], set()).add(n)
+                firsts.setdefault(n[0], set()).add(org)
         unique = {(i, org[0]) for i, org in enumerate(organisations) if len(org) > 1 and firsts.get(org[0]) == {org}}
         return cls(
             doc_ids,
             names,
+            [list(found.values()) for found in spelled],
             [set(metadata[d].years()) for d in doc_ids],
             unique,
             [{metadata[d].ticker} if len(metadata[d].ticker) >= 2 else set() for d in doc_ids],
             organisations,
+            [metadata[d].title or metadata[d].file_name or d for d in doc_ids],
         )
 
     def match(self, question: str) -> np.ndarray | None:
         """Per document (``doc_ids`` order) how well the question names it, in [0, 1]; None
         when the router abstains."""
+        found = self._named(question)
+        return None if found is None else found[0]
+
+    def explain(self, question: str, floor: float) -> list[RoutedDocument]:
+        """The documents the question names, best first: each with the weight its pages get
+        and what in the question named it (its name as the question writes it, a year its
+        period holds); empty when the router abstains."""
+        found = self._named(question)
+        if found is None or floor >= 1.0:
+            return []
+        match, reasons = found
+        order = sorted(np.flatnonzero(match > 0), key=lambda i: (-match[i], self.doc_ids[i]))
+        return [
+            RoutedDocument(
+                doc_id=self.doc_ids[i],
+                title=self.titles[i],
+                weight=round(floor + (1.0 - floor) * float(match[i]), 4),
+                named_by=reasons[i],
+            )
+            for i in order
+        ]
+
+    def _named(self, question: str) -> tuple[np.ndarray, list[list[str]]] | None:
+        """``match`` with, per document, what named it ("3M", "CVS" at half weight, "FY2018")."""
         if len(self.doc_ids) < 2:
             return None
         said = words(question)
         runs = {"".join(said[i:j]) for i in range(len(said)) for j in range(i + 1, min(i + MAX_SPAN, len(said)) + 1)}
-        capitalised = {w.lower() for w in _CAPITALISED.findall(question)}  # "CVS", "Boeing": as names are written
+        capitalised = {w.lower(): w for w in _CAPITALISED.findall(question)}  # "CVS", "Boeing": as names are written
         score = np.zeros(len(self.doc_ids))
+        reasons: list[list[str]] = [[] for _ in self.doc_ids]
         for i, doc_names in enumerate(self.names):
-            for name in doc_names:
+            for name, written in zip(doc_names, self.spellings[i]):
                 if "".join(name) in runs:
                     score[i] = 1.0
+                    reasons[i] = [written]
                     break
-                if (i, name[0]) in self.unique_first and name[0] in capitalised:
-                    score[i] = max(score[i], 0.5)
+                if (i, name[0]) in self.unique_first and name[0] in capitalised and score[i] < 0.5:
+                    score[i] = 0.5
+                    reasons[i] = [capitalised[name[0]]]
         for token in _ABBREVIATION.findall(question):
             letters = token.lower().replace("&", "")
             for i, org in enumerate(self.organisations):
                 if len(org) > 1 and abbreviates(letters, org):
-                    score[i] = 1.0
+                    score[i], reasons[i] = 1.0, [token]
         shown = set(_TICKER.findall(question))
         for i, tickers in enumerate(self.tickers):
             if tickers & shown:
-                score[i] = 1.0
+                score[i], reasons[i] = 1.0, sorted(tickers & shown)
         if not score.any() or score.min() == score.max():
             return None
         named = np.flatnonzero(score == score.max())
-        score[named] += self.period_bonus(named, question_years(question))
-        return score / score.max()
+        asked = question_years(question)
+        bonus = self.period_bonus(named, asked)
+        score[named] += bonus
+        for doc, extra in zip(named, bonus):
+            if extra > 0:
+                held = sorted(self.years[doc] & asked) or sorted(self.years[doc])
+                reasons[doc].append(f"period {held[-1]}")
+        return score / score.max(), reasons
 
     def period_bonus(self, named: np.ndarray, asked: set[int]) -> np.ndarray:
         """What the named documents' periods add (step 2 of the module docstring): 1 for the
@@ -239,3 +282,11 @@ def document_router(store: Store) -> DocumentRouter:
             _CACHE.clear()
         _CACHE[key] = router
     return router
+
+
+def with_routing(evidence: Evidence, router: DocumentRouter | None, floor: float, scope: object = None) -> Evidence:
+    """``evidence`` with the documents its question names (``DocumentRouter.explain``), as
+    the graph methods' routing weighed them; none when documents were chosen (``scope``)."""
+    if router is not None and scope is None:
+        evidence.routed = router.explain(evidence.query, floor)
+    return evidence

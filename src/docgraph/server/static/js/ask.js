@@ -104,6 +104,17 @@ function claimSummary(answer) {
     dataset: { test: "claim-summary" } }, text);
 }
 
+/** "named: 3M COMPANY Form 10-K FY2022 (+1)": in a library, the documents the question named and
+ * whose pages routing weighed first; its title lists each with its weight and what named it. */
+function routedNote(evidence) {
+  const routed = (evidence && evidence.routed) || [];
+  if (!routed.length) return null;
+  const name = (r) => r.title || docs.title(r.doc_id);
+  return el("span", { dataset: { test: "answer-routed" },
+    title: routed.map((r) => `${name(r)}: weight ${r.weight.toFixed(2)}, named by ${r.named_by.join(", ")}`).join("\n") },
+  `named: ${name(routed[0])}${routed.length > 1 ? ` (+${routed.length - 1})` : ""}`);
+}
+
 export function renderAnswer(answer) {
   lastAnswer = answer;
   if ($("ask-question").value.trim() === "") $("ask-question").value = answer.question;
@@ -122,6 +133,7 @@ export function renderAnswer(answer) {
     el("span", {}, methods.find((m) => m.name === answer.method)?.label || answer.method),
     answer.mode ? el("span", { dataset: { test: "answer-mode" } }, `mode ${answer.mode}`) : null,
     claimSummary(answer),
+    routedNote(answer.evidence),
     el("span", {}, answer.model_used ? "model answer" : (answer.warnings || []).length
       ? "extractive fallback (the answer model failed)" : "extractive answer (no answer model configured)"),
     total ? el("span", {}, duration(total) === "0s" ? `${total.toFixed(2)}s` : duration(total)) : null,
