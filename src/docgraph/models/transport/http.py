@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import Any, TypeVar
-
-import openai
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ...errors import ModelError
+
+if TYPE_CHECKING:
+    import openai  # imported where a client is made: half a second a CLI call without endpoints need not pay
 
 R = TypeVar("R")
 NO_KEY = "EMPTY"  # what local servers (vLLM, llama.cpp, Ollama) accept when no key is set
@@ -54,6 +55,8 @@ def api_key(env_name: str | None, environ: dict[str, str] | None = None) -> str:
 
 def make_client(base_url: str, api_key_env: str | None, timeout_s: float) -> openai.OpenAI:
     """An OpenAI client for ``base_url`` with its own retries off (``retry.py`` retries)."""
+    import openai
+
     return openai.OpenAI(base_url=base_url.rstrip("/"), api_key=api_key(api_key_env), timeout=timeout_s, max_retries=0)
 
 
@@ -86,6 +89,8 @@ def translate_error(exc: Exception, endpoint: str) -> EndpointError:
     """An ``EndpointError`` describing ``exc`` (an openai/httpx/JSON exception)."""
     if isinstance(exc, EndpointError):
         return exc
+    import openai
+
     if isinstance(exc, openai.APITimeoutError):
         return EndpointError(f"{endpoint}: request timed out", endpoint=endpoint, retryable=True, kind="timeout")
     if isinstance(exc, openai.APIConnectionError):
