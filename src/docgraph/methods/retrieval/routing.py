@@ -146,8 +146,9 @@ class DocumentRouter:
 
     def explain(self, question: str, floor: float) -> list[RoutedDocument]:
         """The documents the question names, best first: each with the weight its pages get
-        and what in the question named it (its name as the question writes it, a year its
-        period holds); empty when the router abstains."""
+        and what named it — the name the question holds, as the document's label writes it
+        (a first word, abbreviation or trading symbol as the question writes it), and the
+        year of its period that counted; empty when the router abstains or ``floor`` is 1."""
         found = self._named(question)
         if found is None or floor >= 1.0:
             return []
@@ -164,7 +165,8 @@ class DocumentRouter:
         ]
 
     def _named(self, question: str) -> tuple[np.ndarray, list[list[str]]] | None:
-        """``match`` with, per document, what named it ("3M", "CVS" at half weight, "FY2018")."""
+        """``match`` with, per document, what named it ("3M COMPANY", "CVS" at half weight,
+        "period 2018")."""
         if len(self.doc_ids) < 2:
             return None
         said = words(question)
