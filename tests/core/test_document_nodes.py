@@ -152,3 +152,38 @@ def test_content_routing_weighs_whole_documents_and_never_reorders_a_document_s_
         assert np.allclose(after[scored] / before[scored], on.routing[codes == doc][0])  # one factor per document
         assert list(np.argsort(-after, kind="stable")) == list(np.argsort(-before, kind="stable"))
     assert len(set(np.round(on.routing, 9))) == 3  # the three documents weigh differently
+
+
+def test_a_kind_alone_names_its_documents_and_their_content_chooses_between_them(shelf: Path, tmp_path: Path):
+    import shutil
+
+    from docgraph import Workspace
+    from docgraph.methods.kg4vd.retrieval.anchors import load_layer, query_vector
+    from docgraph.methods.kg4vd.storage import VEC_PAGE
+    from docgraph.methods.retrieval.evidence_layer import retrieval_settings
+    from docgraph.methods.retrieval.routing import document_router
+    from docgraph.methods.retrieval.vector_index import load_index
+
+    root = tmp_path / "shelf"
+    shutil.copytree(shelf, root)
+    question = "In the paper, how did open access widen access to the press's books for readers and students?"
+    with Workspace(root) as ws:
+        files = {Path(d.path).name: d.id for d in ws.documents()}
+        for name in ("jstor_open_access_latin_america_report.pdf", "openstax_world_history_v1_excerpt.pdf"):
+            ws.set_metadata(files[name], kind="paper")
+        ws.set_metadata(files["st_mary_witney_social_audit.pdf"], kind="annual report")
+        ctx = ws.context()
+        layer = load_layer(ctx, load_index(ctx.store, VEC_PAGE))
+        settings = retrieval_settings(ctx)
+        qvec = query_vector(ctx, question, [])
+        by_kind = layer.flat(question, qvec, settings, documents=document_router(ctx.store))
+        by_content = layer.flat(question, qvec, settings)
+    docs, codes = layer.page_documents.doc_ids, layer.page_documents.codes
+    weight = {d: by_kind.routing[codes == i][0] for i, d in enumerate(docs)}
+    content = {d: by_content.routing[codes == i][0] for i, d in enumerate(docs)}
+    paper, excerpt, audit = (files[n] for n in sorted(files))
+    assert {r.doc_id: r.named_by for r in by_kind.routed} == {paper: ["kind paper"], excerpt: ["kind paper"]}
+    # the two papers keep their content weights; the audit, of another kind, keeps half of its own
+    assert weight[paper] == pytest.approx(content[paper]) and weight[excerpt] == pytest.approx(content[excerpt])
+    assert weight[audit] == pytest.approx(0.5 * content[audit])
+    assert weight[paper] > weight[excerpt]  # the white paper holds the question's words

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from docgraph.documents.metadata import DocumentMeta
-from docgraph.methods.retrieval.routing import DocumentRouter, PageDocuments, page_weights, question_years
+from docgraph.methods.retrieval.routing import DocumentRouter, PageDocuments, page_weights
+from docgraph.methods.retrieval.routing_terms import question_kinds, question_quarters, question_years
 
 SHELF = {
     "mmm18": DocumentMeta(organisation="3M COMPANY", period="FY2018", kind="10-K", file_name="3M_2018_10K"),
@@ -131,19 +132,102 @@ def test_the_router_abstains_when_nothing_is_named_or_one_document_is_there(rout
     assert router.match("What is the revenue growth between 2018 and 2019?") is None
     single = DocumentRouter.build({"mmm18": SHELF["mmm18"]})
     assert single.match("What is 3M's FY2018 revenue?") is None
-    assert page_weights(router, "What is the revenue growth?", 0.5, PageDocuments.of(["mmm18", "awk20"])) is None
+    assert router.route("What is the revenue growth?") is None
 
 
 def test_page_weights_keep_a_floor_for_documents_not_named(router):
     pages = PageDocuments.of(["mmm18", "mmm18", "mmm22", "awk20", "unknown", "mmm18"])
     assert pages.doc_ids == ["mmm18", "mmm22", "awk20", "unknown"] and pages.codes.tolist() == [0, 0, 1, 2, 3, 0]
-    weights = page_weights(router, "3M FY2018 capital expenditure", 0.5, pages)
-    assert weights.tolist() == [1.0, 1.0, 0.75, 0.5, 0.5, 1.0]
-    assert page_weights(router, "3M FY2018 capital expenditure", 1.0, pages) is None  # floor 1: off
+    route = router.route("3M FY2018 capital expenditure")
+    assert page_weights(route, 0.5, pages).tolist() == [1.0, 1.0, 0.75, 0.5, 0.5, 1.0]
+    assert page_weights(route, 1.0, pages) is None  # floor 1: off
+    assert page_weights(None, 0.5, pages) is None  # the router abstained
 
 
 def test_question_years_read_fiscal_spellings():
     assert question_years("FY2018 and fiscal 2019, FY21, in 2020; not 12,2018.5") == {2018, 2019, 2021, 2020}
+    assert question_years("JPM's 1Q23 results against Q2'22") == {2023, 2022}
+
+
+def test_questions_name_quarters_and_kinds_as_people_write_them():
+    assert question_quarters("net revenue in 2021 Q1") == {1}
+    assert question_quarters("1Q23 and the second fiscal quarter of 2023") == {1, 2}
+    assert question_quarters("Q10 of the form, the quarterly trend, FY2022") == set()
+    assert question_kinds("What does the 10-Q say about liquidity?") == {"10-Q"}
+    assert question_kinds("in its FY2022 10K") == {"10-K"}
+    assert question_kinds("the annual report") == {"10-K", "20-F", "40-F", "annual report"}
+    assert question_kinds("How many slides mention the budget?") == {"slides"}
+    assert question_kinds("Which dataset does the paper use?") == {"paper"}
+    for none in ("revenue above 10K units", "According to the report, who leads?", "paper products sales"):
+        assert question_kinds(none) == frozenset(), none
+
+
+SHELF_OF_KINDS = {
+    "jpm21q1": DocumentMeta(organisation="JPMorgan Chase & Co.", period="Q1 2021", kind="10-Q", file_name="JPM_2021Q1"),
+    "jpm22q2": DocumentMeta(organisation="JPMorgan Chase & Co.", period="Q2 2022", kind="10-Q", file_name="JPM_2022Q2"),
+    "jpm22": DocumentMeta(organisation="JPMorgan Chase & Co.", period="FY2022", kind="10-K", file_name="JPM_2022_10K"),
+    # a fiscal year ending in January: the cover dates the quarter by calendar, the file name by fiscal year
+    "bby24q2": DocumentMeta(
+        organisation="BEST BUY CO., INC.",
+        period="Q3 2023",
+        kind="10-Q",
+        file_name="BESTBUY_2024Q2_10Q",
+        sources={"period": "cover"},
+    ),
+    "bby24": DocumentMeta(
+        organisation="BEST BUY CO., INC.", period="FY2024", kind="10-K", file_name="BESTBUY_2024_10K"
+    ),
+    "deck": DocumentMeta(title="Retail touchpoints", kind="slides"),
+    "deck2": DocumentMeta(title="Caltrain ridership", kind="slides"),
+    "paper": DocumentMeta(title="Weak-to-strong generalization", kind="paper"),
+}
+
+
+def test_the_grain_of_the_period_asked_picks_a_quarter_or_a_whole_year():
+    router = DocumentRouter.build(SHELF_OF_KINDS)
+    # named 1, the year 1, the grain 0.25: over the best match, 2.25
+    assert named(router, "In 2022 Q2, which of JPM's segments had the highest net income?") == pytest.approx(
+        {"jpm22q2": 1.0, "jpm22": 2 / 2.25, "jpm21q1": 1 / 2.25}
+    )
+    assert named(router, "What was JPM's FY2022 net revenue?") == pytest.approx(
+        {"jpm22": 1.0, "jpm22q2": 2 / 2.25, "jpm21q1": 1 / 2.25}
+    )
+    routed = router.explain("In 2022 Q2, which of JPM's segments had the highest net income?", 0.5)
+    assert [(r.doc_id, r.named_by) for r in routed] == [
+        ("jpm22q2", ["JPM", "period Q2 2022"]),
+        ("jpm22", ["JPM", "period 2022"]),
+        ("jpm21q1", ["JPM"]),
+    ]
+
+
+def test_a_period_is_read_from_the_cover_and_the_file_name_both():
+    router = DocumentRouter.build(SHELF_OF_KINDS)
+    # Best Buy's fiscal Q2 2024 ended in July 2023: the file name says so, the cover's date does not
+    assert max(named(router, "Best Buy's Q2 FY2024 comparable sales?").items(), key=lambda kv: kv[1])[0] == "bby24q2"
+    by_hand = SHELF_OF_KINDS["bby24q2"].model_copy(update={"sources": {"period": "user"}})
+    hand_set = dict(SHELF_OF_KINDS, bby24q2=by_hand)
+    ranked = named(DocumentRouter.build(hand_set), "Best Buy's Q2 FY2024 comparable sales?")
+    assert ranked["bby24"] > ranked["bby24q2"], "a period the user set is the only reading"
+
+
+def test_a_named_kind_picks_among_the_named_documents_or_names_its_documents_alone():
+    router = DocumentRouter.build(SHELF_OF_KINDS)
+    # named 1, the kind 0.5, no year asked: the latest period 0.25
+    assert named(router, "What does JPM's 10-K say about credit losses?") == pytest.approx(
+        {"jpm22": 1.0, "jpm22q2": 1.25 / 1.75, "jpm21q1": 1 / 1.75}
+    )
+    assert router.explain("What does JPM's 10-K say about credit losses?", 0.5)[0].named_by == [
+        "JPM",
+        "kind 10-K",
+        "period 2022",
+    ]
+    route = router.route("How many slides show a bar chart?")
+    assert route is not None and not route.by_name
+    assert {d for d, m in zip(route.doc_ids, route.match) if m > 0} == {"deck", "deck2"}
+    assert [r.named_by for r in route.explain(0.5)] == [["kind slides"], ["kind slides"]]
+    only_decks = DocumentRouter.build({d: SHELF_OF_KINDS[d] for d in ("deck", "deck2")})
+    assert only_decks.route("How many slides show a bar chart?") is None  # every document is of the kind
+    assert router.route("What is the gold medal count?") is None
 
 
 # ---------------------------------------------------------------- real filings, both methods

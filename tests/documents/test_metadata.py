@@ -40,6 +40,8 @@ def test_file_names_give_name_period_and_kind():
     assert file_name_fields("AMERICANWATERWORKS_2022_10K") == ("AMERICANWATERWORKS", "2022", "10-K")
     assert file_name_fields("PEPSICO_2023_8K_dated-2023-05-30") == ("PEPSICO", "2023", "8-K")
     assert file_name_fields("AMCOR_2023Q4_EARNINGS") == ("AMCOR", "Q4 2023", "earnings release")
+    assert file_name_fields("Nestle_2022_ESG") == ("Nestle", "2022", "sustainability report")
+    assert file_name_fields("SIEMENS_2021_AR") == ("SIEMENS", "2021", "annual report")
     # initials name no one; a date is a period; an arXiv id is a paper; a bare name says nothing
     assert file_name_fields("PH_2016.06.08_Economy-Final") == ("", "2016", "")
     assert file_name_fields("2310.05634v2") == ("", "", "paper")

@@ -24,7 +24,7 @@ from ..types import ComponentKind, Document, Page
 
 NAMESPACE = "document.meta"
 VERSION_META = "document.meta:index_version"  # a new uuid whenever a label is set by hand (a cache stamp)
-GUESSER = 3  # the version of the guessing rules: a label guessed by older rules is guessed again
+GUESSER = 4  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
 
@@ -77,7 +77,12 @@ _KIND_WORDS = (
 )
 _FILE_KIND = re.compile(r"^(10-?k|10-?q|20-?f|8-?k|ar|esg|csr|earnings)$", re.IGNORECASE)
 _FORM_NUMBER = re.compile(r"^(\d+)-?([A-Z])$")  # "10K", "8K" → "10-K", "8-K"
-_FILE_KIND_NAMES = {"EARNINGS": "earnings release"}
+_FILE_KIND_NAMES = {
+    "EARNINGS": "earnings release",
+    "AR": "annual report",
+    "ESG": "sustainability report",
+    "CSR": "sustainability report",
+}
 _FILE_PERIOD = re.compile(r"^(?P<year>(?:19|20)\d\d)(?:[.\-]?(?:q(?P<q>[1-4])|\d\d(?:[.\-]\d\d)?))?$", re.IGNORECASE)
 _ARXIV = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
 _GENERIC_HEADING = re.compile(

@@ -102,8 +102,7 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     rs = retrieval_settings(ctx)
     q = np.asarray(ctx.models.text_embedder.embed_queries([query])[0], dtype=np.float32)
     timer.lap("embed")
-    router = document_router(ctx.store)
-    flat = layer.flat(query, q, rs, documents=router, scope=scope)
+    flat = layer.flat(query, q, rs, documents=document_router(ctx.store), scope=scope)
     chunk_scores = index.chunk_scores(flat)
     if settings.concept_graph:
         graph_rows = concept_evidence(index, query, q, settings, rs, evidence, timer)
@@ -129,4 +128,4 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     timer.lap("second_hop")
     timer.total("retrieve")
     evidence.timings = timer.timings
-    return keep_scope(with_routing(evidence, router, rs.route_floor, scope), scope)
+    return keep_scope(with_routing(evidence, flat.routed), scope)

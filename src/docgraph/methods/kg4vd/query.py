@@ -31,7 +31,7 @@ from ..answers.answer_fallback import AnswerCalls, answer_with_fallback
 from ..answers.citations import CitationBook
 from ..base import check_options
 from ..retrieval.evidence_layer import measure_items, retrieval_settings
-from ..retrieval.routing import document_router, with_routing
+from ..retrieval.routing import with_routing
 from ..retrieval.scope import keep_scope, scope_option
 from ..timing import Timer
 from .analyzer import STAGE as STAGE_ANALYZE
@@ -111,7 +111,7 @@ def _run(ctx: MethodContext, query: str, opts: dict[str, Any]) -> tuple[Evidence
         timings=dict(timings),
         notes=notes + trace.notes,
     )
-    routed = with_routing(evidence, document_router(ctx.store), retrieval_settings(ctx).route_floor, opts["documents"])
+    routed = with_routing(evidence, trace.ranking.routed if trace.ranking is not None else [])
     return keep_scope(routed, opts["documents"]), trace, decision
 
 

@@ -42,7 +42,7 @@ from ...graph.name_links import NameLinks
 from ...graph.structure import ChunkLayout, StructureGraph, build_structure, diffuse
 from ...models.bm25 import BM25, tokenize
 from ...scoring import minmax, top_k
-from ...types import Chunk
+from ...types import Chunk, RoutedDocument
 from ..building.chunking import chunk_context
 from .document_nodes import DocumentNodes
 from .hybrid import HybridIndex, group_max, rank_fusion, ranks
@@ -103,6 +103,7 @@ class PageRanking:
     final: np.ndarray
     chunk_scores: np.ndarray  # fused score per chunk row
     routing: np.ndarray | None = None  # per page: its document's routing weight (None: no routing)
+    routed: list[RoutedDocument] = field(default_factory=list)  # the documents the question named (Route.explain)
 
     def routing_of(self, pages: Sequence[PageKey], position: Mapping[PageKey, int]) -> np.ndarray:
         """The routing weight of each of ``pages`` (1 without routing or for an unknown page),
@@ -243,18 +244,20 @@ class EvidenceLayer:
         document's routing weight before the lists are fused. The fused page scores are then
         weighed by how well each page's document (or part of one) holds the question's words
         (``document_nodes``, ``route_by_content``): between documents when the question names
-        none, between the parts of each document when it does. ``scope`` (document ids)
-        keeps those documents' pages only: the others weigh 0 in every later stage too, as
-        routing weights do."""
+        none by name (a kind alone, "the slides", leaves the choice to them), between the parts
+        of each document when it does. ``scope`` (document ids) keeps those documents' pages
+        only: the others weigh 0 in every later stage too, as routing weights do. The ranking
+        carries the documents the question named (``routed``; none when ``scope`` chose)."""
         n_pages = len(self.pages)
         reading = read_question(query, settings)
         fused = self.hybrid.scores(reading.sparse_terms, qvec, settings)
         if not n_pages:
             return PageRanking(self.pages, np.zeros(0), np.zeros(0), np.zeros(0), fused)
-        routing = page_weights(documents, query, settings.route_floor, self.page_documents)
+        route = documents.route(query) if documents is not None and settings.route_floor < 1.0 else None
+        routing = page_weights(route, settings.route_floor, self.page_documents)
         about = None  # by content, after fusion: between documents, or the named ones' parts
         if settings.route_by_content:
-            named = routing is not None
+            named = route is not None and route.by_name
             about = self.documents.page_weights(reading.tokens, settings.route_floor, within_documents=named)
         if scope is not None:
             inside = self.page_documents.within(scope)
@@ -282,7 +285,8 @@ class EvidenceLayer:
         if about is not None:
             routing = about if routing is None else routing * about
         flat = _weighed(minmax(flat), routing)
-        return PageRanking(self.pages, flat, np.zeros(n_pages), flat, fused, routing)
+        routed = route.explain(settings.route_floor) if route is not None and scope is None else []
+        return PageRanking(self.pages, flat, np.zeros(n_pages), flat, fused, routing, routed)
 
     def referenced_pages(
         self,
@@ -359,7 +363,7 @@ class EvidenceLayer:
         )
         w = settings.flat_weight
         final = w * flat.flat + (1.0 - w) * _weighed(diffused, flat.routing)
-        return PageRanking(self.pages, flat.flat, diffused, final, fused, flat.routing)
+        return PageRanking(self.pages, flat.flat, diffused, final, fused, flat.routing, flat.routed)
 
     def rank_pages(
         self, query: str, qvec: np.ndarray, settings: RetrievalSettings, graph_seeds: np.ndarray | None = None

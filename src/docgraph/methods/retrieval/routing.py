@@ -4,7 +4,7 @@ A question over a shelf of filings names what it is about — "What is the FY201
 expenditure amount for 3M?" — and the same statement exists in every filing, so page
 scores alone pick the right table of the wrong company or year. ``DocumentRouter`` reads
 each document's shelf label (``documents.metadata``: organisation, title, the name in its
-file name, period) and gives every document a weight for the question:
+file name, period, kind) and gives every document a weight for the question:
 
 1. **names**: a document is named when the question holds one of its names whole — as
    words ("American Water Works") or run together ("AmericanWaterWorks" in a file name,
@@ -14,16 +14,25 @@ file name, period) and gives every document a weight for the question:
    starts with that word ("CVS" for "CVS Health Corporation"); an abbreviation written
    with two capitals or more names it whole when it shortens every word of its
    organisation's name in order ("IBM", "FedEx", "P&G");
-2. **period**: among the named documents, those whose period holds a year the question
-   names ("FY2018", "fiscal 2018", "in 2018") weigh more, the latest such year most (a
-   later filing prints the earlier years as comparatives); when none does, the nearest
+2. **kind**: the kind of document the question names ("the 10-Q", "the annual report",
+   "the slides", "this paper": ``routing_terms.question_kinds``) picks among the named
+   documents those of that kind, where they differ; when the question names no document,
+   a kind alone names every document of it — unless every document or none is of it — and
+   the documents' content then chooses between them (``document_nodes``);
+3. **period**: among the named documents, those whose period holds a year the question
+   names ("FY2018", "fiscal 2018", "in 2018", "1Q23") weigh more, the latest such year most
+   (a later filing prints the earlier years as comparatives), and among those the ones of
+   the grain asked — the quarter named ("Q2", "second quarter"), else a whole year (a
+   10-K before a 10-Q of the same year); when none holds a named year, the nearest
    period; when the question names no year, the latest period a little
-   (``DocumentRouter.period_bonus``).
+   (``DocumentRouter.period_bonus``). A period is read from the label and from the file
+   name both (``routing_terms.document_periods``): a 10-Q's cover dates its calendar
+   quarter, its file name often its fiscal one.
 
 The weight is ``floor + (1 - floor) · match / best match``: the named documents keep their
 scores, the others keep ``floor`` of them — softly, so evidence elsewhere still ranks. The
-router **abstains** (no weight at all) when the question names no document, when every
-document is named alike, or in a workspace of one document.
+router **abstains** (no weight at all) when the question names no document or kind, when
+every document is named alike, or in a workspace of one document.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ import numpy as np
 from ...documents.metadata import DocumentMeta, ensure_metadata, labels_version
 from ...store.base import Store
 from ...types import Evidence, RoutedDocument
+from .routing_terms import Reading, agreeing, document_periods, question_kinds, question_quarters, question_years
 
 LEGAL_WORDS = frozenset(
     {
@@ -63,11 +73,9 @@ LEGAL_WORDS = frozenset(
 )
 MAX_SPAN = 5  # question words run together when matching a name written as one word
 _WORD = re.compile(r"[a-z0-9]+")
-_YEAR = re.compile(r"(?<![\d.])(?:fy\s?|fiscal\s+(?:year\s+)?)?((?:19|20)\d\d)(?![\d])", re.IGNORECASE)
 _CAPITALISED = re.compile(r"(?<=[\w,;:]\s)[A-Z][A-Za-z0-9&]+")  # not the question's first word
 _TICKER = re.compile(r"\b[A-Z][A-Z0-9]{1,5}\b")
 _ABBREVIATION = re.compile(r"\b(?=(?:[a-z&]*[A-Z]){2})[A-Za-z][A-Za-z&]{1,7}\b")  # two capitals or more: IBM, AmEx
-_SHORT_FY = re.compile(r"\bfy\s?'?(\d\d)\b", re.IGNORECASE)
 _CACHE: dict[tuple[str, str | None, tuple[str, ...]], DocumentRouter] = {}
 CACHE_SIZE = 8
 
@@ -92,25 +100,55 @@ def abbreviates(letters: str, name: tuple[str, ...]) -> bool:
     return any(letters[:k] == word[:k] and abbreviates(letters[k:], rest) for k in range(longest, 0, -1))
 
 
-def question_years(question: str) -> set[int]:
-    """The years a question names: 2018, FY2018, fiscal 2018, FY18."""
-    years = {int(y) for y in _YEAR.findall(question)}
-    years |= {2000 + int(y) for y in _SHORT_FY.findall(question)}
-    return years
+@dataclass(frozen=True)
+class Route:
+    """What a question names in a library: per document (``doc_ids`` order) how well it is
+    named, in [0, 1], and what named it; ``by_name`` is False when only a kind of document
+    was named ("the slides"), which leaves the choice between those documents to their
+    content (``document_nodes``)."""
+
+    doc_ids: list[str]
+    titles: list[str]
+    match: np.ndarray
+    reasons: list[list[str]]
+    by_name: bool
+
+    def weights(self, floor: float) -> dict[str, float]:
+        """Document id → weight ``floor + (1 - floor) · match``."""
+        return {d: floor + (1.0 - floor) * float(m) for d, m in zip(self.doc_ids, self.match)}
+
+    def explain(self, floor: float) -> list[RoutedDocument]:
+        """The documents the question names, best first: each with the weight its pages get
+        and what named it — the name the question holds, as the document's label writes it
+        (a first word, abbreviation or trading symbol as the question writes it), the kind,
+        and the period that counted; empty when ``floor`` is 1 (routing off)."""
+        if floor >= 1.0:
+            return []
+        order = sorted(np.flatnonzero(self.match > 0), key=lambda i: (-self.match[i], self.doc_ids[i]))
+        return [
+            RoutedDocument(
+                doc_id=self.doc_ids[i],
+                title=self.titles[i],
+                weight=round(floor + (1.0 - floor) * float(self.match[i]), 4),
+                named_by=self.reasons[i],
+            )
+            for i in order
+        ]
 
 
 @dataclass
 class DocumentRouter:
-    """Names and years of a library's documents (see the module docstring)."""
+    """Names, periods and kinds of a library's documents (see the module docstring)."""
 
     doc_ids: list[str]
     names: list[list[tuple[str, ...]]]  # per document: its names as word tuples
     spellings: list[list[str]]  # per document: the same names as its label writes them
-    years: list[set[int]]
+    periods: list[set[Reading]]  # per document: every reading of its period (routing_terms)
     unique_first: set[tuple[int, str]]  # (document, first word of its organisation) that no other name starts with
     tickers: list[set[str]]  # per document: its trading symbols, matched as the question writes them (capitals)
     organisations: list[tuple[str, ...]]  # per document: its organisation's own words (for abbreviations)
     titles: list[str]  # per document: what to call it (its label's title, else its file name)
+    kinds: list[str]  # per document: its label's kind ("10-K", "slides"; "" unknown)
 
     @classmethod
     def build(cls, metadata: Mapping[str, DocumentMeta]) -> DocumentRouter:
@@ -131,44 +169,57 @@ class DocumentRouter:
             doc_ids,
             names,
             [list(found.values()) for found in spelled],
-            [set(metadata[d].years()) for d in doc_ids],
+            [document_periods(metadata[d]) for d in doc_ids],
             unique,
             [{metadata[d].ticker} if len(metadata[d].ticker) >= 2 else set() for d in doc_ids],
             organisations,
             [metadata[d].title or metadata[d].file_name or d for d in doc_ids],
+            [metadata[d].kind for d in doc_ids],
         )
 
     def match(self, question: str) -> np.ndarray | None:
         """Per document (``doc_ids`` order) how well the question names it, in [0, 1]; None
         when the router abstains."""
-        found = self._named(question)
-        return None if found is None else found[0]
+        route = self.route(question)
+        return None if route is None else route.match
 
     def explain(self, question: str, floor: float) -> list[RoutedDocument]:
-        """The documents the question names, best first: each with the weight its pages get
-        and what named it — the name the question holds, as the document's label writes it
-        (a first word, abbreviation or trading symbol as the question writes it), and the
-        year of its period that counted; empty when the router abstains or ``floor`` is 1."""
-        found = self._named(question)
-        if found is None or floor >= 1.0:
-            return []
-        match, reasons = found
-        order = sorted(np.flatnonzero(match > 0), key=lambda i: (-match[i], self.doc_ids[i]))
-        return [
-            RoutedDocument(
-                doc_id=self.doc_ids[i],
-                title=self.titles[i],
-                weight=round(floor + (1.0 - floor) * float(match[i]), 4),
-                named_by=reasons[i],
-            )
-            for i in order
-        ]
+        """``Route.explain`` for ``question``; empty when the router abstains."""
+        route = self.route(question)
+        return [] if route is None else route.explain(floor)
 
-    def _named(self, question: str) -> tuple[np.ndarray, list[list[str]]] | None:
-        """``match`` with, per document, what named it ("3M COMPANY", "CVS" at half weight,
-        "period 2018")."""
+    def route(self, question: str) -> Route | None:
+        """What the question names (steps 1–3 of the module docstring); None when the router
+        abstains."""
         if len(self.doc_ids) < 2:
             return None
+        score, reasons = self._names(question)
+        asked_kinds = question_kinds(question)
+        of_kind = np.array([k in asked_kinds for k in self.kinds], dtype=bool)
+        by_name = bool(score.any()) and score.min() < score.max()
+        if not by_name:
+            if not of_kind.any() or of_kind.all():
+                return None
+            score = of_kind.astype(np.float64)  # a kind alone: its documents, any of them
+            for i in np.flatnonzero(of_kind):
+                reasons[i] = [f"kind {self.kinds[i]}"]
+            return Route(self.doc_ids, self.titles, score, reasons, by_name=False)
+        named = np.flatnonzero(score == score.max())
+        if of_kind[named].any() and not of_kind[named].all():
+            for i in named[of_kind[named]]:
+                score[i] += 0.5
+                reasons[i].append(f"kind {self.kinds[i]}")
+        years, quarters = question_years(question), question_quarters(question)
+        bonus = self.period_bonus(named, years, quarters)
+        score[named] += bonus
+        for doc, extra in zip(named, bonus):
+            if extra > 0:
+                reasons[doc].append(f"period {self._period_shown(int(doc), years, quarters)}")
+        return Route(self.doc_ids, self.titles, score / score.max(), reasons, by_name=True)
+
+    def _names(self, question: str) -> tuple[np.ndarray, list[list[str]]]:
+        """Step 1: per document 1 when the question holds one of its names, 0.5 for its first
+        word alone; with what named it ("3M COMPANY", "CVS")."""
         said = words(question)
         runs = {"".join(said[i:j]) for i in range(len(said)) for j in range(i + 1, min(i + MAX_SPAN, len(said)) + 1)}
         capitalised = {w.lower(): w for w in _CAPITALISED.findall(question)}  # "CVS", "Boeing": as names are written
@@ -192,26 +243,24 @@ class DocumentRouter:
         for i, tickers in enumerate(self.tickers):
             if tickers & shown:
                 score[i], reasons[i] = 1.0, sorted(tickers & shown)
-        if not score.any() or score.min() == score.max():
-            return None
-        named = np.flatnonzero(score == score.max())
-        asked = question_years(question)
-        bonus = self.period_bonus(named, asked)
-        score[named] += bonus
-        for doc, extra in zip(named, bonus):
-            if extra > 0:
-                held = sorted(self.years[doc] & asked) or sorted(self.years[doc])
-                reasons[doc].append(f"period {held[-1]}")
-        return score / score.max(), reasons
+        return score, reasons
 
-    def period_bonus(self, named: np.ndarray, asked: set[int]) -> np.ndarray:
-        """What the named documents' periods add (step 2 of the module docstring): 1 for the
+    def _period_shown(self, doc: int, years: set[int], quarters: set[int]) -> str:
+        """The reading of ``doc``'s period that counted, as "2018" or "Q2 2023"."""
+        readings = sorted(self.periods[doc], key=lambda r: (r[0] in years, r[1] in quarters, r[0], r[1] or 0))
+        year, quarter = readings[-1]
+        return f"Q{quarter} {year}" if quarter and (quarters or not years) else str(year)
+
+    def period_bonus(self, named: np.ndarray, asked: set[int], quarters: Collection[int] = ()) -> np.ndarray:
+        """What the named documents' periods add (step 3 of the module docstring): 1 for the
         latest year the question names that a period holds (a later report prints the earlier
-        years as comparatives), 0.5 for the other years it names; when no period holds one,
-        0.5 for the nearest period (a later one on a tie); when the question names no year,
-        0.25 for the latest period — what a person asking "is Boeing's business cyclical?"
-        means."""
-        years = [self.years[i] for i in named]
+        years as comparatives), 0.5 for the other years it names, and a further 0.25 for
+        those of the latest year whose period has the grain asked — the quarter the question
+        names, or a whole year when it names none — where their grains differ; when no
+        period holds a named year, 0.5 for the nearest period (a later one on a tie); when
+        the question names no year, 0.25 for the latest period — what a person asking "is
+        Boeing's business cyclical?" means."""
+        years = [{y for y, _ in self.periods[i]} for i in named]
         bonus = np.zeros(len(named))
         if not any(years):
             return bonus
@@ -223,17 +272,20 @@ class DocumentRouter:
         held = [y & asked for y in years]
         if any(held):
             best = max(max(h) for h in held if h)
-            return np.array([1.0 if h and max(h) == best else 0.5 if h else 0.0 for h in held])
+            bonus = np.array([1.0 if h and max(h) == best else 0.5 if h else 0.0 for h in held])
+            latest = np.flatnonzero(bonus == 1.0)
+            grain = np.array([agreeing(self.periods[named[i]], {best}, quarters) for i in latest], dtype=bool)
+            if grain.any() and not grain.all():
+                bonus[latest[grain]] += 0.25
+            return bonus
         distance = [min((abs(y - a) - 0.5 * (y > a) for y in ys for a in asked), default=np.inf) for ys in years]
         nearest = min(distance)
         return np.array([0.5 if d == nearest else 0.0 for d in distance])
 
     def weights(self, question: str, floor: float) -> dict[str, float] | None:
         """Document id → weight ``floor + (1 - floor) · match`` (None: abstain)."""
-        match = self.match(question)
-        if match is None:
-            return None
-        return {d: floor + (1.0 - floor) * float(m) for d, m in zip(self.doc_ids, match)}
+        route = self.route(question)
+        return None if route is None else route.weights(floor)
 
 
 @dataclass(frozen=True)
@@ -258,14 +310,12 @@ class PageDocuments:
         return np.array([d in wanted for d in self.doc_ids], dtype=np.float64)[self.codes]
 
 
-def page_weights(router: DocumentRouter | None, question: str, floor: float, pages: PageDocuments) -> np.ndarray | None:
-    """The routing weight of each page (its document's), or None when there is no router or
-    it abstains; documents the router does not know weigh ``floor``."""
-    if router is None or floor >= 1.0:
+def page_weights(route: Route | None, floor: float, pages: PageDocuments) -> np.ndarray | None:
+    """The routing weight of each page (its document's), or None when there is no route
+    (the router abstained) or ``floor`` is 1; documents the route does not know weigh ``floor``."""
+    if route is None or floor >= 1.0:
         return None
-    weights = router.weights(question, floor)
-    if weights is None:
-        return None
+    weights = route.weights(floor)
     return np.array([weights.get(d, floor) for d in pages.doc_ids], dtype=np.float64)[pages.codes]
 
 
@@ -286,9 +336,8 @@ def document_router(store: Store) -> DocumentRouter:
     return router
 
 
-def with_routing(evidence: Evidence, router: DocumentRouter | None, floor: float, scope: object = None) -> Evidence:
-    """``evidence`` with the documents its question names (``DocumentRouter.explain``), as
-    the graph methods' routing weighed them; none when documents were chosen (``scope``)."""
-    if router is not None and scope is None:
-        evidence.routed = router.explain(evidence.query, floor)
+def with_routing(evidence: Evidence, routed: Sequence[RoutedDocument]) -> Evidence:
+    """``evidence`` with the documents its question named, as the ranking's routing weighed
+    them (``PageRanking.routed``)."""
+    evidence.routed = list(routed)
     return evidence
