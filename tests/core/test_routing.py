@@ -200,6 +200,26 @@ def test_the_grain_of_the_period_asked_picks_a_quarter_or_a_whole_year():
     ]
 
 
+def test_the_date_of_an_8k_or_an_earnings_release_is_no_whole_year():
+    amcor = "Amcor plc"
+    router = DocumentRouter.build(
+        {
+            "10k": DocumentMeta(organisation=amcor, period="FY2023", kind="10-K", file_name="AMCOR_2023_10K"),
+            "release": DocumentMeta(
+                organisation=amcor, period="2023", kind="earnings release", file_name="AMCOR_2023Q4_EARNINGS"
+            ),
+            "8k": DocumentMeta(organisation=amcor, period="2023", kind="8-K", file_name="AMCOR_2023_8K"),
+            "other": DocumentMeta(organisation="3M COMPANY", period="FY2023", kind="10-K"),
+        }
+    )
+    assert named(router, "What were Amcor's FY2023 net sales?") == pytest.approx(
+        {"10k": 1.0, "release": 2 / 2.25, "8k": 2 / 2.25}
+    )
+    assert named(router, "What was Amcor's adjusted EPS in Q4 2023?") == pytest.approx(
+        {"release": 1.0, "10k": 2 / 2.25, "8k": 2 / 2.25}
+    )
+
+
 def test_a_period_is_read_from_the_cover_and_the_file_name_both():
     router = DocumentRouter.build(SHELF_OF_KINDS)
     # Best Buy's fiscal Q2 2024 ended in July 2023: the file name says so, the cover's date does not

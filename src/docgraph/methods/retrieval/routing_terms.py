@@ -4,8 +4,9 @@
 - **Periods**: a label's period ("FY2018", "Q1 2021", "2019") and the period in its file
   name ("BESTBUY_2024Q2_10Q") are both readings of the document's period — a 10-Q's cover
   gives the calendar quarter its period ended in, its file name often the company's fiscal
-  quarter, and a question may use either. A reading is ``(year, quarter)``, quarter None
-  for a year or a fiscal year.
+  quarter, and a question may use either. A reading is ``(year, quarter)``: quarter None
+  for a whole year, 0 for a bare year that only dates the document (an 8-K's or an
+  earnings release's date says when, not which period it covers).
 - **Questions** name years ("FY2018", "fiscal 2018", "in 2018", "FY18", "1Q23") and
   quarters ("Q2", "2Q", "second quarter").
 - **Kinds**: a question names a kind of document by the words a person uses for it — "the
@@ -79,27 +80,35 @@ def question_kinds(question: str) -> frozenset[str]:
     return frozenset(named)
 
 
-def period_readings(period: str) -> set[Reading]:
+DATED_KINDS = frozenset({"8-K", "earnings release"})  # kinds whose bare year is a date, not a period covered
+
+
+def period_readings(period: str, dated: bool = False) -> set[Reading]:
     """``(year, quarter)`` of a period as a label writes it: "Q1 2021" → {(2021, 1)},
-    "FY2018" → {(2018, None)}, "2018–2019" → both years."""
+    "FY2018" → {(2018, None)}, "2018–2019" → both years; a bare year is a whole year, or
+    (``dated``) only a date: quarter 0."""
     years = [int(y) for y in _PERIOD_YEAR.findall(period)]
     quarter = _PERIOD_QUARTER.search(period)
-    return {(y, int(quarter.group(1)) if quarter else None) for y in years}
+    if quarter:
+        return {(y, int(quarter.group(1))) for y in years}
+    bare = dated and not re.search(r"\bFY", period, re.IGNORECASE)
+    return {(y, 0 if bare else None) for y in years}
 
 
 def document_periods(meta: DocumentMeta) -> set[Reading]:
     """Every reading of a document's period: its label's and, unless the user set the
     period, its file name's."""
-    readings = period_readings(meta.period)
+    dated = meta.kind in DATED_KINDS
+    readings = period_readings(meta.period, dated)
     if meta.sources.get("period") != "user":
-        readings |= period_readings(file_name_fields(meta.file_name)[1])
+        readings |= period_readings(file_name_fields(meta.file_name)[1], dated)
     return readings
 
 
 def agreeing(readings: Iterable[Reading], years: Collection[int], quarters: Collection[int]) -> bool:
     """Whether a period is the one asked for at the grain it was asked: a reading of an
     asked year in an asked quarter when the question names quarters, else a reading of an
-    asked year that is a whole year."""
+    asked year that is a whole year (a date is neither)."""
     if quarters:
         return any(y in years and q in quarters for y, q in readings)
     return any(y in years and q is None for y, q in readings)
