@@ -24,7 +24,7 @@ from ..types import ComponentKind, Document, Page
 
 NAMESPACE = "document.meta"
 VERSION_META = "document.meta:index_version"  # a new uuid whenever a label is set by hand (a cache stamp)
-GUESSER = 4  # the version of the guessing rules: a label guessed by older rules is guessed again
+GUESSER = 5  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
 
@@ -62,7 +62,12 @@ _ORG_SUFFIX = re.compile(
     r"organi[sz]ation|ministry|department|trust)\.?$",
     re.IGNORECASE,
 )
-_NOT_ORG = re.compile(r"securities\s+and\s+exchange|^state\s+of|^name\s+of|^title\s+of|exchange,?\s+inc", re.IGNORECASE)
+_NOT_ORG = re.compile(
+    r"securities\s+and\s+exchange|^state\s+of|^name\s+of|^title\s+of|exchange,?\s+inc|"
+    r"file\s+number|transition\s+period|\(mark\s+one\)|^(?:or|form\s+[\w-]+)$|"
+    r"\b(?:our|the|this)\s+(?:company|corporation|group|bank|trust|organi[sz]ation)\.?$",  # "Officers of the Company"
+    re.IGNORECASE,
+)
 _SYMBOL_HEAD = re.compile(r"trading\s+symbol", re.IGNORECASE)
 _SYMBOL = re.compile(r"[A-Z]{1,5}")
 _EXCHANGES = frozenset({"NYSE", "NASDAQ", "AMEX", "LSE", "TSX", "CBOE", "NONE", "N", "A"})
@@ -182,9 +187,10 @@ def cover_period(text: str) -> _Found | None:
 
 def cover_organisation(text: str) -> _Found | None:
     """The registrant a filing names, or the cover's first line that ends as an
-    organisation's name does ("3M COMPANY", "Pew Research Center")."""
+    organisation's name does ("3M COMPANY", "Pew Research Center"); the cover's own
+    wording ("Commission File Number …" above the line of a name printed as a logo) is none."""
     match = _REGISTRANT.search(text)
-    if match and re.search(r"[A-Za-z]", match.group(1)):
+    if match and re.search(r"[A-Za-z]", match.group(1)) and not _NOT_ORG.search(match.group(1).strip(" _")):
         return _Found(" ".join(match.group(1).strip(" _").split()), "cover")
     for line in text.splitlines():
         line = re.sub(r"^(?:\d+|about)\s+", "", " ".join(line.split()).strip(" _"), flags=re.IGNORECASE)
