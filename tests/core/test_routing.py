@@ -128,6 +128,14 @@ def test_an_abbreviation_of_every_word_of_an_organisation_names_it():
         assert router.match(unnamed) is None, "an abbreviation needs two capitals and every word of the name"
 
 
+def test_a_question_in_capitals_names_documents_by_their_words_only():
+    shelf = dict(SHELF, isep=DocumentMeta(organisation="ISEP student", file_name="ISEP_student_handbook_2020"))
+    router = DocumentRouter.build(shelf)
+    assert named(router, "Which courses must IS students take?") == {"isep": 1.0}  # an abbreviation, as written
+    assert router.match("WHAT IS THE LAST YEAR IN THE TABLE?") is None  # shouted: "IS" is a word
+    assert named(router, "WHAT DID 3M SPEND IN FY2018?") == {"mmm18": 1.0, "mmm22": 0.5}  # its name, as words
+
+
 def test_the_router_abstains_when_nothing_is_named_or_one_document_is_there(router):
     assert router.match("What is the revenue growth between 2018 and 2019?") is None
     single = DocumentRouter.build({"mmm18": SHELF["mmm18"]})

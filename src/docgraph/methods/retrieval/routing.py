@@ -13,7 +13,8 @@ file name, period, kind) and gives every document a weight for the question:
    alone, capitalised inside the question, names it at half weight when no other name
    starts with that word ("CVS" for "CVS Health Corporation"); an abbreviation written
    with two capitals or more names it whole when it shortens every word of its
-   organisation's name in order ("IBM", "FedEx", "P&G");
+   organisation's name in order ("IBM", "FedEx", "P&G"); the last three read case, so not
+   in a question written all in capitals;
 2. **kind**: the kind of document the question names ("the 10-Q", "the annual report",
    "the slides", "this paper": ``routing_terms.question_kinds``) picks among the named
    documents those of that kind, where they differ; when the question names no document,
@@ -219,10 +220,12 @@ class DocumentRouter:
 
     def _names(self, question: str) -> tuple[np.ndarray, list[list[str]]]:
         """Step 1: per document 1 when the question holds one of its names, 0.5 for its first
-        word alone; with what named it ("3M COMPANY", "CVS")."""
+        word alone; with what named it ("3M COMPANY", "CVS"). A question written all in
+        capitals names by words only: its "IS" is no abbreviation, its "CAT" no trading symbol."""
         said = words(question)
         runs = {"".join(said[i:j]) for i in range(len(said)) for j in range(i + 1, min(i + MAX_SPAN, len(said)) + 1)}
-        capitalised = {w.lower(): w for w in _CAPITALISED.findall(question)}  # "CVS", "Boeing": as names are written
+        cased = question if any(c.islower() for c in question) else ""  # a question in capitals shows no names by case
+        capitalised = {w.lower(): w for w in _CAPITALISED.findall(cased)}  # "CVS", "Boeing": as names are written
         score = np.zeros(len(self.doc_ids))
         reasons: list[list[str]] = [[] for _ in self.doc_ids]
         for i, doc_names in enumerate(self.names):
@@ -234,12 +237,12 @@ class DocumentRouter:
                 if (i, name[0]) in self.unique_first and name[0] in capitalised and score[i] < 0.5:
                     score[i] = 0.5
                     reasons[i] = [capitalised[name[0]]]
-        for token in _ABBREVIATION.findall(question):
+        for token in _ABBREVIATION.findall(cased):
             letters = token.lower().replace("&", "")
             for i, org in enumerate(self.organisations):
                 if len(org) > 1 and abbreviates(letters, org):
                     score[i], reasons[i] = 1.0, [token]
-        shown = set(_TICKER.findall(question))
+        shown = set(_TICKER.findall(cased))
         for i, tickers in enumerate(self.tickers):
             if tickers & shown:
                 score[i], reasons[i] = 1.0, sorted(tickers & shown)
