@@ -113,7 +113,7 @@ class Workspace:
     # ------------------------------------------------------------------ documents
     def ingest(self, paths: Iterable[str | Path], *, password: str | None = None, progress: Progress | None = None):
         """Ingest files/folders; returns the IngestReport (added, skipped, failures) without raising."""
-        from .documents.ingest import ingest
+        from .documents.ingestion import ingest
 
         with write_lock(self.root, "add"):
             runner = None

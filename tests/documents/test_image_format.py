@@ -9,7 +9,7 @@ import numpy as np
 from PIL import Image
 
 from docgraph.config import IngestSettings
-from docgraph.documents.ingest import ingest
+from docgraph.documents.ingestion import ingest
 from docgraph.documents.render import jpeg_bytes, save_image
 from docgraph.store.sqlite import SQLiteStore
 
