@@ -229,6 +229,9 @@ def test_methods_list_labels_and_kg4vd_modes(client):
     assert methods["bm25"]["label"] == "BM25 (baseline)" and methods["bm25"]["modes"] == []
     if "kg4vd" in methods:
         assert methods["kg4vd"]["modes"] == ["auto", "local", "multi_hop", "document"]
+    # which methods answer from chosen documents (the ask view offers the chooser for those)
+    assert methods["bm25"]["scoped"] is False and methods["hybrid"]["scoped"] is False
+    assert all(methods[m]["scoped"] for m in ("kg4vd", "hvm") if m in methods)
 
 
 def test_build_runs_in_background_with_progress_and_status(client):
@@ -271,6 +274,8 @@ def test_ask_validation(client):
     assert client.post("/api/ask", json={"question": "   ", "method": "bm25"}).status_code == 400
     bad_mode = client.post("/api/ask", json={"question": "x", "method": "bm25", "mode": "local"})
     assert bad_mode.status_code == 400 and "no mode" in bad_mode.json()["detail"]
+    whole = client.post("/api/ask", json={"question": "x", "method": "bm25", "documents": [DOC_ID]})
+    assert whole.status_code == 400 and "cannot answer from chosen documents" in whole.json()["detail"]
 
 
 def test_ask_kg4vd_before_its_build_is_409(client):

@@ -1,6 +1,7 @@
 """In Chromium: over a library, the answer says which documents the question named — the
 filing of the company and year it names first — with each one's weight and what named it in
-the note's title; a question that names no document shows no such note."""
+the note's title; a question that names no document shows no such note. The user finds
+documents by their labels (a filter over the list) and answers from the ones they choose."""
 
 from __future__ import annotations
 
@@ -87,4 +88,44 @@ def test_the_answer_names_the_documents_the_question_named(served):
         page.locator("#answer-meta").evaluate("el => el.replaceChildren()")
         ask(page, "Which statement shows the net sales?")
         assert page.locator("[data-test=answer-routed]").count() == 0
+        assert errors == []
+
+
+def test_the_document_list_filters_by_label_words(served):
+    with signed_in_page(served, TOKEN) as (page, errors):
+        rows = page.locator("[data-test=document-row]")
+        rows.first.wait_for()
+        page.fill("#documents-filter", "acme 2021")
+        assert page.locator("[data-test=document-row]:visible").count() == 1
+        assert "ACME CORPORATION" in page.locator("[data-test=document-row]:visible").inner_text()
+        assert page.locator("#documents-shown").inner_text() == "1 of 3 shown"
+        page.fill("#documents-filter", "10-k")  # the kind the covers give
+        assert page.locator("[data-test=document-row]:visible").count() == 3
+        page.fill("#documents-filter", "")
+        assert rows.count() == 3 and page.locator("#documents-shown").inner_text() == ""
+        assert errors == []
+
+
+def test_an_answer_comes_from_the_documents_the_user_chose(served):
+    with signed_in_page(served, TOKEN) as (page, errors):
+        files = {d["file"]: d["id"] for d in page.request.get("/api/documents").json()["documents"]}
+        page.click("#tab-ask")
+        page.select_option("#ask-method", "kg4vd")
+        page.click("#ask-docs-summary")
+        page.fill("#ask-docs-filter", "globex")
+        assert page.locator("[data-test=ask-doc-choice]:visible").count() == 1
+        page.locator("[data-test=ask-doc-choice]:visible").check()
+        assert page.locator("#ask-docs-summary").inner_text().startswith("Answer from GLOBEX")
+        page.fill("#ask-question", "What were the net sales?")
+        page.click("#ask-submit")
+        page.locator("#answer-meta span").first.wait_for()
+        cited = {c.get_attribute("data-doc-id") for c in page.locator("[data-test=citation]").all()}
+        assert cited == {files["GLOBEX_2022_10K.pdf"]}
+        assert page.locator("[data-test=answer-routed]").count() == 0  # chosen, not named
+        # a method that ranks the whole workspace offers no chooser
+        page.select_option("#ask-method", "bm25")
+        assert page.locator("#ask-docs").is_hidden()
+        page.select_option("#ask-method", "kg4vd")
+        page.click("#ask-docs-clear")
+        assert page.locator("#ask-docs-summary").inner_text() == "Answer from all documents"
         assert errors == []

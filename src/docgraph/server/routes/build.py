@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from ...methods.base import available_methods, get_method
-from ...methods.capabilities import GraphBrowse, label_of, modes_of, ordered_methods
+from ...methods.capabilities import GraphBrowse, label_of, modes_of, ordered_methods, scoped
 from ..jobs import Job, LiveProgress, json_scalar
 from ..state import ServerState, server_state
 
@@ -46,10 +46,20 @@ def require_method(name: str) -> str:
     return name
 
 
-@router.get("/methods", summary="Methods that can be built and asked, with their labels and modes")
+@router.get(
+    "/methods",
+    summary="Methods that can be built and asked, with their labels, modes and whether they answer "
+    "from chosen documents (scoped)",
+)
 def list_methods() -> list[dict[str, Any]]:
     return [
-        {"name": n, "label": label_of(n), "modes": method_modes(n), "graph": isinstance(get_method(n), GraphBrowse)}
+        {
+            "name": n,
+            "label": label_of(n),
+            "modes": method_modes(n),
+            "graph": isinstance(get_method(n), GraphBrowse),
+            "scoped": scoped(n),
+        }
         for n in ordered_methods()
     ]
 

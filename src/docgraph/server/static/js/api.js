@@ -75,9 +75,18 @@ export function count(n) {
 export const docs = {
   byId: new Map(),
   set(list) { this.byId = new Map(list.map((d) => [d.id, d])); },
+  list() { return [...this.byId.values()]; },
   title(id) { const d = this.byId.get(id); return d ? d.title : id; },
   pages(id) { const d = this.byId.get(id); return d ? d.page_count : null; },
 };
+
+/** Whether every word typed in `filter` occurs in what a document is known by: its title,
+ * shelf label (organisation, period, kind, trading symbol) and file name. */
+export function matchesFilter(doc, filter) {
+  const m = doc.metadata || {};
+  const known = [doc.title, m.organisation, m.period, m.kind, m.ticker, doc.file].filter(Boolean).join(" ").toLowerCase();
+  return filter.toLowerCase().split(/\s+/).filter(Boolean).every((word) => known.includes(word));
+}
 
 let toastTimer = null;
 /** A short message at the top of the page (errors stay until clicked). */

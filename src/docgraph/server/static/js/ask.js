@@ -1,9 +1,10 @@
 // The ask view: question, method and KG4VD mode; the answer with numbered citations that
 // open the cited page with its regions outlined; the evidence used, with scores.
-import { $, api, bus, colourFor, docs, duration, el, fill, score, toast } from "./api.js";
+import { $, api, bus, colourFor, docs, duration, el, fill, matchesFilter, score, toast } from "./api.js";
 
 let methods = [];
 let lastAnswer = null;
+const chosen = new Set();  // ids of the documents to answer from; empty: all
 const STORAGE_KEY = "docgraph.answer";
 
 export function initAsk(methodList) {
@@ -11,6 +12,10 @@ export function initAsk(methodList) {
   const preferred = ["kg4vd", "hvm"].find((n) => methods.some((m) => m.name === n)) || (methods[0] || {}).name;
   $("ask-method").replaceChildren(...methods.map((m) => el("option", { value: m.name, selected: m.name === preferred }, m.label)));
   $("ask-method").addEventListener("change", syncMode);
+  $("ask-docs").addEventListener("toggle", () => $("ask-docs").open && renderChoices());
+  $("ask-docs-filter").addEventListener("input", filterChoices);
+  $("ask-docs-clear").addEventListener("click", () => { chosen.clear(); renderChoices(); });
+  bus.on("workspace-changed", () => { syncMode(); renderChoices(); });
   syncMode();
   $("ask-form").addEventListener("submit", (event) => { event.preventDefault(); ask(); });
   $("ask-question").addEventListener("keydown", (event) => {
@@ -25,6 +30,33 @@ function syncMode() {
   const method = methods.find((m) => m.name === $("ask-method").value);
   const modes = (method && method.modes) || [];
   $("ask-mode-label").hidden = modes.length === 0;
+  // choosing documents: with a method that restricts retrieval to them, in a library
+  $("ask-docs").hidden = !(method && method.scoped) || docs.list().length < 2;
+}
+
+/** The chooser's checkboxes, one per document, those chosen ticked. */
+function renderChoices() {
+  for (const id of [...chosen]) if (!docs.byId.has(id)) chosen.delete(id);
+  $("ask-docs-list").replaceChildren(...docs.list().map((d) => {
+    const box = el("input", { type: "checkbox", value: d.id, checked: chosen.has(d.id), dataset: { test: "ask-doc-choice" },
+      onchange: (e) => { if (e.target.checked) chosen.add(d.id); else chosen.delete(d.id); summarise(); } });
+    const label = [d.metadata?.organisation, d.metadata?.period, d.metadata?.kind].filter(Boolean).join(" · ");
+    return el("label", { class: "doc-choice", dataset: { docId: d.id } }, box, el("span", {}, d.title),
+      label ? el("span", { class: "sub" }, label) : "");
+  }));
+  filterChoices();
+  summarise();
+}
+
+function filterChoices() {
+  const filter = $("ask-docs-filter").value;
+  for (const row of $("ask-docs-list").children) row.hidden = !matchesFilter(docs.byId.get(row.dataset.docId) || {}, filter);
+}
+
+function summarise() {
+  const names = [...chosen].map((id) => docs.title(id));
+  $("ask-docs-summary").textContent = names.length === 0 ? "Answer from all documents"
+    : names.length === 1 ? `Answer from ${names[0]}` : `Answer from ${names.length} chosen documents`;
 }
 
 async function ask() {
@@ -33,6 +65,7 @@ async function ask() {
   const method = $("ask-method").value;
   const body = { question, method };
   if (!$("ask-mode-label").hidden) body.mode = $("ask-mode").value;
+  if (!$("ask-docs").hidden && chosen.size) body.documents = [...chosen];
   $("ask-submit").disabled = true;
   $("ask-submit").textContent = "Asking…";
   try {

@@ -1,7 +1,7 @@
 // The workspace view: documents with page counts and build status per method, upload,
 // and builds with live progress. The job state lives on the server, so after a reload
 // this view finds the running job again and keeps following it.
-import { $, api, bus, count, docs, duration, el, toast } from "./api.js";
+import { $, api, bus, count, docs, duration, el, matchesFilter, toast } from "./api.js";
 
 let methods = [];          // [{name, label, modes}]
 let methodStatus = {};     // name -> status (+ job)
@@ -16,6 +16,7 @@ export async function initWorkspace(methodList) {
     $("upload-label").textContent = files.length ? files.map((f) => f.name).join(", ") : "Choose files…";
   });
   $("upload-form").addEventListener("submit", (event) => { event.preventDefault(); upload(); });
+  $("documents-filter").addEventListener("input", applyFilter);
   await refresh();
 }
 
@@ -84,6 +85,19 @@ function renderDocuments(list) {
     }),
     el("td", { class: "actions" }, el("button", { class: "ghost-btn danger", title: "remove this document",
       dataset: { test: "document-remove" }, onclick: () => removeDocument(d) }, "Remove")))));
+  applyFilter();
+}
+
+/** Rows whose document holds every word typed in the filter; the others hidden. */
+function applyFilter() {
+  const filter = $("documents-filter").value;
+  const rows = [...$("documents-body").children];
+  let shown = 0;
+  for (const row of rows) {
+    row.hidden = !matchesFilter(docs.byId.get(row.dataset.docId) || {}, filter);
+    shown += row.hidden ? 0 : 1;
+  }
+  $("documents-shown").textContent = filter.trim() ? `${shown} of ${rows.length} shown` : "";
 }
 
 function renderJobs(jobs) {
