@@ -120,6 +120,9 @@ class Component(BaseModel):
         return self.markdown or self.text
 
 
+PageKey = tuple[str, int]  # (document id, page number): a page of a workspace
+
+
 class Page(BaseModel):
     doc_id: str
     number: int

@@ -21,9 +21,7 @@ import scipy.sparse as sp
 
 from ..graph import IdIndex, build_adjacency
 from ..store.base import Store
-from ..types import Entity, Relation
-
-PageKey = tuple[str, int]
+from ..types import Entity, PageKey, Relation
 
 
 @runtime_checkable

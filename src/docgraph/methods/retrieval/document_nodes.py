@@ -32,8 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...models.bm25 import BM25
-
-PageKey = tuple[str, int]
+from ...types import PageKey
 
 
 @dataclass(frozen=True)

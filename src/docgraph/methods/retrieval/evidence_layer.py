@@ -42,7 +42,7 @@ from ...graph.name_links import NameLinks
 from ...graph.structure import ChunkLayout, StructureGraph, build_structure, diffuse
 from ...models.bm25 import BM25, tokenize
 from ...scoring import minmax, top_k
-from ...types import Chunk, RoutedDocument
+from ...types import Chunk, PageKey, RoutedDocument
 from ..building.chunking import chunk_context
 from .document_nodes import DocumentNodes
 from .hybrid import HybridIndex, group_max, rank_fusion, ranks
@@ -51,7 +51,6 @@ from .question import read_question
 from .references import LabelIndex, query_references
 from .routing import DocumentRouter, PageDocuments, page_weights
 
-PageKey = tuple[str, int]
 MAX_GROUNDED = 100_000  # entities whose chunk rows a layer remembers (then it starts over)
 _CAPTION = re.compile(r"^C\d+$")
 _NUMBER = re.compile(r"(\d+)$")
