@@ -174,6 +174,19 @@ def test_cli_meta_prints_and_sets_and_ls_shows_the_label(two_filings: Path, tmp_
     assert "no document 'nope.pdf'" in capsys.readouterr().err
 
 
+def test_ls_lists_the_documents_whose_labels_hold_every_word(two_filings: Path, capsys):
+    from docgraph.cli import main
+
+    ws_dir = str(two_filings)
+    assert main(["ls", "jpmorgan", "10-q", "--workspace", ws_dir]) == 0
+    listing = capsys.readouterr().out
+    assert "JPMorgan Chase & Co." in listing and "3M COMPANY" not in listing and "1 of 2 documents" in listing
+    assert main(["ls", "3m_2018", "--json", "--workspace", ws_dir]) == 0  # the file name counts too
+    assert [r["path"].rsplit("/", 1)[-1] for r in json.loads(capsys.readouterr().out)] == ["3M_2018_10K.pdf"]
+    assert main(["ls", "fy2018", "jpmorgan", "--workspace", ws_dir]) == 0
+    assert "no document of the 2 matches 'fy2018 jpmorgan'" in capsys.readouterr().out
+
+
 def test_a_label_guessed_by_older_rules_is_guessed_again_keeping_the_users_fields(two_filings: Path, tmp_path: Path):
     from docgraph import Workspace
     from docgraph.documents.metadata import GUESSER, NAMESPACE

@@ -6,8 +6,9 @@ import argparse
 import json
 import sys
 from collections import Counter
+from pathlib import Path
 
-from ..documents.metadata import FIELDS, shown_title
+from ..documents.metadata import FIELDS, label_matches, shown_title
 from ..progress import TerminalProgress
 from ..types import Document
 from .options import add_ray_option
@@ -22,6 +23,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     ls = subparsers.add_parser("ls", help="list documents, pages and components by kind")
     ls.add_argument("--json", action="store_true", help="print documents as JSON")
+    ls.add_argument(
+        "words",
+        nargs="*",
+        help="only the documents whose title, organisation, period, kind, trading symbol or file name "
+        "hold every word (e.g. `docgraph ls acme 2021`)",
+    )
     ls.set_defaults(handler=cmd_ls)
 
     meta = subparsers.add_parser(
@@ -79,14 +86,23 @@ def _kind_counts(doc: Document) -> Counter:
 
 def cmd_ls(args: argparse.Namespace, ws) -> int:
     docs = ws.documents(with_pages=True)
+    labels = ws.metadata() if docs else {}
+    every = len(docs)
+    if args.words:
+        docs = [
+            d
+            for d in docs
+            if label_matches(args.words, shown_title(d, labels.get(d.id)), labels.get(d.id), Path(d.path).name)
+        ]
     if args.json:
-        labels = ws.metadata()
         print(json.dumps([_doc_summary(d, labels.get(d.id)) for d in docs], indent=2, ensure_ascii=False))
         return 0
-    if not docs:
+    if not every:
         print(f"no documents in {ws.root}; add some with `docgraph add FILE...`")
         return 0
-    labels = ws.metadata()
+    if not docs:
+        print(f"no document of the {every} matches {' '.join(args.words)!r}; `docgraph ls` lists them all")
+        return 0
     print(f"{'id':<12}  {'pages':>5}  {'status':<9}  {'kind':<14} {'period':<9} {'organisation':<28} title")
     for doc in docs:
         label = labels.get(doc.id)
@@ -96,6 +112,8 @@ def cmd_ls(args: argparse.Namespace, ws) -> int:
             f"{doc.id:<12}  {doc.page_count:>5}  {status:<9}  {kind[:14]:<14} {period[:9]:<9} {org[:28]:<28} "
             f"{shown_title(doc, label)}"
         )
+    if args.words:
+        print(f"{len(docs)} of {every} documents")
     return 0
 
 

@@ -276,6 +276,15 @@ def guess_metadata(doc: Document, pages: Iterable[Page], metadata_title: str | N
     return meta
 
 
+def label_matches(words: Iterable[str], title: str, label: DocumentMeta | None, file_name: str) -> bool:
+    """Whether every one of ``words`` (case aside) occurs in what a document is known by: its
+    title, label fields (organisation, period, kind, trading symbol) and file name — as the
+    web app's document filter reads them."""
+    fields = [title, file_name] + ([label.organisation, label.period, label.kind, label.ticker] if label else [])
+    known = " ".join(fields).lower()
+    return all(word.lower() in known for word in words)
+
+
 def read_metadata(store: Store, doc_ids: Iterable[str] | None = None) -> dict[str, DocumentMeta]:
     """The stored labels by document id (all documents', or ``doc_ids``'); missing ones left out."""
     if doc_ids is None:
