@@ -99,6 +99,15 @@ def test_a_title_that_names_no_document_is_replaced():
     )
     kept = better_title("Americans and Germans differ", ["Contents"], "x")
     assert (kept.value, kept.source) == ("Americans and Germans differ", "ingest")
+    # a numbered section or a paper's section heading is no document's title …
+    paper = better_title("Abstract", ["Abstract", "1 Introduction", "2 Related Work"], "2023.acl-long.386")
+    assert (paper.value, paper.source) == ("2023.acl-long.386", "file name")
+    assert better_title("Terminology", ["Terminology", "II. Methods", "Latinos see the economy"], "x").value == (
+        "Latinos see the economy"
+    )
+    # … unless the file name is a bare digest: then the section says more
+    digest = "7c3f6204b3241f142f0f8eb8e1fefe7a"
+    assert better_title("I. Ruddertowne", [], digest).value == "I. Ruddertowne"
 
 
 @pytest.fixture(scope="module")

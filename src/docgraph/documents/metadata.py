@@ -24,7 +24,7 @@ from ..types import ComponentKind, Document, Page
 
 NAMESPACE = "document.meta"
 VERSION_META = "document.meta:index_version"  # a new uuid whenever a label is set by hand (a cache stamp)
-GUESSER = 5  # the version of the guessing rules: a label guessed by older rules is guessed again
+GUESSER = 6  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
 
@@ -93,10 +93,14 @@ _ARXIV = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
 _GENERIC_HEADING = re.compile(
     r"^(?:\d+\.?|[ivx]+\.)?\s*(?:(?:table of )?contents?|index|agenda|overview|"
     r"introduction|abstract|preface|foreword|summary|recommended citation|getting started|"
-    r"at a glance|support|about(?: us| this \w+| [A-Z][\w ]+)?)\W*$",
+    r"at a glance|support|about(?: us| this \w+| [A-Z][\w ]+)?|related work|background|"
+    r"methods?|methodology|results|discussion|conclusions?|references|acknowledge?ments|"
+    r"appendix(?: \w+)?|terminology|glossary|notice|trademarks(?: and permissions)?)\W*$",
     re.IGNORECASE,
 )
+_NUMBERED_SECTION = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[IVX]+\.|[A-H]\.)\s+\S")  # "2 Related Work", "II. Methods"
 _FILE_LIKE = re.compile(r"^[^\s]*[_][^\s]*$")
+_DIGEST = re.compile(r"[0-9a-f]{16,}", re.IGNORECASE)  # a file named by a hash: it names nothing
 
 
 class DocumentMeta(BaseModel):
@@ -226,16 +230,25 @@ def cover_kind(text: str, landscape_share: float) -> _Found | None:
 
 def better_title(current: str, cover_titles: Iterable[str], stem: str) -> _Found:
     """The title ingestion chose unless it names no document — a generic heading
-    ("Contents:") or a file name ("…_FINAL") — then the cover's first real heading, else the
-    file name made readable."""
+    ("Contents:"), a numbered section ("2 Related Work") or a file name ("…_FINAL") — then
+    the cover's first real heading, else the file name made readable; a numbered section
+    only before a file name that is a bare digest ("7c3f6204…")."""
     current = " ".join(current.split())
+    section = ""  # the first numbered section heading met, the last resort
     if current and not _GENERIC_HEADING.match(current) and not _FILE_LIKE.match(current):
-        return _Found(current, "ingest")
+        if not _NUMBERED_SECTION.match(current):
+            return _Found(current, "ingest")
+        section = current
     for heading in cover_titles:
         heading = " ".join(heading.split())
-        if len(heading) >= 4 and not _GENERIC_HEADING.match(heading) and re.search(r"[A-Za-z]{3}", heading):
+        if _GENERIC_HEADING.match(heading) or len(heading) < 4 or not re.search(r"[A-Za-z]{3}", heading):
+            continue
+        if not _NUMBERED_SECTION.match(heading):
             return _Found(heading[:120], "cover")
+        section = section or heading[:120]
     readable = " ".join(re.sub(r"[_]+", " ", stem).split())
+    if section and (not readable or _DIGEST.fullmatch(readable)):
+        return _Found(section, "cover")
     return _Found(readable or current, "file name")
 
 
