@@ -53,7 +53,6 @@ _MONTH = (
 )
 _DATE = re.compile(_MONTH + r"\s+(?P<day>\d{1,2}),?\s+(?P<year>(?:19|20)\d\d)\b")
 _PERIOD_END = re.compile(r"(?P<what>fiscal\s+year|quarterly\s+period|year|quarter|period)\s+ended", re.IGNORECASE)
-_YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?![\d])")
 _COPYRIGHT = re.compile(r"(?:©|\(c\)|copyright)\s*((?:19|20)\d\d)\b", re.IGNORECASE)
 _REGISTRANT = re.compile(r"([^\n]{2,90}?)\s*\n[\s_]*\(\s*exact\s+name\s+of\s+(?:the\s+)?registrant", re.IGNORECASE)
 _ORG_SUFFIX = re.compile(
@@ -115,10 +114,6 @@ class DocumentMeta(BaseModel):
     sources: dict[str, str] = Field(default_factory=dict)
     file_name: str = ""
     guesser: int = 0  # the GUESSER that made it
-
-    def years(self) -> list[int]:
-        """The years the period names ("FY2018" → [2018], "Q1 2021" → [2021])."""
-        return [int(y) for y in _YEAR.findall(self.period)]
 
     def names(self) -> list[str]:
         """What the document may be called by: its organisation, its title, and the name part

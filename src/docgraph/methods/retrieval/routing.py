@@ -285,11 +285,6 @@ class DocumentRouter:
         nearest = min(distance)
         return np.array([0.5 if d == nearest else 0.0 for d in distance])
 
-    def weights(self, question: str, floor: float) -> dict[str, float] | None:
-        """Document id → weight ``floor + (1 - floor) · match`` (None: abstain)."""
-        route = self.route(question)
-        return None if route is None else route.weights(floor)
-
 
 @dataclass(frozen=True)
 class PageDocuments:
