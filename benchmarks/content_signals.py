@@ -19,7 +19,11 @@ its prior (step 4's flat + diffused score), the pool every ranking below reorder
   grounded on the page (question → graph linking by name);
 - ``neighbour``: the best flat score of the adjacent pages of the same document;
 - ``feedback``: page BM25 of the ten terms the prior's three best pages weigh most that the
-  question lacks (pseudo-relevance feedback, RM3-like).
+  question lacks (pseudo-relevance feedback, RM3-like);
+- ``answer_type``: how much of the page is of the kind of thing the question asks for, read
+  from its wh-words — shares and rates ("what percentage") → percentages, counts and amounts
+  ("how many", "how much") → numbers, "when" / "which year" → years and dates, "who" →
+  capitalised names — per 100 words of the page (0 when the question asks for none).
 
 It prints recall@k of hybrid, of KG4VD's final list, of each signal alone, of the prior plus
 each signal at a few weights, and of a pairwise logistic ranker over all signals fit with
@@ -56,6 +60,7 @@ SIGNALS = (
     "linked_entities",
     "neighbour",
     "feedback",
+    "answer_type",
 )
 WEIGHTS = (0.1, 0.2, 0.4)
 
@@ -93,11 +98,42 @@ class Corpus:
                 if name and name.count(" ") < 6:
                     self.entity_pages.setdefault(name, set()).add(self.layer.page_position[key])
         self.page_tokens: list[Counter[str]] = [Counter() for _ in self.layer.pages]
+        texts: list[list[str]] = [[] for _ in self.layer.pages]
         for row, chunk in enumerate(self.layer.chunks):
             self.page_tokens[self.layer.chunk_page[row]].update(tokenize(chunk.text))
+            texts[self.layer.chunk_page[row]].append(chunk.text)
+        self.page_text = ["\n".join(t) for t in texts]
 
         self.keys = [f"{self.name_of.get(doc, doc)}|{page}" for doc, page in self.layer.pages]
         self.position_of = {key: i for i, key in enumerate(self.keys)}
+
+
+ANSWER_TYPES = (  # (what the question says, what on a page is of that kind)
+    (r"\b(?:what|which) (?:percentage|percent|share|proportion)|\bhow many percent|\bwhat % ", r"\d\s?%|\bpercent\b"),
+    (r"\bhow (?:many|much)\b|\bwhat (?:number|amount|total)\b", r"\b\d[\d,.]*\b"),
+    (
+        r"\bwhen\b|\b(?:what|which) (?:year|date|month)\b",
+        r"\b(?:19|20)\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d",
+    ),
+    (r"^\s*(?:who|whom|whose)\b|\bwho (?:is|was|are|were)\b", r"\b[A-Z][a-z]+ [A-Z][a-z]+\b"),
+)
+
+
+def answer_type_density(corpus: Corpus, question: str) -> np.ndarray:
+    """Per page: matches of the answer type the question asks for per 100 words (zeros when
+    it asks for none of ``ANSWER_TYPES``)."""
+    import re
+
+    n = len(corpus.layer.pages)
+    wanted = [page for asks, page in ANSWER_TYPES if re.search(asks, question, re.IGNORECASE)]
+    out = np.zeros(n)
+    if not wanted:
+        return out
+    found = re.compile(wanted[0], 0 if wanted[0].startswith("\\b[A-Z]") else re.IGNORECASE)
+    for p in range(n):
+        text = corpus.page_text[p]
+        out[p] = 100.0 * len(found.findall(text)) / max(len(text.split()), 20)
+    return out
 
 
 def page_signals(corpus: Corpus, question: str) -> tuple[dict[str, np.ndarray], list[str]]:
@@ -161,6 +197,7 @@ def page_signals(corpus: Corpus, question: str) -> tuple[dict[str, np.ndarray], 
                 weights[term] += count / size * posting[2] / (1 + rank)
     expansion = [t for t, _ in weights.most_common(10)]
     out["feedback"] = layer.page_bm25.scores(expansion) if expansion else np.zeros(n)
+    out["answer_type"] = answer_type_density(corpus, question)
     final = [f"{corpus.name_of.get(p.doc_id, p.doc_id)}|{p.page}" for p in evidence.pages]
     return out, final
 
