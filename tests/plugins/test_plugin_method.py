@@ -83,6 +83,7 @@ def test_an_installed_method_is_found_configured_and_shown_everywhere(tmp_path):
         "label": "Echo (test plug-in)",
         "modes": ["auto", "quiet", "loud"],
         "graph": False,  # no GraphBrowse capability: no graph panel
+        "scoped": False,  # no ScopedRetrieval capability: the ask view offers no document chooser
     }
     assert [m["name"] for m in result["methods"]][:2] == ["kg4vd", "hvm"]
 
