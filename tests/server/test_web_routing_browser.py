@@ -112,6 +112,13 @@ def test_an_answer_comes_from_the_documents_the_user_chose(served):
         page.click("#tab-ask")
         page.select_option("#ask-method", "kg4vd")
         page.click("#ask-docs-summary")
+        page.locator(".doc-choice").nth(2).wait_for()  # drawn as the chooser opens
+        titles = page.locator(".doc-choice > span:first-of-type").all_inner_texts()
+        assert [t.replace(" Form 10-K", "") for t in titles] == [  # by title
+            "ACME CORPORATION FY2021",
+            "ACME CORPORATION FY2022",
+            "GLOBEX INC. FY2022",
+        ]
         page.fill("#ask-docs-filter", "globex")
         assert page.locator("[data-test=ask-doc-choice]:visible").count() == 1
         page.locator("[data-test=ask-doc-choice]:visible").check()

@@ -34,10 +34,11 @@ function syncMode() {
   $("ask-docs").hidden = !(method && method.scoped) || docs.list().length < 2;
 }
 
-/** The chooser's checkboxes, one per document, those chosen ticked. */
+/** The chooser's checkboxes, one per document by title, those chosen ticked. */
 function renderChoices() {
   for (const id of [...chosen]) if (!docs.byId.has(id)) chosen.delete(id);
-  $("ask-docs-list").replaceChildren(...docs.list().map((d) => {
+  const byTitle = docs.list().sort((a, b) => a.title.localeCompare(b.title));
+  $("ask-docs-list").replaceChildren(...byTitle.map((d) => {
     const box = el("input", { type: "checkbox", value: d.id, checked: chosen.has(d.id), dataset: { test: "ask-doc-choice" },
       onchange: (e) => { if (e.target.checked) chosen.add(d.id); else chosen.delete(d.id); summarise(); } });
     const label = [d.metadata?.organisation, d.metadata?.period, d.metadata?.kind].filter(Boolean).join(" · ");
