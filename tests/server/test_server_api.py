@@ -276,6 +276,8 @@ def test_ask_validation(client):
     assert bad_mode.status_code == 400 and "no mode" in bad_mode.json()["detail"]
     whole = client.post("/api/ask", json={"question": "x", "method": "bm25", "documents": [DOC_ID]})
     assert whole.status_code == 400 and "cannot answer from chosen documents" in whole.json()["detail"]
+    unknown = client.post("/api/ask", json={"question": "x", "method": "kg4vd", "documents": ["nope.pdf"]})
+    assert unknown.status_code == 400 and "no document 'nope.pdf'" in unknown.json()["detail"]
 
 
 def test_ask_kg4vd_before_its_build_is_409(client):
