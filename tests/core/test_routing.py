@@ -31,9 +31,15 @@ def router() -> DocumentRouter:
 
 
 def named(router: DocumentRouter, question: str) -> dict[str, float]:
-    match = router.match(question)
-    assert match is not None, question
-    return {d: float(m) for d, m in zip(router.doc_ids, match) if m > 0}
+    route = router.route(question)
+    assert route is not None, question
+    return {d: float(m) for d, m in zip(route.doc_ids, route.match) if m > 0}
+
+
+def explained(router: DocumentRouter, question: str, floor: float) -> list:
+    """``Route.explain``: empty when the router abstains."""
+    route = router.route(question)
+    return [] if route is None else route.explain(floor)
 
 
 def test_a_first_word_still_names_its_filings_when_their_titles_start_with_it():
@@ -55,17 +61,17 @@ def test_a_first_word_still_names_its_filings_when_their_titles_start_with_it():
 
 
 def test_the_router_says_what_named_each_document_and_the_weight_it_gives(router):
-    routed = router.explain("What is the FY2018 capital expenditure amount (in USD millions) for 3M?", 0.5)
+    routed = explained(router, "What is the FY2018 capital expenditure amount (in USD millions) for 3M?", 0.5)
     assert [(r.doc_id, r.weight, r.named_by) for r in routed] == [
         ("mmm18", 1.0, ["3M COMPANY", "period 2018"]),
         ("mmm22", 0.75, ["3M COMPANY"]),
     ]
-    assert [(r.doc_id, r.named_by) for r in router.explain("Is CVS a capital-intensive business?", 0.5)] == [
+    assert [(r.doc_id, r.named_by) for r in explained(router, "Is CVS a capital-intensive business?", 0.5)] == [
         ("cvs18", ["CVS"])
     ]
-    assert router.explain("How many card members did AMEX have?", 0.5)[0].named_by == ["AMEX"]
-    assert router.explain("Which company had the largest revenue?", 0.5) == []  # abstains
-    assert router.explain("What is the FY2018 capital expenditure for 3M?", 1.0) == []  # routing off
+    assert explained(router, "How many card members did AMEX have?", 0.5)[0].named_by == ["AMEX"]
+    assert explained(router, "Which company had the largest revenue?", 0.5) == []  # abstains
+    assert explained(router, "What is the FY2018 capital expenditure for 3M?", 1.0) == []  # routing off
 
 
 def test_a_named_company_and_year_pick_that_filing_first(router):
@@ -80,17 +86,17 @@ def test_names_match_as_words_or_run_together_and_legal_words_do_not_count(route
     # the file name's run-together "AMERICANEXPRESS" and the organisation both name it
     assert named(router, "How many card members did AmericanExpress have?") == {"axp22": 1.0}
     # "company" alone names no one: it is a legal word in every organisation here
-    assert router.match("Which company had the largest revenue?") is None
+    assert router.route("Which company had the largest revenue?") is None
 
 
 def test_a_first_word_no_other_document_starts_with_names_it_at_half_weight(router):
     assert named(router, "How much did CVS pay in dividends?") == {"cvs18": 1.0}
     # "American" starts two organisations: it names neither
-    assert router.match("Which American firm grew fastest?") is None
+    assert router.route("Which American firm grew fastest?") is None
     # only as a name is written: capitalised, not as the question's first word; never a title's first word
-    assert router.match("Did the cvs stores grow?") is None
+    assert router.route("Did the cvs stores grow?") is None
     titled = DocumentRouter.build(dict(SHELF, deck=DocumentMeta(title="What, Why and How of Certification")))
-    assert titled.match("What is the average session duration?") is None
+    assert titled.route("What is the average session duration?") is None
 
 
 def test_the_period_picks_among_the_named_filings(router):
@@ -108,7 +114,7 @@ def test_a_trading_symbol_names_its_company_as_written():
     shelf = dict(SHELF, jpm=DocumentMeta(organisation="JPMorgan Chase & Co.", ticker="JPM", period="Q1 2021"))
     router = DocumentRouter.build(shelf)
     assert named(router, "Which of JPM's segments had the lowest net revenue in 2021 Q1?") == {"jpm": 1.0}
-    assert router.match("the jpm segments") is None  # a symbol counts in capitals only, as tickers are written
+    assert router.route("the jpm segments") is None  # a symbol counts in capitals only, as tickers are written
 
 
 def test_an_abbreviation_of_every_word_of_an_organisation_names_it():
@@ -125,21 +131,21 @@ def test_an_abbreviation_of_every_word_of_an_organisation_names_it():
     assert named(router, "Which brands does P&G sell?") == {"pg": 1.0}
     assert named(router, "Compare GE and GM margins") == {"ge": 1.0, "gm": 1.0}
     for unnamed in ("What is the EBITDA margin?", "Is GAAP revenue higher?", "What did ibm spend?", "Was FY2021 good?"):
-        assert router.match(unnamed) is None, "an abbreviation needs two capitals and every word of the name"
+        assert router.route(unnamed) is None, "an abbreviation needs two capitals and every word of the name"
 
 
 def test_a_question_in_capitals_names_documents_by_their_words_only():
     shelf = dict(SHELF, isep=DocumentMeta(organisation="ISEP student", file_name="ISEP_student_handbook_2020"))
     router = DocumentRouter.build(shelf)
     assert named(router, "Which courses must IS students take?") == {"isep": 1.0}  # an abbreviation, as written
-    assert router.match("WHAT IS THE LAST YEAR IN THE TABLE?") is None  # shouted: "IS" is a word
+    assert router.route("WHAT IS THE LAST YEAR IN THE TABLE?") is None  # shouted: "IS" is a word
     assert named(router, "WHAT DID 3M SPEND IN FY2018?") == {"mmm18": 1.0, "mmm22": 0.5}  # its name, as words
 
 
 def test_the_router_abstains_when_nothing_is_named_or_one_document_is_there(router):
-    assert router.match("What is the revenue growth between 2018 and 2019?") is None
+    assert router.route("What is the revenue growth between 2018 and 2019?") is None
     single = DocumentRouter.build({"mmm18": SHELF["mmm18"]})
-    assert single.match("What is 3M's FY2018 revenue?") is None
+    assert single.route("What is 3M's FY2018 revenue?") is None
     assert router.route("What is the revenue growth?") is None
 
 
@@ -200,7 +206,7 @@ def test_the_grain_of_the_period_asked_picks_a_quarter_or_a_whole_year():
     assert named(router, "What was JPM's FY2022 net revenue?") == pytest.approx(
         {"jpm22": 1.0, "jpm22q2": 2 / 2.25, "jpm21q1": 1 / 2.25}
     )
-    routed = router.explain("In 2022 Q2, which of JPM's segments had the highest net income?", 0.5)
+    routed = explained(router, "In 2022 Q2, which of JPM's segments had the highest net income?", 0.5)
     assert [(r.doc_id, r.named_by) for r in routed] == [
         ("jpm22q2", ["JPM", "period Q2 2022"]),
         ("jpm22", ["JPM", "period 2022"]),
@@ -244,7 +250,7 @@ def test_a_named_kind_picks_among_the_named_documents_or_names_its_documents_alo
     assert named(router, "What does JPM's 10-K say about credit losses?") == pytest.approx(
         {"jpm22": 1.0, "jpm22q2": 1.25 / 1.75, "jpm21q1": 1 / 1.75}
     )
-    assert router.explain("What does JPM's 10-K say about credit losses?", 0.5)[0].named_by == [
+    assert explained(router, "What does JPM's 10-K say about credit losses?", 0.5)[0].named_by == [
         "JPM",
         "kind 10-K",
         "period 2022",
@@ -340,7 +346,7 @@ def test_the_router_is_rebuilt_when_a_label_is_written_or_a_document_leaves(fili
         boeing = next(d.id for d in ws.documents() if "BOEING" in Path(d.path).name)
         first = document_router(ws.store)
         assert document_router(ws.store) is first
-        assert first.match(question) is None or boeing not in named(first, question)
+        assert first.route(question) is None or boeing not in named(first, question)
         ws.set_metadata(boeing, organisation="Aerospace Holdings")
         edited = document_router(ws.store)
         assert edited is not first and named(edited, question) == {boeing: 1.0}

@@ -178,17 +178,6 @@ class DocumentRouter:
             [metadata[d].kind for d in doc_ids],
         )
 
-    def match(self, question: str) -> np.ndarray | None:
-        """Per document (``doc_ids`` order) how well the question names it, in [0, 1]; None
-        when the router abstains."""
-        route = self.route(question)
-        return None if route is None else route.match
-
-    def explain(self, question: str, floor: float) -> list[RoutedDocument]:
-        """``Route.explain`` for ``question``; empty when the router abstains."""
-        route = self.route(question)
-        return [] if route is None else route.explain(floor)
-
     def route(self, question: str) -> Route | None:
         """What the question names (steps 1–3 of the module docstring); None when the router
         abstains."""
