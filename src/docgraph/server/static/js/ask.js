@@ -11,12 +11,12 @@ export function initAsk(methodList) {
   methods = methodList;
   const preferred = ["kg4vd", "hvm"].find((n) => methods.some((m) => m.name === n)) || (methods[0] || {}).name;
   $("ask-method").replaceChildren(...methods.map((m) => el("option", { value: m.name, selected: m.name === preferred }, m.label)));
-  $("ask-method").addEventListener("change", syncMode);
+  $("ask-method").addEventListener("change", syncMethodOptions);
   $("ask-docs").addEventListener("toggle", () => $("ask-docs").open && renderChoices());
   $("ask-docs-filter").addEventListener("input", filterChoices);
   $("ask-docs-clear").addEventListener("click", () => { chosen.clear(); renderChoices(); });
-  bus.on("workspace-changed", () => { syncMode(); renderChoices(); });
-  syncMode();
+  bus.on("workspace-changed", () => { syncMethodOptions(); renderChoices(); });
+  syncMethodOptions();
   $("ask-form").addEventListener("submit", (event) => { event.preventDefault(); ask(); });
   $("ask-question").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); ask(); }
@@ -26,7 +26,9 @@ export function initAsk(methodList) {
   if (saved) renderAnswer(saved);
 }
 
-function syncMode() {
+/** The options the chosen method takes: its modes, and the document chooser when it
+ * answers from chosen documents in a library. */
+function syncMethodOptions() {
   const method = methods.find((m) => m.name === $("ask-method").value);
   const modes = (method && method.modes) || [];
   $("ask-mode-label").hidden = modes.length === 0;
