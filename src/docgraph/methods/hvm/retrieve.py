@@ -47,7 +47,7 @@ from ...types import Evidence, ScoredChunk, ScoredPage
 from ..base import MethodContext, check_options, not_built
 from ..retrieval.evidence_layer import retrieval_settings
 from ..retrieval.page_rerank import rerank_pages
-from ..retrieval.routing import document_router, with_routing
+from ..retrieval.routing import document_router
 from ..retrieval.scope import keep_scope, scope_option
 from ..timing import Timer
 from .anchoring import concept_evidence, entity_evidence, propagate
@@ -128,4 +128,5 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     timer.lap("second_hop")
     timer.total("retrieve")
     evidence.timings = timer.timings
-    return keep_scope(with_routing(evidence, flat.routed), scope)
+    evidence.routed = flat.routed  # the documents the question named, as the flat ranking weighed them
+    return keep_scope(evidence, scope)

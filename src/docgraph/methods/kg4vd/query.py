@@ -31,7 +31,6 @@ from ..answers.answer_fallback import AnswerCalls, answer_with_fallback
 from ..answers.citations import CitationBook
 from ..base import check_options
 from ..retrieval.evidence_layer import measure_items, retrieval_settings
-from ..retrieval.routing import with_routing
 from ..retrieval.scope import keep_scope, scope_option
 from ..timing import Timer
 from .analyzer import STAGE as STAGE_ANALYZE
@@ -110,9 +109,9 @@ def _run(ctx: MethodContext, query: str, opts: dict[str, Any]) -> tuple[Evidence
         relations=trace.relations,
         timings=dict(timings),
         notes=notes + trace.notes,
+        routed=trace.ranking.routed if trace.ranking is not None else [],
     )
-    routed = with_routing(evidence, trace.ranking.routed if trace.ranking is not None else [])
-    return keep_scope(routed, opts["documents"]), trace, decision
+    return keep_scope(evidence, opts["documents"]), trace, decision
 
 
 def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:

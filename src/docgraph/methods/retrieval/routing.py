@@ -46,7 +46,7 @@ import numpy as np
 
 from ...documents.metadata import DocumentMeta, ensure_metadata, labels_version
 from ...store.base import Store
-from ...types import Evidence, RoutedDocument
+from ...types import RoutedDocument
 from .routing_terms import Reading, agreeing, document_periods, question_kinds, question_quarters, question_years
 
 LEGAL_WORDS = frozenset(
@@ -321,10 +321,3 @@ def document_router(store: Store) -> DocumentRouter:
             _CACHE.clear()
         _CACHE[key] = router
     return router
-
-
-def with_routing(evidence: Evidence, routed: Sequence[RoutedDocument]) -> Evidence:
-    """``evidence`` with the documents its question named, as the ranking's routing weighed
-    them (``PageRanking.routed``)."""
-    evidence.routed = list(routed)
-    return evidence

@@ -22,7 +22,7 @@ from collections.abc import Collection, Iterable
 
 from ...documents.metadata import DocumentMeta, file_name_fields
 
-Reading = tuple[int, int | None]  # (year, quarter or None)
+Reading = tuple[int, int | None]  # (year, quarter 1–4; 0 a bare date; None a whole year)
 
 _YEAR = re.compile(r"(?<![\d.])(?:fy\s?|fiscal\s+(?:year\s+)?)?((?:19|20)\d\d)(?![\d])", re.IGNORECASE)
 _SHORT_YEAR = re.compile(r"\b(?:fy\s?'?|[1-4]q\s?'?|q[1-4]\s?')(\d\d)\b", re.IGNORECASE)  # FY18, 1Q23, Q2'23
