@@ -426,3 +426,24 @@ def test_the_routing_check_sorts_a_sets_questions_by_what_the_router_made_of_the
     }
     assert "| abstains | 1 |" in done.stdout
     assert "q2 [named, wrong] top ['3M_2018_10K']" in done.stdout
+
+
+@pytest.mark.parametrize("method", ["kg4vd", "hvm"])
+def test_a_question_comparing_companies_reads_each_ones_statement_first(filings_library: Path, method: str):
+    """Two companies named (``Route.parties``): each one's cash flow statement takes one of the
+    first two slots (``turns``), although 3M's two statements read alike and outscore Boeing's."""
+    from docgraph import Workspace
+
+    question = "Compare the FY2018 purchases of property, plant and equipment (PP&E) of 3M and Boeing."
+    with Workspace(filings_library) as ws:
+        files = {d.id: Path(d.path).name for d in ws.documents()}
+        found = ws.search(question, method, top_pages=3)
+    with Workspace(filings_library, overrides={"retrieval": {"route_floor": 1.0}}) as ws:
+        unrouted = ws.search(question, method, top_pages=3)  # routing off: no parties, no turns
+    first = [(files[p.document_id], p.page) for p in found.pages]
+    assert set(first[:2]) == {("3M_2018_10K.pdf", 2), ("BOEING_2018_10K.pdf", 2)}
+    assert [(files[r.document_id], r.weight) for r in found.routed][:2] in (
+        [("3M_2018_10K.pdf", 1.0), ("BOEING_2018_10K.pdf", 1.0)],
+        [("BOEING_2018_10K.pdf", 1.0), ("3M_2018_10K.pdf", 1.0)],
+    )
+    assert [(files[p.document_id], p.page) for p in unrouted.pages][:2] != first[:2], "the scores alone"

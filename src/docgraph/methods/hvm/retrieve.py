@@ -124,6 +124,7 @@ def retrieve(ctx: MethodContext, query: str, **options: Any) -> Evidence:
     pages = layer.with_bridges(
         candidates, index.bridges if settings.concept_graph else None, query, rs, settings.top_pages, ranking.final
     )
+    pages = layer.take_turns(pages, ranking, settings.top_pages)  # a question comparing companies: turns
     evidence.pages = [ScoredPage(doc_id=d, page=p, score=s) for (d, p), s in pages]
     timer.lap("second_hop")
     timer.total("retrieve")

@@ -50,6 +50,7 @@ from .lexicon import COVER, lexicon
 from .question import read_question
 from .references import LabelIndex, query_references
 from .routing import DocumentRouter, PageDocuments, page_weights
+from .turns import take_turns
 
 MAX_GROUNDED = 100_000  # entities whose chunk rows a layer remembers (then it starts over)
 _CAPTION = re.compile(r"^C\d+$")
@@ -103,6 +104,7 @@ class PageRanking:
     chunk_scores: np.ndarray  # fused score per chunk row
     routing: np.ndarray | None = None  # per page: its document's routing weight (None: no routing)
     routed: list[RoutedDocument] = field(default_factory=list)  # the documents the question named (Route.explain)
+    parties: list[list[str]] = field(default_factory=list)  # the parties it compares, each its documents (Route)
 
     def routing_of(self, pages: Sequence[PageKey], position: Mapping[PageKey, int]) -> np.ndarray:
         """The routing weight of each of ``pages`` (1 without routing or for an unknown page),
@@ -285,7 +287,8 @@ class EvidenceLayer:
             routing = about if routing is None else routing * about
         flat = _weighed(minmax(flat), routing)
         routed = route.explain(settings.route_floor) if route is not None and scope is None else []
-        return PageRanking(self.pages, flat, np.zeros(n_pages), flat, fused, routing, routed)
+        parties = route.parties if route is not None and route.comparing else []
+        return PageRanking(self.pages, flat, np.zeros(n_pages), flat, fused, routing, routed, parties)
 
     def referenced_pages(
         self,
@@ -362,7 +365,7 @@ class EvidenceLayer:
         )
         w = settings.flat_weight
         final = w * flat.flat + (1.0 - w) * _weighed(diffused, flat.routing)
-        return PageRanking(self.pages, flat.flat, diffused, final, fused, flat.routing, flat.routed)
+        return PageRanking(self.pages, flat.flat, diffused, final, fused, flat.routing, flat.routed, flat.parties)
 
     def rank_pages(
         self, query: str, qvec: np.ndarray, settings: RetrievalSettings, graph_seeds: np.ndarray | None = None
@@ -424,6 +427,23 @@ class EvidenceLayer:
         if merged == rows[:k]:
             return top[:k]  # nothing bridged: the ranking as it came (pages outside the layer kept)
         return [(self.pages[row], score) for row, score in merged]
+
+    def take_turns(self, top: list[tuple[PageKey, float]], ranking: PageRanking, k: int) -> list[tuple[PageKey, float]]:
+        """``top`` (a method's final pages, best first) with the parties the question compares
+        (``PageRanking.parties``) taking turns in its first slots (``turns.take_turns``): each
+        party's pages in ``top``, then its best by ``ranking.final`` (a party the method's list
+        left out still gets its turns). ``top[:k]`` when the question compares nothing."""
+        if len(ranking.parties) < 2:
+            return top[:k]
+        positions = {d: i for i, d in enumerate(self.page_documents.doc_ids)}
+        lists: list[list[tuple[PageKey, float]]] = []
+        for docs in ranking.parties:
+            own = set(docs)
+            rows = np.flatnonzero(np.isin(self.page_documents.codes, [positions[d] for d in own if d in positions]))
+            best = rows[np.argsort(-ranking.final[rows], kind="stable")[:k]]
+            pulled = [(self.pages[r], float(ranking.final[r])) for r in best if ranking.final[r] > 0]
+            lists.append([(p, s) for p, s in top if p[0] in own] + pulled)
+        return take_turns(top, lists, k)
 
     def best_chunks(self, chunk_scores: np.ndarray, pages: Iterable[PageKey]) -> dict[PageKey, int]:
         """The best-scoring chunk row (ties: the first) of each of ``pages`` that has chunks.

@@ -30,17 +30,24 @@ file name, period, kind) and gives every document a weight for the question:
    name both (``routing_terms.document_periods``): a 10-Q's cover dates its calendar
    quarter, its file name often its fiscal one.
 
+Steps 2 and 3 run within each **party** the question names: documents named by the same
+words of it ("3M" names every 3M filing) are one party, and a question that names several
+("Which had higher net income, CVS Health or American Express?") compares them — each
+party's best document weighs in full, and the methods give each party's pages turns in the
+first slots (``Route.parties``, ``turns``).
+
 The weight is ``floor + (1 - floor) · match / best match``: the named documents keep their
 scores, the others keep ``floor`` of them — softly, so evidence elsewhere still ranks. The
 router **abstains** (no weight at all) when the question names no document or kind, when
-every document is named alike, or in a workspace of one document.
+it names every document alike and neither kind nor period tells them apart, or in a
+workspace of one document.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -101,6 +108,23 @@ def abbreviates(letters: str, name: tuple[str, ...]) -> bool:
     return any(letters[:k] == word[:k] and abbreviates(letters[k:], rest) for k in range(longest, 0, -1))
 
 
+def _parties(named: np.ndarray, spans: Sequence[frozenset[int]]) -> list[np.ndarray]:
+    """The named documents grouped by who named them: documents named by the same or
+    overlapping words of the question ("3M" names each 3M filing) are one party, in the
+    order the question names them."""
+    groups: list[tuple[set[int], list[int]]] = []  # (question positions, documents)
+    for doc in named:
+        touching = [g for g in groups if g[0] & spans[doc]]
+        merged: tuple[set[int], list[int]] = (set(spans[doc]), [int(doc)])
+        for g in touching:
+            merged[0].update(g[0])
+            merged[1].extend(g[1])
+            groups.remove(g)
+        groups.append(merged)
+    groups.sort(key=lambda g: min(g[0], default=-1))
+    return [np.array(sorted(docs), dtype=np.int64) for _, docs in groups]
+
+
 @dataclass(frozen=True)
 class Route:
     """What a question names in a library: per document (``doc_ids`` order) how well it is
@@ -113,6 +137,13 @@ class Route:
     match: np.ndarray
     reasons: list[list[str]]
     by_name: bool
+    parties: list[list[str]] = field(default_factory=list)  # named documents by who named them, best first
+
+    @property
+    def comparing(self) -> bool:
+        """Whether the question names several parties ("CVS Health or American Express"): each
+        has its own documents, and an answer needs evidence from every one of them."""
+        return len(self.parties) > 1
 
     def weights(self, floor: float) -> dict[str, float]:
         """Document id → weight ``floor + (1 - floor) · match``."""
@@ -183,59 +214,69 @@ class DocumentRouter:
         abstains."""
         if len(self.doc_ids) < 2:
             return None
-        score, reasons = self._names(question)
+        score, reasons, spans = self._names(question)
         asked_kinds = question_kinds(question)
         of_kind = np.array([k in asked_kinds for k in self.kinds], dtype=bool)
-        by_name = bool(score.any()) and score.min() < score.max()
-        if not by_name:
+        if not score.any():
             if not of_kind.any() or of_kind.all():
                 return None
             score = of_kind.astype(np.float64)  # a kind alone: its documents, any of them
             for i in np.flatnonzero(of_kind):
                 reasons[i] = [f"kind {self.kinds[i]}"]
             return Route(self.doc_ids, self.titles, score, reasons, by_name=False)
-        named = np.flatnonzero(score == score.max())
-        if of_kind[named].any() and not of_kind[named].all():
-            for i in named[of_kind[named]]:
-                score[i] += 0.5
-                reasons[i].append(f"kind {self.kinds[i]}")
+        parties = _parties(np.flatnonzero(score == score.max()), spans)
         years, quarters = question_years(question), question_quarters(question)
-        bonus = self.period_bonus(named, years, quarters)
-        score[named] += bonus
-        for doc, extra in zip(named, bonus):
-            if extra > 0:
-                reasons[doc].append(f"period {self._period_shown(int(doc), years, quarters)}")
-        return Route(self.doc_ids, self.titles, score / score.max(), reasons, by_name=True)
+        for named in parties:
+            if of_kind[named].any() and not of_kind[named].all():
+                for i in named[of_kind[named]]:
+                    score[i] += 0.5
+                    reasons[i].append(f"kind {self.kinds[i]}")
+            bonus = self.period_bonus(named, years, quarters)
+            score[named] += bonus
+            for doc, extra in zip(named, bonus):
+                if extra > 0:
+                    reasons[doc].append(f"period {self._period_shown(int(doc), years, quarters)}")
+        match = score / score.max()
+        for named in parties:  # each party its own series: its best document weighs in full
+            match[named] = score[named] / score[named].max()
+        if match.min() == match.max() and len(parties) < 2:
+            return None  # every document named alike, and nothing told them apart
+        ids = [[self.doc_ids[i] for i in sorted(named, key=lambda i: -match[i])] for named in parties]
+        return Route(self.doc_ids, self.titles, match, reasons, by_name=True, parties=ids)
 
-    def _names(self, question: str) -> tuple[np.ndarray, list[list[str]]]:
+    def _names(self, question: str) -> tuple[np.ndarray, list[list[str]], list[frozenset[int]]]:
         """Step 1: per document 1 when the question holds one of its names, 0.5 for its first
-        word alone; with what named it ("3M COMPANY", "CVS"). A question written all in
-        capitals names by words only: its "IS" is no abbreviation, its "CAT" no trading symbol."""
+        word alone; with what named it ("3M COMPANY", "CVS") and where (the positions of the
+        question's words that named it). A question written all in capitals names by words
+        only: its "IS" is no abbreviation, its "CAT" no trading symbol."""
         said = words(question)
-        runs = {"".join(said[i:j]) for i in range(len(said)) for j in range(i + 1, min(i + MAX_SPAN, len(said)) + 1)}
+        runs: dict[str, frozenset[int]] = {}  # words run together → where in the question (the first place)
+        for i in range(len(said)):
+            for j in range(i + 1, min(i + MAX_SPAN, len(said)) + 1):
+                runs.setdefault("".join(said[i:j]), frozenset(range(i, j)))
         cased = question if any(c.islower() for c in question) else ""  # a question in capitals shows no names by case
         capitalised = {w.lower(): w for w in _CAPITALISED.findall(cased)}  # "CVS", "Boeing": as names are written
         score = np.zeros(len(self.doc_ids))
         reasons: list[list[str]] = [[] for _ in self.doc_ids]
+        spans: list[frozenset[int]] = [frozenset() for _ in self.doc_ids]
         for i, doc_names in enumerate(self.names):
             for name, written in zip(doc_names, self.spellings[i]):
                 if "".join(name) in runs:
-                    score[i] = 1.0
-                    reasons[i] = [written]
+                    score[i], reasons[i], spans[i] = 1.0, [written], runs["".join(name)]
                     break
                 if (i, name[0]) in self.unique_first and name[0] in capitalised and score[i] < 0.5:
-                    score[i] = 0.5
-                    reasons[i] = [capitalised[name[0]]]
+                    score[i], reasons[i], spans[i] = 0.5, [capitalised[name[0]]], runs[name[0]]
         for token in _ABBREVIATION.findall(cased):
             letters = token.lower().replace("&", "")
             for i, org in enumerate(self.organisations):
                 if len(org) > 1 and abbreviates(letters, org):
-                    score[i], reasons[i] = 1.0, [token]
+                    score[i], reasons[i], spans[i] = 1.0, [token], runs.get("".join(words(token)), frozenset())
         shown = set(_TICKER.findall(cased))
         for i, tickers in enumerate(self.tickers):
             if tickers & shown:
-                score[i], reasons[i] = 1.0, sorted(tickers & shown)
-        return score, reasons
+                token = min(tickers & shown)
+                score[i], reasons[i], spans[i] = 1.0, sorted(tickers & shown), runs.get(token.lower(), frozenset())
+        return score, reasons, spans
 
     def _period_shown(self, doc: int, years: set[int], quarters: set[int]) -> str:
         """The reading of ``doc``'s period that counted, as "2018" or "Q2 2023"."""

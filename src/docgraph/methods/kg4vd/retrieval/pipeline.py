@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ....types import ScoredPage
 from ...base import not_built
 from ...retrieval.evidence_layer import retrieval_settings
 from ...retrieval.vector_index import load_index
@@ -105,4 +106,7 @@ def _retrieve(
         )
     with timer.stage("second_hop"):
         trace.pages = with_second_hop(ctx, view, layer, trace.pages, query, rs, k_pages, ranking.final)
+    if ranking.parties:  # a question comparing companies: each one's pages take turns
+        turns = layer.take_turns([((p.doc_id, p.page), p.score) for p in trace.pages], ranking, k_pages)
+        trace.pages = [ScoredPage(doc_id=d, page=n, score=s) for (d, n), s in turns]
     return trace

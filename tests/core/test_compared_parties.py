@@ -1,0 +1,63 @@
+"""Questions that compare companies (``routing.Route.parties``, ``turns``): every party named
+weighs in full, and each party's pages take turns in the first slots."""
+
+from __future__ import annotations
+
+from docgraph.documents.metadata import DocumentMeta
+from docgraph.methods.retrieval.routing import DocumentRouter
+from docgraph.methods.retrieval.turns import take_turns
+
+SHELF = {
+    "mmm18": DocumentMeta(organisation="3M COMPANY", period="FY2018", kind="10-K", file_name="3M_2018_10K"),
+    "mmm22": DocumentMeta(organisation="3M COMPANY", period="FY2022", kind="10-K", file_name="3M_2022_10K"),
+    "axp22": DocumentMeta(
+        organisation="American Express Company", period="FY2022", file_name="AMERICANEXPRESS_2022_10K"
+    ),
+    "cvs18": DocumentMeta(organisation="CVS HEALTH CORPORATION", period="FY2018", file_name="CVSHEALTH_2018_10K"),
+    "ko17": DocumentMeta(organisation="COCACOLA", period="FY2017", file_name="COCACOLA_2017_10K"),
+}
+
+
+def weights(question: str, shelf: dict[str, DocumentMeta] = SHELF) -> tuple[dict[str, float], list[list[str]]]:
+    route = DocumentRouter.build(shelf).route(question)
+    assert route is not None, question
+    return {d: float(m) for d, m in zip(route.doc_ids, route.match) if m > 0}, route.parties
+
+
+def test_each_company_a_question_names_is_a_party_of_its_own_filings():
+    found, parties = weights("Did 3M grow faster than American Express in FY2022?")
+    assert parties == [["mmm22", "mmm18"], ["axp22"]]  # in the question's order, each party's best first
+    assert found == {"mmm22": 1.0, "mmm18": 0.5, "axp22": 1.0}
+    found, parties = weights("What was 3M's revenue in FY2018?")
+    assert parties == [["mmm18", "mmm22"]] and found == {"mmm18": 1.0, "mmm22": 0.5}  # one party: no comparison
+    assert not DocumentRouter.build(SHELF).route("What was 3M's revenue in FY2018?").comparing
+
+
+def test_each_party_reads_the_years_the_question_names_against_its_own_filings():
+    # the question's latest year is 2022, but CVS Health's own filing of a year named is FY2018's
+    found, parties = weights("Which had higher net income, CVS Health in 2018 or American Express in 2022?")
+    assert found == {"cvs18": 1.0, "axp22": 1.0} and len(parties) == 2
+    # the same words naming two filings of one company are one party: its years as before
+    assert weights("How did 3M's margin change from FY2018 to FY2022?")[0] == {"mmm22": 1.0, "mmm18": 0.75}
+
+
+def test_naming_every_document_still_routes_by_party_and_period():
+    shelf = {d: SHELF[d] for d in ("mmm18", "mmm22", "axp22")}
+    found, parties = weights("Compare the FY2018 capex of 3M with American Express's", shelf)
+    assert len(parties) == 2 and found["mmm18"] == 1.0 and found["axp22"] == 1.0 and found["mmm22"] < 1.0
+    only_3m = DocumentRouter.build({d: SHELF[d] for d in ("mmm18", "mmm22")})
+    assert weights("3M FY2018 revenue", {d: SHELF[d] for d in ("mmm18", "mmm22")})[0] == {"mmm18": 1.0, "mmm22": 0.5}
+    # every document named alike: the period tells them apart
+    assert only_3m.route("What are 3M's segments") is not None  # the latest filing, a little
+    same = DocumentRouter.build({"a": SHELF["mmm18"], "b": SHELF["mmm18"]})
+    assert same.route("3M FY2018 revenue") is None  # named alike and nothing tells them apart
+
+
+def test_parties_take_turns_in_the_first_slots_then_the_list_fills_the_rest():
+    a1, a2, a3, b1, b2, c1 = ("a", 1), ("a", 2), ("a", 3), ("b", 1), ("b", 2), ("c", 1)
+    ranked = [(a1, 0.9), (a2, 0.8), (a3, 0.7), (c1, 0.6), (b1, 0.5)]
+    turns = take_turns(ranked, [[(a1, 0.9), (a2, 0.8), (a3, 0.7)], [(b1, 0.5), (b2, 0.2)]], 5)
+    assert [p for p, _ in turns] == [a1, b1, a2, b2, a3]
+    assert [s for _, s in turns] == [0.9, 0.5, 0.5, 0.2, 0.2]  # never increasing down the list
+    assert [p for p, _ in take_turns(ranked, [[(a1, 0.9)], [(b1, 0.5)]], 4)] == [a1, b1, a2, a3]
+    assert take_turns(ranked, [[(a1, 0.9)], []], 3) == ranked[:3]  # one party with pages: the list as it was
