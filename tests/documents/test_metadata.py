@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from docgraph.documents.file_names import file_name_fields
 from docgraph.documents.metadata import (
     better_title,
     cover_kind,
     cover_organisation,
     cover_period,
     cover_ticker,
-    file_name_fields,
 )
 
 
@@ -46,6 +46,25 @@ def test_file_names_give_name_period_and_kind():
     assert file_name_fields("PH_2016.06.08_Economy-Final") == ("", "2016", "")
     assert file_name_fields("2310.05634v2") == ("", "", "paper")
     assert file_name_fields("report") == ("", "", "")
+
+
+def test_file_names_as_people_write_them_give_name_period_and_kind():
+    # hyphens part a name with no underscores or spaces; form numbers and dates stay whole
+    assert file_name_fields("apple-2023-annual-report") == ("apple", "2023", "annual report")
+    assert file_name_fields("acme-2q23-earnings-release") == ("acme", "Q2 2023", "earnings release")
+    assert file_name_fields("globex-10-K-2021") == ("globex", "2021", "10-K")
+    assert file_name_fields("Coca-Cola_2017_10K") == ("Coca-Cola", "2017", "10-K")  # else a hyphen joins
+    # fiscal years and quarters written in the ways filers and analysts write them
+    assert file_name_fields("nvidia_fy24_10k") == ("nvidia", "2024", "10-K")
+    assert file_name_fields("Acme Q2 2024 10-Q") == ("Acme", "Q2 2024", "10-Q")
+    assert file_name_fields("Initech_Q3FY23_slides") == ("Initech", "Q3 2023", "slides")
+    # a kind in two words is the kind, not part of the name
+    assert file_name_fields("Tesla_Impact_Report_2022") == ("Tesla", "2022", "sustainability report")
+    assert file_name_fields("acciona_sustainability_report_2020_p1") == ("acciona", "2020", "sustainability report")
+    # a lower-case code before the words is no name; initials are left out of one
+    assert file_name_fields("dl_comp_mech_slides_ch3_1") == ("", "", "slides")
+    assert file_name_fields("AB_InBev_2021_AR") == ("InBev", "2021", "annual report")
+    assert file_name_fields("Independents-Report") == ("", "", "")
 
 
 @pytest.mark.parametrize(

@@ -21,10 +21,11 @@ from pydantic import BaseModel, Field
 
 from ..store.base import Store
 from ..types import ComponentKind, Document, Page
+from .file_names import file_name_fields
 
 NAMESPACE = "document.meta"
 VERSION_META = "document.meta:index_version"  # a new uuid whenever a label is set by hand (a cache stamp)
-GUESSER = 6  # the version of the guessing rules: a label guessed by older rules is guessed again
+GUESSER = 7  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
 
@@ -79,16 +80,6 @@ _KIND_WORDS = (
     ("integrated report", "annual report"),
     ("abstract", "paper"),
 )
-_FILE_KIND = re.compile(r"^(10-?k|10-?q|20-?f|8-?k|ar|esg|csr|earnings)$", re.IGNORECASE)
-_FORM_NUMBER = re.compile(r"^(\d+)-?([A-Z])$")  # "10K", "8K" → "10-K", "8-K"
-_FILE_KIND_NAMES = {
-    "EARNINGS": "earnings release",
-    "AR": "annual report",
-    "ESG": "sustainability report",
-    "CSR": "sustainability report",
-}
-_FILE_PERIOD = re.compile(r"^(?P<year>(?:19|20)\d\d)(?:[.\-]?(?:q(?P<q>[1-4])|\d\d(?:[.\-]\d\d)?))?$", re.IGNORECASE)
-_ARXIV = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
 _GENERIC_HEADING = re.compile(
     r"^(?:\d+\.?|[ivx]+\.)?\s*(?:(?:table of )?contents?|index|agenda|overview|"
     r"introduction|abstract|preface|foreword|summary|recommended citation|getting started|"
@@ -136,29 +127,6 @@ def shown_title(doc: Document, label: DocumentMeta | None) -> str:
 class _Found:
     value: str
     source: str
-
-
-def file_name_fields(stem: str) -> tuple[str, str, str]:
-    """``(name, period, kind)`` read from a file name such as "3M_2018_10K",
-    "JPMORGAN_2021Q1_10Q" or "PH_2016.06.08_Economy-Final": the segments before the first
-    period or kind segment are the name; "" where absent. An arXiv id names nothing."""
-    if not stem:
-        return "", "", ""
-    if _ARXIV.match(stem):
-        return "", "", "paper"
-    segments = [s for s in re.split(r"[_\s]+", stem) if s]
-    name: list[str] = []
-    period = kind = ""
-    for i, seg in enumerate(segments):
-        found = _FILE_PERIOD.match(seg)
-        if found and not period:
-            period = f"Q{found.group('q')} {found.group('year')}" if found.group("q") else found.group("year")
-        elif _FILE_KIND.match(seg) and not kind:
-            kind = _FILE_KIND_NAMES.get(seg.upper(), _FORM_NUMBER.sub(r"\1-\2", seg.upper()))
-        elif not period and not kind and i < 2 and re.search(r"[A-Za-z]", seg):
-            name.append(seg)
-    name = [n for n in name if len(n) >= 3 or re.search(r"\d", n)]  # "PH", "PG": initials that name no one
-    return (" ".join(name) if period or kind else ""), period, kind
 
 
 def _quarter(month: str) -> int:

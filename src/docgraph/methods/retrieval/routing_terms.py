@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable
 
-from ...documents.metadata import DocumentMeta, file_name_fields
+from ...documents.file_names import file_name_fields
+from ...documents.metadata import DocumentMeta
 
 Reading = tuple[int, int | None]  # (year, quarter 1–4; 0 a bare date; None a whole year)
 
