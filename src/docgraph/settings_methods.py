@@ -234,6 +234,12 @@ class RetrievalSettings(Section):
         "when it names others by organisation, title or "
         "file name, and period (methods.retrieval.routing; 1 = off)",
     )
+    party_turns: bool = Field(
+        True,
+        description="when a question names several companies (parties: "
+        "methods.retrieval.routing), give each one's pages turns in the first "
+        "slots (methods.retrieval.turns); off: the scores alone order them",
+    )
     route_by_content: bool = Field(
         True,
         description="weigh each page by how well its whole document (or the "

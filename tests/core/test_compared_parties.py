@@ -3,6 +3,10 @@ weighs in full, and each party's pages take turns in the first slots."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from docgraph.documents.metadata import DocumentMeta
 from docgraph.methods.retrieval.routing import DocumentRouter
 from docgraph.methods.retrieval.turns import take_turns
@@ -61,3 +65,58 @@ def test_parties_take_turns_in_the_first_slots_then_the_list_fills_the_rest():
     assert [s for _, s in turns] == [0.9, 0.5, 0.5, 0.2, 0.2]  # never increasing down the list
     assert [p for p, _ in take_turns(ranked, [[(a1, 0.9)], [(b1, 0.5)]], 4)] == [a1, b1, a2, a3]
     assert take_turns(ranked, [[(a1, 0.9)], []], 3) == ranked[:3]  # one party with pages: the list as it was
+
+
+# ---------------------------------------------------------------- real filings, both methods
+@pytest.mark.parametrize("method", ["kg4vd", "hvm"])
+def test_a_question_comparing_companies_reads_each_ones_statement_first(filings_library: Path, method: str):
+    """Two companies named (``Route.parties``): each one's cash flow statement takes one of the
+    first two slots (``turns``), although 3M's two statements read alike and outscore Boeing's."""
+    from docgraph import Workspace
+
+    question = "Compare the FY2018 purchases of property, plant and equipment (PP&E) of 3M and Boeing."
+    with Workspace(filings_library) as ws:
+        files = {d.id: Path(d.path).name for d in ws.documents()}
+        found = ws.search(question, method, top_pages=3)
+    with Workspace(filings_library, overrides={"retrieval": {"route_floor": 1.0}}) as ws:
+        unrouted = ws.search(question, method, top_pages=3)  # routing off: no parties, no turns
+    first = [(files[p.document_id], p.page) for p in found.pages]
+    assert set(first[:2]) == {("3M_2018_10K.pdf", 2), ("BOEING_2018_10K.pdf", 2)}
+    assert [(files[r.document_id], r.weight) for r in found.routed][:2] in (
+        [("3M_2018_10K.pdf", 1.0), ("BOEING_2018_10K.pdf", 1.0)],
+        [("BOEING_2018_10K.pdf", 1.0), ("3M_2018_10K.pdf", 1.0)],
+    )
+    assert [(files[p.document_id], p.page) for p in unrouted.pages][:2] != first[:2], "the scores alone"
+
+
+def test_the_comparisons_benchmark_adds_a_second_company_and_counts_its_pages(filings_library: Path, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "comparisons.py"
+    asked = [
+        ("What is the FY2018 purchase of property, plant and equipment of 3M?", ["3M_2018_10K|2"]),
+        ("What were Boeing's FY2018 property, plant and equipment additions?", ["BOEING_2018_10K|2"]),
+        ("Which company spent the most?", ["BOEING_2018_10K|2"]),  # names no company: not asked
+    ]
+    records = tmp_path / "records.jsonl"
+    records.write_text(
+        "\n".join(
+            json.dumps({"kind": "question", "method": "kg4vd", "qid": f"q{i}", "question": q, "gold": g})
+            for i, (q, g) in enumerate(asked)
+        ),
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script), "--workspace", str(filings_library), "--records", str(records), "-k", "2"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "2 of 3 questions name one company" in done.stdout
+    rows = {tuple(c.strip() for c in line.strip("|").split("|")[:2]): line for line in done.stdout.splitlines()}
+    ways = ("routing off", "routing, no turns", "routing with turns")
+    assert set(rows) >= {(method, way) for method in ("kg4vd", "hvm") for way in ways}
+    for method in ("kg4vd", "hvm"):  # with turns, each question's top 2 holds its own statement and the other's
+        assert rows[(method, "routing with turns")].split("|")[3:6] == [" 100.0 ", " 100.0 ", " 100.0 "]

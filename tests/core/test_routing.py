@@ -264,24 +264,11 @@ def test_a_named_kind_picks_among_the_named_documents_or_names_its_documents_alo
     assert router.route("What is the gold medal count?") is None
 
 
-# ---------------------------------------------------------------- real filings, both methods
-FILINGS = {"3M_2018_10K.pdf": (1, 60), "3M_2022_10K.pdf": (1, 52), "BOEING_2018_10K.pdf": (1, 53)}
+# ---------------------------------------------------------------- real filings, both methods (conftest)
 QUESTION = (
     "What is the FY2022 capital expenditure amount (in USD millions) for 3M? Give a response to the "
     "question by relying on the details shown in the cash flow statement."
 )
-
-
-@pytest.fixture(scope="module")
-def filings_library(tmp_path_factory, shared_data: Path) -> Path:
-    """Three real filings' covers and cash flow statements in one workspace, kg4vd and hvm
-    built offline (FinanceBench development filings)."""
-    from docgraph.testing.files import built_library
-
-    source = shared_data / "financebench" / "pdfs"
-    if not source.is_dir():
-        pytest.skip("the FinanceBench filings are not in the shared data")
-    return built_library({source / name: pages for name, pages in FILINGS.items()}, tmp_path_factory.mktemp("filings"))
 
 
 @pytest.mark.parametrize("method", ["kg4vd", "hvm"])
@@ -426,24 +413,3 @@ def test_the_routing_check_sorts_a_sets_questions_by_what_the_router_made_of_the
     }
     assert "| abstains | 1 |" in done.stdout
     assert "q2 [named, wrong] top ['3M_2018_10K']" in done.stdout
-
-
-@pytest.mark.parametrize("method", ["kg4vd", "hvm"])
-def test_a_question_comparing_companies_reads_each_ones_statement_first(filings_library: Path, method: str):
-    """Two companies named (``Route.parties``): each one's cash flow statement takes one of the
-    first two slots (``turns``), although 3M's two statements read alike and outscore Boeing's."""
-    from docgraph import Workspace
-
-    question = "Compare the FY2018 purchases of property, plant and equipment (PP&E) of 3M and Boeing."
-    with Workspace(filings_library) as ws:
-        files = {d.id: Path(d.path).name for d in ws.documents()}
-        found = ws.search(question, method, top_pages=3)
-    with Workspace(filings_library, overrides={"retrieval": {"route_floor": 1.0}}) as ws:
-        unrouted = ws.search(question, method, top_pages=3)  # routing off: no parties, no turns
-    first = [(files[p.document_id], p.page) for p in found.pages]
-    assert set(first[:2]) == {("3M_2018_10K.pdf", 2), ("BOEING_2018_10K.pdf", 2)}
-    assert [(files[r.document_id], r.weight) for r in found.routed][:2] in (
-        [("3M_2018_10K.pdf", 1.0), ("BOEING_2018_10K.pdf", 1.0)],
-        [("BOEING_2018_10K.pdf", 1.0), ("3M_2018_10K.pdf", 1.0)],
-    )
-    assert [(files[p.document_id], p.page) for p in unrouted.pages][:2] != first[:2], "the scores alone"

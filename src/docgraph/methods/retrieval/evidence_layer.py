@@ -287,7 +287,7 @@ class EvidenceLayer:
             routing = about if routing is None else routing * about
         flat = _weighed(minmax(flat), routing)
         routed = route.explain(settings.route_floor) if route is not None and scope is None else []
-        parties = route.parties if route is not None and route.comparing else []
+        parties = route.parties if route is not None and route.comparing and settings.party_turns else []
         return PageRanking(self.pages, flat, np.zeros(n_pages), flat, fused, routing, routed, parties)
 
     def referenced_pages(
