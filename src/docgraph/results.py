@@ -54,11 +54,22 @@ class RoutedResult(_Strict):
     document_title: str
     weight: float = Field(description="the routing weight of its pages, 0-1")
     named_by: list[str] = Field(description='what in the question named it: a name, "period 2018"')
+    party: int | None = Field(
+        None,
+        description="when the question compares several companies, which one's documents this is among "
+        "(0, 1, … in the question's order; each takes turns in the first pages); null otherwise",
+    )
 
 
 def routed_results(evidence: Evidence) -> list[RoutedResult]:
     return [
-        RoutedResult(document_id=r.doc_id, document_title=r.title or r.doc_id, weight=r.weight, named_by=r.named_by)
+        RoutedResult(
+            document_id=r.doc_id,
+            document_title=r.title or r.doc_id,
+            weight=r.weight,
+            named_by=r.named_by,
+            party=r.party,
+        )
         for r in evidence.routed
     ]
 

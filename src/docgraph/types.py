@@ -315,13 +315,15 @@ class Usage(BaseModel):
 
 class RoutedDocument(BaseModel):
     """A document the question names, as routing in a library weighed it
-    (``methods.retrieval.routing``): its pages' weight (documents not named get the floor)
-    and what in the question named it (a name, "period 2018")."""
+    (``methods.retrieval.routing``): its pages' weight (documents not named get the floor),
+    what in the question named it (a name, "period 2018"), and, when the question compares
+    several companies, which one's documents it is among (``party``)."""
 
     doc_id: str
     title: str = ""
     weight: float
     named_by: list[str] = Field(default_factory=list)
+    party: int | None = None  # which of the parties a comparing question names it belongs to (0, 1, …)
 
 
 class Evidence(BaseModel):

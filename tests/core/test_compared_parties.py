@@ -32,6 +32,8 @@ def test_each_company_a_question_names_is_a_party_of_its_own_filings():
     found, parties = weights("Did 3M grow faster than American Express in FY2022?")
     assert parties == [["mmm22", "mmm18"], ["axp22"]]  # in the question's order, each party's best first
     assert found == {"mmm22": 1.0, "mmm18": 0.5, "axp22": 1.0}
+    explained = DocumentRouter.build(SHELF).route("Did 3M grow faster than American Express in FY2022?").explain(0.5)
+    assert [(r.doc_id, r.party) for r in explained] == [("axp22", 1), ("mmm22", 0), ("mmm18", 0)]
     found, parties = weights("What was 3M's revenue in FY2018?")
     assert parties == [["mmm18", "mmm22"]] and found == {"mmm18": 1.0, "mmm22": 0.5}  # one party: no comparison
     assert not DocumentRouter.build(SHELF).route("What was 3M's revenue in FY2018?").comparing
@@ -73,6 +75,7 @@ def test_a_question_comparing_companies_reads_each_ones_statement_first(filings_
     """Two companies named (``Route.parties``): each one's cash flow statement takes one of the
     first two slots (``turns``), although 3M's two statements read alike and outscore Boeing's."""
     from docgraph import Workspace
+    from docgraph.cli.search import format_search
 
     question = "Compare the FY2018 purchases of property, plant and equipment (PP&E) of 3M and Boeing."
     with Workspace(filings_library) as ws:
@@ -87,6 +90,9 @@ def test_a_question_comparing_companies_reads_each_ones_statement_first(filings_
         [("BOEING_2018_10K.pdf", 1.0), ("3M_2018_10K.pdf", 1.0)],
     )
     assert [(files[p.document_id], p.page) for p in unrouted.pages][:2] != first[:2], "the scores alone"
+    shown = format_search(found).splitlines()
+    assert shown[0].endswith("; it compares 2, whose pages take turns:")
+    assert any(line.startswith("  1.00  [2] THE BOEING COMPANY") for line in shown), shown[:4]
 
 
 def test_the_comparisons_benchmark_adds_a_second_company_and_counts_its_pages(filings_library: Path, tmp_path):
@@ -120,3 +126,19 @@ def test_the_comparisons_benchmark_adds_a_second_company_and_counts_its_pages(fi
     assert set(rows) >= {(method, way) for method in ("kg4vd", "hvm") for way in ways}
     for method in ("kg4vd", "hvm"):  # with turns, each question's top 2 holds its own statement and the other's
         assert rows[(method, "routing with turns")].split("|")[3:6] == [" 100.0 ", " 100.0 ", " 100.0 "]
+
+
+@pytest.mark.parametrize("method", ["kg4vd", "hvm"])
+def test_an_offline_answer_to_a_comparison_quotes_both_companies(filings_library: Path, method: str):
+    from docgraph import Workspace
+    from docgraph.results import ask_result
+
+    question = "Compare the FY2018 purchases of property, plant and equipment (PP&E) of 3M and Boeing."
+    with Workspace(filings_library) as ws:
+        files = {d.id: Path(d.path).name for d in ws.documents()}
+        answer = ws.ask(question, method)
+    cited = {files[c.doc_id] for c in answer.citations}
+    assert {"3M_2018_10K.pdf", "BOEING_2018_10K.pdf"} <= cited
+    routed = {files[r.document_id]: r.party for r in ask_result(answer).routed}
+    assert routed["BOEING_2018_10K.pdf"] is not None and routed["3M_2018_10K.pdf"] is not None
+    assert routed["BOEING_2018_10K.pdf"] != routed["3M_2018_10K.pdf"] == routed["3M_2022_10K.pdf"]

@@ -142,3 +142,32 @@ def test_vector_index_search_and_reload_on_change(tmp_path):
     assert reloaded is not index and reloaded.keys == ["a", "c"]
     mask = np.array([True, False])
     assert reloaded.search(np.array([0, 0, 1], dtype=np.float32), 5, allowed=mask) == [("a", 0.0)]
+
+
+def test_a_comparison_quotes_each_party_before_the_best_of_the_rest(tmp_path):
+    from docgraph.methods.answers.extractive import compared_parties
+    from docgraph.types import Evidence, RoutedDocument
+
+    book = CitationBook(_store_with_page(tmp_path))
+    passages = [
+        EvidencePassage("d1", 3, ("P1",), "Acme's net income was $5 billion in 2022.", 0.9),
+        EvidencePassage("d1", 3, ("P2",), "Acme had higher net income in 2022 than in 2021.", 0.8),
+        EvidencePassage("d2", 7, ("P1",), "Globex reported a profit of $2 billion.", 0.3),
+    ]
+    question = "Which had higher net income in 2022, Acme or Globex?"
+    plain = extractive_answer(question, passages, book, max_sentences=2)
+    assert "Globex reported" not in plain, "by score alone both quotes are Acme's"
+    routed = [
+        RoutedDocument(doc_id="d1", weight=1.0, party=0),
+        RoutedDocument(doc_id="d2", weight=1.0, party=1),
+        RoutedDocument(doc_id="d3", weight=0.75),
+    ]
+    parties = compared_parties(Evidence(query=question, method="kg4vd", routed=routed))
+    assert parties == [{"d1"}, {"d2"}]
+    both = extractive_answer(question, passages, book, max_sentences=2, parties=parties)
+    quotes = [line for line in both.splitlines() if line.startswith("- ")]
+    assert [q.split("\u201d")[0][3:] for q in quotes] == [
+        "Acme had higher net income in 2022 than in 2021.",  # each party's best, in the question's order
+        "Globex reported a profit of $2 billion.",
+    ]
+    assert compared_parties(Evidence(query=question, method="kg4vd", routed=routed[:1])) == []

@@ -86,6 +86,12 @@ def test_the_answer_names_the_documents_the_question_named(served):
         assert lines[1].endswith("weight 0.75, named by ACME CORPORATION"), lines
 
         page.locator("#answer-meta").evaluate("el => el.replaceChildren()")
+        ask(page, "Compare the net sales of Acme and Globex in FY2022.")
+        note = page.locator("[data-test=answer-routed]")
+        note.wait_for()
+        assert note.inner_text() == "compares: ACME CORPORATION Form 10-K FY2022 \u00b7 GLOBEX INC. Form 10-K FY2022"
+
+        page.locator("#answer-meta").evaluate("el => el.replaceChildren()")
         ask(page, "Which statement shows the net sales?")
         assert page.locator("[data-test=answer-routed]").count() == 0
         assert errors == []

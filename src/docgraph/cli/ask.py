@@ -148,7 +148,7 @@ def format_answer(answer: Answer) -> str:
     else:
         lines.append("Citations: none")
     lines.append("")
-    routed = format_routed([(r.title or r.doc_id, r.weight, r.named_by) for r in answer.evidence.routed])
+    routed = format_routed([(r.title or r.doc_id, r.weight, r.named_by, r.party) for r in answer.evidence.routed])
     if routed:
         lines += [*routed, ""]
     meta = f"method {answer.method}"

@@ -34,14 +34,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 MAX_ROUTED_SHOWN = 5
 
 
-def format_routed(routed: Sequence[tuple[str, float, Sequence[str]]]) -> list[str]:
-    """The documents a question names — ``(title, weight, what named it)``, best first — as
-    lines, at most ``MAX_ROUTED_SHOWN``; none when routing abstained."""
+def format_routed(routed: Sequence[tuple[str, float, Sequence[str], int | None]]) -> list[str]:
+    """The documents a question names — ``(title, weight, what named it, party)``, best first —
+    as lines, at most ``MAX_ROUTED_SHOWN``; none when routing abstained. A question comparing
+    several companies says so, and each document its party's number."""
     if not routed:
         return []
-    lines = ["Documents the question names (their pages weigh more):"]
-    for title, weight, named_by in routed[:MAX_ROUTED_SHOWN]:
-        lines.append(f"  {weight:.2f}  {title} \u2014 {', '.join(named_by)}")
+    parties = {party for *_, party in routed if party is not None}
+    header = "Documents the question names (their pages weigh more)"
+    if len(parties) > 1:
+        header += f"; it compares {len(parties)}, whose pages take turns"
+    lines = [header + ":"]
+    for title, weight, named_by, party in routed[:MAX_ROUTED_SHOWN]:
+        side = f"[{party + 1}] " if party is not None and len(parties) > 1 else ""
+        lines.append(f"  {weight:.2f}  {side}{title} \u2014 {', '.join(named_by)}")
     if len(routed) > MAX_ROUTED_SHOWN:
         lines.append(f"  \u2026 and {len(routed) - MAX_ROUTED_SHOWN} more")
     return lines
@@ -51,7 +57,7 @@ def format_search(result: SearchResult) -> str:
     """The pages as a person scans them in a terminal, after the documents the query names."""
     if not result.pages:
         return f"no pages found for {result.query!r} ({result.method})"
-    lines = format_routed([(r.document_title, r.weight, r.named_by) for r in result.routed])
+    lines = format_routed([(r.document_title, r.weight, r.named_by, r.party) for r in result.routed])
     if lines:
         lines.append("")
     for rank, page in enumerate(result.pages, 1):

@@ -11,10 +11,11 @@ answer model failed and this is the fallback (``MODEL_FAILED``, see ``answer_fal
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ...text import sentences, tokenize
+from ...types import Evidence
 from .citations import CitationBook
 
 NO_MODEL = "No answer model is configured (offline mode)"
@@ -111,6 +112,16 @@ def item_sentences(items: Sequence[str], passages: list[EvidencePassage]) -> lis
     return out
 
 
+def compared_parties(evidence: Evidence) -> list[set[str]]:
+    """The document ids of each party a comparing question names (``RoutedDocument.party``),
+    in the question's order; empty when it compares nothing."""
+    parties: dict[int, set[str]] = {}
+    for routed in evidence.routed:
+        if routed.party is not None:
+            parties.setdefault(routed.party, set()).add(routed.doc_id)
+    return [parties[n] for n in sorted(parties)] if len(parties) > 1 else []
+
+
 def extractive_answer(
     question: str,
     passages: list[EvidencePassage],
@@ -118,12 +129,16 @@ def extractive_answer(
     max_sentences: int = 3,
     reason: str = NO_MODEL,
     items: Sequence[str] = (),
+    parties: Sequence[Collection[str]] = (),
 ) -> str:
     """Quote up to ``max_sentences`` best sentences with citations registered in ``book``;
     the first line says why no model answered (``reason``). ``items`` (the input line items
     of a measure the question asks for, ``methods.retrieval.lexicon``) are quoted first, each by the
     sentence that names it most exactly (``item_sentences``), beyond ``max_sentences`` if
-    need be, so the answer shows the numbers the measure is computed from."""
+    need be, so the answer shows the numbers the measure is computed from. With ``parties``
+    (the document ids of each company a comparing question names: ``compared_parties``),
+    every party's items and its best sentence are quoted, in the parties' order, before the
+    best of the rest: a comparison shows each side."""
     chosen: list[tuple[str, EvidencePassage]] = []
     seen: set[str] = set()
 
@@ -133,10 +148,18 @@ def extractive_answer(
             seen.add(key)
             chosen.append((sentence, passage))
 
-    for sentence, passage in item_sentences(items, passages):
-        take(sentence, passage)
-    for _, sentence, passage in rank_sentences(question, passages):
-        if len(chosen) >= max_sentences:
+    sides = [[p for p in passages if p.doc_id in party] for party in parties] if len(parties) > 1 else [passages]
+    for side in sides:
+        for sentence, passage in item_sentences(items, side):
+            take(sentence, passage)
+    ranked = rank_sentences(question, passages)
+    if len(sides) > 1:
+        for party in parties:
+            best = next(((s, p) for _, s, p in ranked if p.doc_id in party), None)
+            if best is not None:
+                take(*best)
+    for _, sentence, passage in ranked:
+        if len(chosen) >= max(max_sentences, len(sides)):
             break
         take(sentence, passage)
     if not chosen:

@@ -22,7 +22,7 @@ from ...prompts import material, render_prompt
 from ...types import Answer, Chunk, Evidence
 from ..answers.answer_fallback import AnswerCalls, answer_with_fallback
 from ..answers.citations import CitationBook, marker
-from ..answers.extractive import EvidencePassage, extractive_answer
+from ..answers.extractive import EvidencePassage, compared_parties, extractive_answer
 from ..base import MethodContext
 from ..building.markdown_tables import rows_as_sentences
 from ..retrieval.evidence_layer import measure_items, retrieval_settings
@@ -91,8 +91,9 @@ def answer(ctx: MethodContext, query: str, **options: Any) -> Answer:
     def offline(reason: str) -> Answer:
         book = CitationBook(ctx.store)
         items = measure_items(query, retrieval_settings(ctx))
+        parties = compared_parties(evidence)
         scored = [(s.chunk, s.score) for s in evidence.chunks]
-        if items:  # a measure's rows are on the statements the page list ranks, not always in the chunk budget
+        if items or parties:  # a measure's rows, or each side of a comparison, are on the pages ranked first
             scored += page_chunks(ctx, evidence, {c.id for c, _ in scored})
         passages = [
             EvidencePassage(
@@ -104,7 +105,7 @@ def answer(ctx: MethodContext, query: str, **options: Any) -> Answer:
             )
             for c, score in scored
         ]
-        text = extractive_answer(query, passages, book, reason=reason, items=items)
+        text = extractive_answer(query, passages, book, reason=reason, items=items, parties=parties)
         return Answer(question=query, text=text, method=METHOD, citations=book.citations, evidence=evidence)
 
     def model(chat: AnswerCalls) -> Answer:

@@ -37,7 +37,7 @@ from ...prompts import material, render_prompt
 from ...store.base import Store
 from ...types import Component, ComponentKind, Evidence, Mention, Page, Usage
 from ..answers.citations import CitationBook, marker
-from ..answers.extractive import NO_MODEL, EvidencePassage, extractive_answer
+from ..answers.extractive import NO_MODEL, EvidencePassage, compared_parties, extractive_answer
 from ..building.markdown_tables import rows_as_sentences
 from ..timing import Timer
 
@@ -279,4 +279,5 @@ def offline_answer(
 ) -> str:
     """The extractive answer (no model, for ``reason``), citing the components it quotes;
     ``items`` are quoted first (a measure's input line items: ``extractive.extractive_answer``)."""
-    return extractive_answer(query, offline_passages(evidence, book), book, reason=reason, items=items)
+    passages = offline_passages(evidence, book)
+    return extractive_answer(query, passages, book, reason=reason, items=items, parties=compared_parties(evidence))

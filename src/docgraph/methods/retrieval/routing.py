@@ -153,16 +153,19 @@ class Route:
         """The documents the question names, best first: each with the weight its pages get
         and what named it — the name the question holds, as the document's label writes it
         (a first word, abbreviation or trading symbol as the question writes it), the kind,
-        and the period that counted; empty when ``floor`` is 1 (routing off)."""
+        and the period that counted, and its party when the question compares several; empty
+        when ``floor`` is 1 (routing off)."""
         if floor >= 1.0:
             return []
         order = sorted(np.flatnonzero(self.match > 0), key=lambda i: (-self.match[i], self.doc_ids[i]))
+        party = {d: n for n, docs in enumerate(self.parties) for d in docs} if self.comparing else {}
         return [
             RoutedDocument(
                 doc_id=self.doc_ids[i],
                 title=self.titles[i],
                 weight=round(floor + (1.0 - floor) * float(self.match[i]), 4),
                 named_by=self.reasons[i],
+                party=party.get(self.doc_ids[i]),
             )
             for i in order
         ]

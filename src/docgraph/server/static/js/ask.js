@@ -141,14 +141,19 @@ function claimSummary(answer) {
 }
 
 /** "named: 3M COMPANY Form 10-K FY2022 (+1)": in a library, the documents the question named and
- * whose pages routing weighed first; its title lists each with its weight and what named it. */
+ * whose pages routing weighed first; its title lists each with its weight and what named it. A
+ * question comparing companies shows "compares: A · B", each party's first document. */
 function routedNote(evidence) {
   const routed = (evidence && evidence.routed) || [];
   if (!routed.length) return null;
   const name = (r) => r.title || docs.title(r.doc_id);
+  const parties = [...new Set(routed.map((r) => r.party).filter((p) => p !== null && p !== undefined))].sort();
+  const text = parties.length > 1
+    ? `compares: ${parties.map((p) => name(routed.find((r) => r.party === p))).join(" \u00b7 ")}`
+    : `named: ${name(routed[0])}${routed.length > 1 ? ` (+${routed.length - 1})` : ""}`;
   return el("span", { dataset: { test: "answer-routed" },
     title: routed.map((r) => `${name(r)}: weight ${r.weight.toFixed(2)}, named by ${r.named_by.join(", ")}`).join("\n") },
-  `named: ${name(routed[0])}${routed.length > 1 ? ` (+${routed.length - 1})` : ""}`);
+  text);
 }
 
 export function renderAnswer(answer) {
