@@ -171,3 +171,21 @@ def test_a_comparison_quotes_each_party_before_the_best_of_the_rest(tmp_path):
         "Globex reported a profit of $2 billion.",
     ]
     assert compared_parties(Evidence(query=question, method="kg4vd", routed=routed[:1])) == []
+
+
+def test_a_heading_over_several_lines_is_headed_by_its_periods():
+    """A statement's heading spread over the columns ("For the | Years Ended Dece | mber 31,")
+    above its periods: the periods head the columns, and that row is no row of the table."""
+    statement = (
+        "| | For the | Years Ended Dece | mber 31, |\n|---|---|---|---|\n"
+        "| In millions, except per share amounts | 2022 | 2021 | 2020 |\n| Revenues: | | | |\n"
+        "| Net income attributable to CVS Health | $ 4,149 | $ 7,910 | $ 7,179 |"
+    )
+    assert rows_as_sentences(statement).splitlines()[-1] == (
+        "Net income attributable to CVS Health — 2022: $ 4,149; 2021: $ 7,910; 2020: $ 7,179."
+    )
+    assert "In millions" not in rows_as_sentences(statement)
+    # a table of words keeps its header; a header of periods is not replaced by the row below
+    people = "| Name | Role |\n|---|---|\n| Ada | Engineer |"
+    assert rows_as_sentences(people) == "Ada — Role: Engineer."
+    assert rows_as_sentences(BALANCE_SHEET).startswith("Cash and equivalents — 2021: $ 9,889; 2020: $ 8,348.")

@@ -13,6 +13,7 @@ import re
 
 _SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$")
 _TAGS = re.compile(r"<br\s*/?>|<[^>]+>", re.IGNORECASE)
+_PERIOD = re.compile(r"^(?:FY\s?|Q[1-4]\s|[1-4]Q\s?)?(?:19|20)\d\d$", re.IGNORECASE)
 
 
 def split_row(line: str) -> list[str]:
@@ -27,14 +28,26 @@ def split_row(line: str) -> list[str]:
 
 
 def parse_table(markdown: str) -> tuple[list[str], list[list[str]]]:
-    """(headers, rows) of a Markdown table; ([], []) when the text is not one."""
+    """(headers, rows) of a Markdown table; ([], []) when the text is not one. A heading over
+    several lines — "For the Years Ended December 31," spread over the columns above a row
+    "In millions | 2022 | 2021 | 2020" — is headed by its last line, the periods (``_periods_row``):
+    that row is the columns' header, not a row of the table."""
     lines = [ln for ln in markdown.splitlines() if ln.strip().startswith("|")]
     if len(lines) < 2:
         return [], []
     headers = split_row(lines[0])
     rows = [split_row(ln) for ln in lines[1:] if not _SEPARATOR.match(ln.strip())]
     rows = [r + [""] * (len(headers) - len(r)) for r in rows if any(r)]
+    while rows and _periods_row(rows[0]) and not _periods_row(headers):
+        headers, rows = rows[0], rows[1:]
     return headers, rows
+
+
+def _periods_row(row: list[str]) -> bool:
+    """Whether every cell after the first names a period ("2022", "FY2021", "Q2 2023") and
+    there are at least two: a table's column heading, not its data."""
+    values = row[1:]
+    return len(values) >= 2 and all(_PERIOD.match(v) for v in values)
 
 
 def rows_as_sentences(markdown: str) -> str:
