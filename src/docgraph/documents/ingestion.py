@@ -38,6 +38,7 @@ from ..progress import NullProgress, Progress
 from ..store.base import Store
 from ..store.diskspace import disk_full_error, is_disk_full
 from ..types import Document
+from .cover_text import display_line
 from .fonts import FontProblem, font_notes
 from .formats import Kind, check_pdf, classify, collect_inputs, sha256_file, to_pdf
 from .metadata import store_guess
@@ -130,7 +131,7 @@ def _finalize(store: Store, item: _Prepared) -> Document:
         assert doc is not None
         doc = doc.model_copy(update={"title": title, "status": "ready"})
         store.put_document(doc)
-        store_guess(store, doc, item.metadata_title)
+        store_guess(store, doc, item.metadata_title or "", display_line(item.pdf_path) or "")
         store.delete_records(HEADINGS_NAMESPACE, doc_id=item.doc_id)
     return doc
 

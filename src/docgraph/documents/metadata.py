@@ -25,7 +25,8 @@ from .file_names import file_name_fields
 
 NAMESPACE = "document.meta"
 VERSION_META = "document.meta:index_version"  # a new uuid whenever a label is set by hand (a cache stamp)
-GUESSER = 7  # the version of the guessing rules: a label guessed by older rules is guessed again
+HINTS_KEPT = 8  # the first GUESSER that keeps the file's hints with the label
+GUESSER = 8  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
 
@@ -85,7 +86,8 @@ _GENERIC_HEADING = re.compile(
     r"introduction|abstract|preface|foreword|summary|recommended citation|getting started|"
     r"at a glance|support|about(?: us| this \w+| [A-Z][\w ]+)?|related work|background|"
     r"methods?|methodology|results|discussion|conclusions?|references|acknowledge?ments|"
-    r"appendix(?: \w+)?|terminology|glossary|notice|trademarks(?: and permissions)?)\W*$",
+    r"appendix(?: \w+)?|terminology|glossary|notice|trademarks(?: and permissions)?|"
+    r"(?:user(?:'s)? |owner(?:'s)? )?(?:guide|manual|handbook))\W*$",  # a kind of document, not which one
     re.IGNORECASE,
 )
 _NUMBERED_SECTION = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[IVX]+\.|[A-H]\.)\s+\S")  # "2 Related Work", "II. Methods"
@@ -105,6 +107,7 @@ class DocumentMeta(BaseModel):
     sources: dict[str, str] = Field(default_factory=dict)
     file_name: str = ""
     guesser: int = 0  # the GUESSER that made it
+    hints: dict[str, str] = Field(default_factory=dict)  # what the file gave at ingest: metadata_title, display
 
     def names(self) -> list[str]:
         """What the document may be called by: its organisation, its title, and the name part
@@ -191,10 +194,11 @@ def cover_kind(text: str, landscape_share: float) -> _Found | None:
     return None
 
 
-def better_title(current: str, cover_titles: Iterable[str], stem: str) -> _Found:
+def better_title(current: str, cover_titles: Iterable[str], stem: str, display: str | None = None) -> _Found:
     """The title ingestion chose unless it names no document — a generic heading
     ("Contents:"), a numbered section ("2 Related Work") or a file name ("…_FINAL") — then
-    the cover's first real heading, else the file name made readable; a numbered section
+    the cover's first real heading, else what the cover prints largest (``display``:
+    ``cover_text.display_line``), else the file name made readable; a numbered section
     only before a file name that is a bare digest ("7c3f6204…")."""
     current = " ".join(current.split())
     section = ""  # the first numbered section heading met, the last resort
@@ -209,15 +213,20 @@ def better_title(current: str, cover_titles: Iterable[str], stem: str) -> _Found
         if not _NUMBERED_SECTION.match(heading):
             return _Found(heading[:120], "cover")
         section = section or heading[:120]
+    if display and not _GENERIC_HEADING.match(display) and not _NUMBERED_SECTION.match(display):
+        return _Found(" ".join(display.split())[:120], "cover")
     readable = " ".join(re.sub(r"[_]+", " ", stem).split())
     if section and (not readable or _DIGEST.fullmatch(readable)):
         return _Found(section, "cover")
     return _Found(readable or current, "file name")
 
 
-def guess_metadata(doc: Document, pages: Iterable[Page], metadata_title: str | None = None) -> DocumentMeta:
+def guess_metadata(
+    doc: Document, pages: Iterable[Page], metadata_title: str | None = None, display: str | None = None
+) -> DocumentMeta:
     """The document's shelf label from its first pages (``pages`` in any order: the first
-    two are read) and its file name; pure."""
+    two are read), its file name, and what the file itself gave: its metadata title and its
+    cover's display line (``cover_text``); pure."""
     ordered = sorted(pages, key=lambda p: p.number)
     first = ordered[:2]
     cover = "\n".join(c.text for p in first for c in sorted(p.components, key=lambda c: c.order))[:COVER_CHARS]
@@ -231,7 +240,7 @@ def guess_metadata(doc: Document, pages: Iterable[Page], metadata_title: str | N
     file_name, file_period, file_kind = file_name_fields(stem)
     landscape = sum(1 for p in ordered if p.width > p.height * 1.05) / len(ordered) if ordered else 0.0
     found: dict[str, _Found | None] = {
-        "title": better_title(doc.title, headings, stem),
+        "title": better_title(doc.title, headings, stem, display),
         "organisation": cover_organisation(cover) or (_Found(file_name, "file name") if file_name else None),
         "period": cover_period(cover) or (_Found(file_period, "file name") if file_period else None),
         "kind": cover_kind(cover, landscape) or (_Found(file_kind, "file name") if file_kind else None),
@@ -244,7 +253,8 @@ def guess_metadata(doc: Document, pages: Iterable[Page], metadata_title: str | N
         found["title"] = _Found(
             " ".join(filter(None, [organisation.value, "Form", kind.value, period.value if period else ""])), "cover"
         )
-    meta = DocumentMeta(file_name=stem, guesser=GUESSER)
+    hints = {"metadata_title": metadata_title or "", "display": display or ""}
+    meta = DocumentMeta(file_name=stem, guesser=GUESSER, hints={k: v for k, v in hints.items() if v})
     for name, value in found.items():
         if value is not None and value.value:
             setattr(meta, name, value.value)
@@ -268,12 +278,19 @@ def read_metadata(store: Store, doc_ids: Iterable[str] | None = None) -> dict[st
     return {key: DocumentMeta.model_validate(value) for key, value in store.get_records(NAMESPACE, doc_ids).items()}
 
 
-def store_guess(store: Store, doc: Document, metadata_title: str | None = None) -> DocumentMeta:
+def store_guess(
+    store: Store, doc: Document, metadata_title: str | None = None, display: str | None = None
+) -> DocumentMeta:
     """Guess ``doc``'s label from its first two stored pages and keep it; fields the user set
-    stay as they are."""
+    stay as they are. What the file gave (``metadata_title``, ``display``) is kept with the
+    label, so a later guess has it without the file; a label guessed before it was kept reads
+    the display line from the file when it is still there."""
     pages = [p for p in (store.get_page(doc.id, n) for n in (1, 2)) if p is not None]
-    guess = guess_metadata(doc, pages, metadata_title)
     old = read_metadata(store, [doc.id]).get(doc.id)
+    if metadata_title is None and display is None:
+        hints = old.hints if old is not None and old.guesser >= HINTS_KEPT else {"display": _file_display(doc) or ""}
+        metadata_title, display = hints.get("metadata_title"), hints.get("display")
+    guess = guess_metadata(doc, pages, metadata_title, display)
     if old is not None:
         for name in FIELDS:
             if old.sources.get(name) == "user":
@@ -281,6 +298,16 @@ def store_guess(store: Store, doc: Document, metadata_title: str | None = None) 
                 guess.sources[name] = "user"
     store.put_record(NAMESPACE, doc.id, guess.model_dump(), doc_id=doc.id)
     return guess
+
+
+def _file_display(doc: Document) -> str | None:
+    """The display line of ``doc``'s own file, if it is a PDF still where it was added."""
+    from pathlib import Path
+
+    from .cover_text import display_line
+
+    path = Path(doc.path)
+    return display_line(path) if doc.kind == "pdf" and path.is_file() else None
 
 
 def labels_version(store: Store) -> str | None:

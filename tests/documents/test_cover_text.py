@@ -1,0 +1,85 @@
+"""The cover's display line (``documents.cover_text``) and the title a label takes from it:
+what a document's first page prints largest names it when its headings do not."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from docgraph.documents.cover_text import display_line
+from docgraph.documents.metadata import better_title
+
+
+@pytest.fixture(scope="module")
+def covers(shared_data: Path) -> Path:
+    folder = shared_data / "mmlongbench_doc" / "documents"
+    if not folder.is_dir():
+        pytest.skip("the MMLongBench-Doc documents are not in the shared data")
+    return folder
+
+
+def test_the_largest_type_of_a_cover_is_its_display_line(covers: Path):
+    # the layout merges this paper's title with its authors into one paragraph; the type sizes do not
+    title = "Fact-Checking Complex Claims with Program-Guided Reasoning"
+    assert display_line(covers / "2023.acl-long.386.pdf") == title
+    # a title in small capitals comes as many spans; the arXiv stamp in the margin is rotated, no title
+    assert display_line(covers / "2305.13186v3.pdf") == (
+        "SCITAB: A Challenging Benchmark for Compositional Reasoning and Claim Verification on Scientific Tables"
+    )
+    assert display_line(covers / "2024.ug.eprospectus.pdf") == "Undergraduate Prospectus"  # nothing else on it
+
+
+def test_a_cover_without_a_prominent_line_has_none(covers: Path, tmp_path: Path):
+    import pymupdf
+
+    # a report whose title is a picture: its largest text is a byline, as large as the text
+    assert display_line(covers / "PG_2020.03.09_US-Germany_FINAL.pdf") is None
+    flat = tmp_path / "flat.pdf"
+    with pymupdf.open() as doc:
+        page = doc.new_page()
+        for i, line in enumerate(["Quarterly update", "Sales rose in every region.", "Costs fell."]):
+            page.insert_text((72, 100 + 20 * i), line, fontsize=11)
+        doc.save(flat)
+    assert display_line(flat) is None, "one size throughout: nothing stands out"
+    assert display_line(tmp_path / "missing.pdf") is None
+
+
+def test_the_display_line_titles_a_document_whose_headings_name_none():
+    display = "Fact-Checking Complex Claims with Program-Guided Reasoning"
+    found = better_title("Abstract", ["Abstract", "1 Introduction"], "2023.acl-long.386", display)
+    assert (found.value, found.source) == (display, "cover")
+    assert better_title("Fact-Checking", [], "x", "Other words").value == "Fact-Checking", "a real title stays"
+    assert better_title("Contents", [], "nova_y70", "User Guide").value == "nova y70", "a kind of document names none"
+
+
+def test_ingest_keeps_the_display_line_so_a_later_guess_needs_no_file(covers: Path, tmp_path: Path, monkeypatch):
+    from docgraph import Workspace
+    from docgraph.documents import metadata
+    from docgraph.testing.files import excerpt_pdf
+
+    paper = excerpt_pdf(covers / "2023.acl-long.386.pdf", (1, 2), tmp_path / "2023.acl-long.386.pdf")
+    with Workspace(tmp_path / "ws") as ws:
+        ws.add([paper])
+        doc = ws.documents()[0]
+        label = ws.metadata()[doc.id]
+        assert label.title == "Fact-Checking Complex Claims with Program-Guided Reasoning"
+        assert label.hints["display"] == label.title
+        paper.unlink()  # the file is gone; the rules change, so the label is guessed again
+        monkeypatch.setattr(metadata, "GUESSER", metadata.GUESSER + 1)
+        again = metadata.ensure_metadata(ws.store, [doc])[doc.id]
+        assert again.guesser == metadata.GUESSER and again.title == label.title
+
+
+def test_a_label_guessed_before_hints_were_kept_reads_the_file_once(covers: Path, tmp_path: Path):
+    from docgraph import Workspace
+    from docgraph.documents import metadata
+
+    paper = shutil.copy(covers / "2024.ug.eprospectus.pdf", tmp_path / "2024.ug.eprospectus.pdf")
+    with Workspace(tmp_path / "ws") as ws:
+        ws.add([Path(paper)])
+        doc = ws.documents()[0]
+        old = ws.metadata()[doc.id].model_copy(update={"guesser": metadata.HINTS_KEPT - 1, "hints": {}, "title": ""})
+        ws.store.put_record(metadata.NAMESPACE, doc.id, old.model_dump(), doc_id=doc.id)
+        assert metadata.ensure_metadata(ws.store, [doc])[doc.id].title == "Undergraduate Prospectus"
