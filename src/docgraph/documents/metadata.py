@@ -16,6 +16,7 @@ import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
@@ -302,9 +303,7 @@ def store_guess(
 
 def _file_display(doc: Document) -> str | None:
     """The display line of ``doc``'s own file, if it is a PDF still where it was added."""
-    from pathlib import Path
-
-    from .cover_text import display_line
+    from .cover_text import display_line  # reads the PDF: only for a label guessed before hints were kept
 
     path = Path(doc.path)
     return display_line(path) if doc.kind == "pdf" and path.is_file() else None
