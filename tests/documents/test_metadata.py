@@ -227,3 +227,15 @@ def test_a_label_guessed_by_older_rules_is_guessed_again_keeping_the_users_field
         ws.store.put_record(NAMESPACE, doc.id, old, doc_id=doc.id)
         label = ws.metadata(doc.id)[doc.id]
         assert (label.period, label.kind, label.guesser) == ("FY2018", "annual report", GUESSER)
+
+
+def test_a_short_file_name_stays_a_name_beside_a_better_title():
+    from docgraph.documents.metadata import DocumentMeta, short_file_name
+
+    paper = DocumentMeta(title="TAKE A STEP BACK: EVOKING REASONING VIA ABSTRACTION", file_name="STEPBACK")
+    assert paper.names() == ["TAKE A STEP BACK: EVOKING REASONING VIA ABSTRACTION", "STEPBACK"]
+    assert short_file_name("nova_y70") == "nova y70"
+    # long, hashed or generic file names name nothing
+    assert short_file_name("12-15-15-ISIS-and-terrorism-release-final") == ""
+    assert short_file_name("fdac8d1e9ef56519371df7e6532df27d") == ""
+    assert short_file_name("report_final") == "" and short_file_name("User_Manual") == ""

@@ -94,6 +94,11 @@ _GENERIC_HEADING = re.compile(
 _NUMBERED_SECTION = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[IVX]+\.|[A-H]\.)\s+\S")  # "2 Related Work", "II. Methods"
 _FILE_LIKE = re.compile(r"^[^\s]*[_][^\s]*$")
 _DIGEST = re.compile(r"[0-9a-f]{16,}", re.IGNORECASE)  # a file named by a hash: it names nothing
+SHORT_NAME_WORDS = 3
+_FILE_WORDS = frozenset(  # what file names say about every document: no name
+    "report annual final draft document doc file scan copy paper slides deck presentation untitled new "
+    "version v1 v2 v3 user guide manual handbook brochure".split()
+)
 
 
 class DocumentMeta(BaseModel):
@@ -111,10 +116,21 @@ class DocumentMeta(BaseModel):
     hints: dict[str, str] = Field(default_factory=dict)  # what the file gave at ingest: metadata_title, display
 
     def names(self) -> list[str]:
-        """What the document may be called by: its organisation, its title, and the name part
-        of its file name ("3M" of "3M_2018_10K")."""
-        parts = [self.organisation, self.title, file_name_fields(self.file_name)[0]]
+        """What the document may be called by: its organisation, its title, the name part of
+        its file name ("3M" of "3M_2018_10K"), and a short file name as a whole ("STEPBACK",
+        "nova_y70": up to ``SHORT_NAME_WORDS`` words, not only words that name a kind of
+        document, "report_final") — what the document was called before it had a title."""
+        parts = [self.organisation, self.title, file_name_fields(self.file_name)[0], short_file_name(self.file_name)]
         return [p for p in dict.fromkeys(parts) if p]
+
+
+def short_file_name(stem: str) -> str:
+    """``stem`` made readable when it is short enough to be a name (``DocumentMeta.names``), else ""."""
+    readable = " ".join(re.sub(r"[_]+", " ", stem).split())
+    words = re.findall(r"[A-Za-z0-9]+", readable)
+    if not words or len(words) > SHORT_NAME_WORDS or _DIGEST.fullmatch(readable):
+        return ""
+    return "" if all(w.lower() in _FILE_WORDS for w in words) else readable
 
 
 def file_stem(doc: Document) -> str:
