@@ -95,33 +95,15 @@ def test_a_question_comparing_companies_reads_each_ones_statement_first(filings_
     assert any(line.startswith("  1.00  [2] THE BOEING COMPANY") for line in shown), shown[:4]
 
 
-def test_the_comparisons_benchmark_adds_a_second_company_and_counts_its_pages(filings_library: Path, tmp_path):
-    import json
-    import subprocess
-    import sys
-
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "comparisons.py"
+def test_the_comparisons_benchmark_adds_a_second_company_and_counts_its_pages(filings_library: Path, library_benchmark):
     asked = [
         ("What is the FY2018 purchase of property, plant and equipment of 3M?", ["3M_2018_10K|2"]),
         ("What were Boeing's FY2018 property, plant and equipment additions?", ["BOEING_2018_10K|2"]),
         ("Which company spent the most?", ["BOEING_2018_10K|2"]),  # names no company: not asked
     ]
-    records = tmp_path / "records.jsonl"
-    records.write_text(
-        "\n".join(
-            json.dumps({"kind": "question", "method": "kg4vd", "qid": f"q{i}", "question": q, "gold": g})
-            for i, (q, g) in enumerate(asked)
-        ),
-        encoding="utf-8",
-    )
-    done = subprocess.run(
-        [sys.executable, str(script), "--workspace", str(filings_library), "--records", str(records), "-k", "2"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert "2 of 3 questions name one company" in done.stdout
-    rows = {tuple(c.strip() for c in line.strip("|").split("|")[:2]): line for line in done.stdout.splitlines()}
+    out = library_benchmark("comparisons.py", filings_library, [(q, {"gold": g}) for q, g in asked], "-k", "2")
+    assert "2 of 3 questions name one company" in out
+    rows = {tuple(c.strip() for c in line.strip("|").split("|")[:2]): line for line in out.splitlines()}
     ways = ("routing off", "routing, no turns", "routing with turns")
     assert set(rows) >= {(method, way) for method in ("kg4vd", "hvm") for way in ways}
     for method in ("kg4vd", "hvm"):  # with turns, each question's top 2 holds its own statement and the other's

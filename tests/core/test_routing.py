@@ -379,12 +379,9 @@ def test_a_method_that_ranks_the_whole_workspace_refuses_chosen_documents(filing
             ws.retrieve(QUESTION, method="kg4vd", documents="BOEING_2018_10K.pdf")
 
 
-def test_the_routing_check_sorts_a_sets_questions_by_what_the_router_made_of_them(filings_library: Path, tmp_path):
-    import json
-    import subprocess
-    import sys
-
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "routing_check.py"
+def test_the_routing_check_sorts_a_sets_questions_by_what_the_router_made_of_them(
+    filings_library: Path, library_benchmark
+):
     asked = [
         ("What is the FY2022 capital expenditure for 3M?", ["3M_2022_10K.pdf"]),
         ("What was Boeing's revenue in 2018?", ["BOEING_2018_10K"]),  # FinanceBench writes no extension
@@ -392,26 +389,13 @@ def test_the_routing_check_sorts_a_sets_questions_by_what_the_router_made_of_the
         ("Which company spent the most?", ["BOEING_2018_10K.pdf"]),
         ("Did 3M spend more than Boeing in FY2018?", ["3M_2018_10K.pdf"]),  # two parties
     ]
-    records = tmp_path / "records.jsonl"
-    records.write_text(
-        "\n".join(
-            json.dumps({"kind": "question", "method": "kg4vd", "qid": f"q{i}", "question": q, "gold_documents": g})
-            for i, (q, g) in enumerate(asked)
-        ),
-        encoding="utf-8",
-    )
-    done = subprocess.run(
-        [sys.executable, str(script), "--workspace", str(filings_library), "--records", str(records)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    rows = dict(line.strip("|").split("|")[:2] for line in done.stdout.splitlines() if line.startswith("| named"))
+    out = library_benchmark("routing_check.py", filings_library, [(q, {"gold_documents": g}) for q, g in asked])
+    rows = dict(line.strip("|").split("|")[:2] for line in out.splitlines() if line.startswith("| named"))
     assert {row.strip(): int(n) for row, n in rows.items()} == {
         "named, gold alone on top": 2,
         "named, gold tied on top": 1,  # the two companies compared weigh alike
         "named, wrong": 1,
     }
-    assert "| abstains | 1 |" in done.stdout
-    assert "1 question(s) name several parties" in done.stdout
-    assert "q2 [named, wrong] top ['3M_2018_10K']" in done.stdout
+    assert "| abstains | 1 |" in out
+    assert "1 question(s) name several parties" in out
+    assert "q2 [named, wrong] top ['3M_2018_10K']" in out
