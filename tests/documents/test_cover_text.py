@@ -83,3 +83,31 @@ def test_a_label_guessed_before_hints_were_kept_reads_the_file_once(covers: Path
         old = ws.metadata()[doc.id].model_copy(update={"guesser": metadata.HINTS_KEPT - 1, "hints": {}, "title": ""})
         ws.store.put_record(metadata.NAMESPACE, doc.id, old.model_dump(), doc_id=doc.id)
         assert metadata.ensure_metadata(ws.store, [doc])[doc.id].title == "Undergraduate Prospectus"
+
+
+def test_a_title_printed_as_a_picture_is_read_from_the_covers_citation_line():
+    from docgraph.documents.metadata import cited_title
+
+    # Pew Research Center's covers draw the title as outlines; the citation line spells it
+    cover = (
+        "FOR MEDIA OR OTHER INQUIRIES:\nRECOMMENDED CITATION\nPew Research Center, March, 2020, "
+        "\u201cAmericans and Germans Differ in Their Views of Each Other and the World\u201d\n2"
+    )
+    title = "Americans and Germans Differ in Their Views of Each Other and the World"
+    assert cited_title(cover) == title
+    assert better_title("RECOMMENDED CITATION", ["About Pew Research Center"], "PG_2020", None, title).value == title
+    assert cited_title("Suggested citation: Smith, J. (2021). \u201cWater.\u201d Paris: OECD.") is None, "one word"
+    assert cited_title("Cite as: 2012 WL 3860732 (Del.Super.)") is None, "a citation that quotes no title"
+
+
+def test_a_pew_report_is_titled_by_its_citation_line(covers: Path, tmp_path: Path):
+    from docgraph import Workspace
+    from docgraph.testing.files import excerpt_pdf
+
+    name = "PG_2020.03.09_US-Germany_FINAL.pdf"
+    report = excerpt_pdf(covers / name, (1, 2), tmp_path / name)
+    with Workspace(tmp_path / "ws") as ws:
+        ws.add([report])
+        label = next(iter(ws.metadata().values()))
+    assert label.title == "Americans and Germans Differ in Their Views of Each Other and the World"
+    assert "PG 2020.03.09 US-Germany FINAL" not in label.names(), "a long file name is no name"

@@ -27,7 +27,7 @@ from .file_names import file_name_fields
 NAMESPACE = "document.meta"
 VERSION_META = "document.meta:index_version"  # a new uuid whenever a label is set by hand (a cache stamp)
 HINTS_KEPT = 8  # the first GUESSER that keeps the file's hints with the label
-GUESSER = 8  # the version of the guessing rules: a label guessed by older rules is guessed again
+GUESSER = 9  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
 
@@ -94,6 +94,10 @@ _GENERIC_HEADING = re.compile(
 _NUMBERED_SECTION = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[IVX]+\.|[A-H]\.)\s+\S")  # "2 Related Work", "II. Methods"
 _FILE_LIKE = re.compile(r"^[^\s]*[_][^\s]*$")
 _DIGEST = re.compile(r"[0-9a-f]{16,}", re.IGNORECASE)  # a file named by a hash: it names nothing
+_CITATION = re.compile(
+    r"(?:recommended|suggested)\s+citation|how\s+to\s+cite|please\s+cite|cite\s+(?:this\s+\w+\s+)?as", re.IGNORECASE
+)
+_QUOTED = re.compile(r"[“\"]([^”\"\n]{8,160}?)[”\"]")
 SHORT_NAME_WORDS = 3
 _FILE_WORDS = frozenset(  # what file names say about every document: no name
     "report annual final draft document doc file scan copy paper slides deck presentation untitled new "
@@ -211,12 +215,25 @@ def cover_kind(text: str, landscape_share: float) -> _Found | None:
     return None
 
 
-def better_title(current: str, cover_titles: Iterable[str], stem: str, display: str | None = None) -> _Found:
+def cited_title(cover: str) -> str | None:
+    """The title a cover's citation line quotes — "RECOMMENDED CITATION: Pew Research Center,
+    March, 2020, “Americans and Germans Differ in Their Views of Each Other and the World”" —
+    or None: a publisher that prints its title as a picture still spells it there."""
+    citation = _CITATION.search(cover)
+    quoted = _QUOTED.search(cover, citation.end(), citation.end() + 400) if citation else None
+    title = quoted.group(1).strip().rstrip(".,") if quoted else ""
+    return title if len(title.split()) >= 3 else None
+
+
+def better_title(
+    current: str, cover_titles: Iterable[str], stem: str, display: str | None = None, cited: str | None = None
+) -> _Found:
     """The title ingestion chose unless it names no document — a generic heading
     ("Contents:"), a numbered section ("2 Related Work") or a file name ("…_FINAL") — then
     the cover's first real heading, else what the cover prints largest (``display``:
-    ``cover_text.display_line``), else the file name made readable; a numbered section
-    only before a file name that is a bare digest ("7c3f6204…")."""
+    ``cover_text.display_line``), else the title its citation line quotes (``cited_title``),
+    else the file name made readable; a numbered section only before a file name that is a
+    bare digest ("7c3f6204…")."""
     current = " ".join(current.split())
     section = ""  # the first numbered section heading met, the last resort
     if current and not _GENERIC_HEADING.match(current) and not _FILE_LIKE.match(current):
@@ -232,6 +249,8 @@ def better_title(current: str, cover_titles: Iterable[str], stem: str, display: 
         section = section or heading[:120]
     if display and not _GENERIC_HEADING.match(display) and not _NUMBERED_SECTION.match(display):
         return _Found(" ".join(display.split())[:120], "cover")
+    if cited:
+        return _Found(" ".join(cited.split())[:120], "cover")
     readable = " ".join(re.sub(r"[_]+", " ", stem).split())
     if section and (not readable or _DIGEST.fullmatch(readable)):
         return _Found(section, "cover")
@@ -257,7 +276,7 @@ def guess_metadata(
     file_name, file_period, file_kind = file_name_fields(stem)
     landscape = sum(1 for p in ordered if p.width > p.height * 1.05) / len(ordered) if ordered else 0.0
     found: dict[str, _Found | None] = {
-        "title": better_title(doc.title, headings, stem, display),
+        "title": better_title(doc.title, headings, stem, display, cited_title(cover)),
         "organisation": cover_organisation(cover) or (_Found(file_name, "file name") if file_name else None),
         "period": cover_period(cover) or (_Found(file_period, "file name") if file_period else None),
         "kind": cover_kind(cover, landscape) or (_Found(file_kind, "file name") if file_kind else None),
