@@ -128,9 +128,15 @@ class DocumentMeta(BaseModel):
         return [p for p in dict.fromkeys(parts) if p]
 
 
+def readable_stem(stem: str) -> str:
+    """A file name as words: underscores as spaces, runs of space as one ("PG_2020.03.09_US" →
+    "PG 2020.03.09 US")."""
+    return " ".join(stem.replace("_", " ").split())
+
+
 def short_file_name(stem: str) -> str:
     """``stem`` made readable when it is short enough to be a name (``DocumentMeta.names``), else ""."""
-    readable = " ".join(re.sub(r"[_]+", " ", stem).split())
+    readable = readable_stem(stem)
     words = re.findall(r"[A-Za-z0-9]+", readable)
     if not words or len(words) > SHORT_NAME_WORDS or _DIGEST.fullmatch(readable):
         return ""
@@ -251,7 +257,7 @@ def better_title(
         return _Found(" ".join(display.split())[:120], "cover")
     if cited:
         return _Found(" ".join(cited.split())[:120], "cover")
-    readable = " ".join(re.sub(r"[_]+", " ", stem).split())
+    readable = readable_stem(stem)
     if section and (not readable or _DIGEST.fullmatch(readable)):
         return _Found(section, "cover")
     return _Found(readable or current, "file name")
