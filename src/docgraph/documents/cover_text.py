@@ -6,9 +6,10 @@ paragraph, a prospectus's name is plain text over a photograph. The PDF's own ty
 tell them apart. ``display_line`` reads the first page's horizontal lines (a rotated arXiv
 stamp in the margin is no title) with their type size, and returns the lines set in the
 largest size (within ``SAME_SIZE``), top to bottom — when that size stands out from the
-page's running text (at least ``PROMINENCE`` times the median line's) and the lines are
-short enough to be a name; otherwise None (a cover set in one size, a byline as large as
-the text, has none). The label guesser (``metadata.better_title``) takes it when the
+rest of the page (at least ``PROMINENCE`` times the median of the other lines' sizes; a
+page of nothing else only when set in display type, ``DISPLAY_SIZE``) and the lines are
+short enough to be a name; otherwise None (a cover set in text type has none). A byline
+("By …") is never one. The label guesser (``metadata.better_title``) takes it when the
 document's own headings name no document.
 """
 

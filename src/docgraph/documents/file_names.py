@@ -33,12 +33,14 @@ _KIND_NAMES = {
     "SLIDES": "slides",
     "DECK": "slides",
 }
-_KIND_PAIRS = {
-    "annual report": "annual report",
-    "integrated report": "annual report",
-    "sustainability report": "sustainability report",
-    "esg report": "sustainability report",
-    "impact report": "sustainability report",
+REPORT_KINDS = (  # the words that name a report's kind, on a cover or in a file name
+    ("sustainability report", "sustainability report"),
+    ("esg report", "sustainability report"),
+    ("impact report", "sustainability report"),
+    ("annual report", "annual report"),
+    ("integrated report", "annual report"),
+)
+_KIND_PAIRS = dict(REPORT_KINDS) | {
     "csr report": "sustainability report",
     "earnings release": "earnings release",
     "slide deck": "slides",

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from ..store.base import Store
 from ..types import ComponentKind, Document, Page
-from .file_names import file_name_fields
+from .file_names import REPORT_KINDS, file_name_fields
 
 NAMESPACE = "document.meta"
 VERSION_META = "document.meta:index_version"  # a new uuid whenever a label is set by hand (a cache stamp)
@@ -74,14 +74,7 @@ _SYMBOL_HEAD = re.compile(r"trading\s+symbol", re.IGNORECASE)
 _SYMBOL = re.compile(r"[A-Z]{1,5}")
 _EXCHANGES = frozenset({"NYSE", "NASDAQ", "AMEX", "LSE", "TSX", "CBOE", "NONE", "N", "A"})
 _FORM = re.compile(r"\bform\s+(10-?k|10-?q|20-?f|8-?k|40-?f|s-1)\b", re.IGNORECASE)
-_KIND_WORDS = (
-    ("sustainability report", "sustainability report"),
-    ("esg report", "sustainability report"),
-    ("impact report", "sustainability report"),
-    ("annual report", "annual report"),
-    ("integrated report", "annual report"),
-    ("abstract", "paper"),
-)
+_KIND_WORDS = (*REPORT_KINDS, ("abstract", "paper"))
 _GENERIC_HEADING = re.compile(
     r"^(?:\d+\.?|[ivx]+\.)?\s*(?:(?:table of )?contents?|index|agenda|overview|"
     r"introduction|abstract|preface|foreword|summary|recommended citation|getting started|"
