@@ -268,3 +268,36 @@ def test_settings_are_checked_and_packed_is_a_setting(mini_mmlongbench, corpora,
         options(mini_mmlongbench, tmp_path, corpora, stub, setting="library", packed=True)
     assert options(mini_mmlongbench, tmp_path, corpora, stub, packed=True).setting == "packed"
     assert options(mini_mmlongbench, tmp_path, corpora, stub, setting="packed").packed
+
+
+def test_a_build_killed_before_its_cost_was_kept_reports_the_pages_of_its_index(
+    retrieval_run, mini_mmlongbench, corpora, stub, tmp_path
+):
+    """The kill window between an index's last page and its cost record: the rerun finds the
+    index built, and its build record and the kept cost still count the index's pages."""
+    from docgraph.eval.runner import BUILD_COST_NAMESPACE
+    from docgraph.store import open_store
+
+    out, spaces = tmp_path / "out", tmp_path / "corpora"
+    shutil.copytree(retrieval_run.records_path.parent, out)
+    shutil.copytree(corpora, spaces)
+    records_file = out / retrieval_run.records_path.name
+    first = [r for r in read_records(records_file) if r["kind"] == "build" and r["method"] == "bm25"]
+    built = {r["corpus"]: r["pages"] for r in first}
+    assert built and all(built.values())
+    kept = [line for line in records_file.read_text().splitlines() if '"kind": "build"' not in line]
+    records_file.write_text("\n".join(kept) + "\n")  # the kill came before the build records
+    per_document = sorted(spaces.glob("mmlongbench/doc-*"))  # this run's corpora (others' are packed, library)
+    assert len(per_document) == len(built)
+    for ws in per_document:  # ... and before the cost
+        store = open_store(ws)
+        assert store.delete_records(BUILD_COST_NAMESPACE, keys=["bm25"]) == 1
+        store.close()
+    run_eval(options(mini_mmlongbench, out, spaces, stub, retrieval_only=True))
+    again = [r for r in read_records(records_file) if r["kind"] == "build" and r["method"] == "bm25"]
+    assert {r["corpus"]: r["pages"] for r in again} == built
+    assert all(r["pages_built_now"] == 0 for r in again)
+    for ws in per_document:
+        store = open_store(ws)
+        assert store.get_record(BUILD_COST_NAMESPACE, "bm25")["pages"] in built.values()
+        store.close()

@@ -258,7 +258,9 @@ class Runner:
 
         The cost kept in the corpus workspace is that of the build that made the index: a
         build that resumes an unfinished one adds to it, one from scratch replaces it, and
-        one with nothing to do leaves it (so a reused index still reports what it cost). A
+        one with nothing to do leaves it (so a reused index still reports what it cost). Pages
+        built before any cost was kept (a build killed between its last page and its cost)
+        count as the index's pages. A
         build with nothing to do appends no record when the run's log already has one (a
         resumed eval leaves one build record per corpus and method)."""
         record: dict[str, Any] = {
@@ -278,10 +280,13 @@ class Runner:
             progress.note(f"build of {method} on {spec.name} failed: {exc}")
             return False
         seconds = time.perf_counter() - started
-        cost = ws.store.get_record(BUILD_COST_NAMESPACE, method) or {"seconds": 0.0, "usage": {}, "pages": 0}
+        stored = ws.store.get_record(BUILD_COST_NAMESPACE, method)
+        # no cost kept for pages already built: a build stopped after its pages, before its cost
+        # (a kill): the pages count, the time spent on them is lost
+        cost = stored or {"seconds": 0.0, "usage": {}, "pages": report.pages_skipped}
         if report.pages_built and not report.pages_skipped:  # built from scratch: its own cost only
             cost = {"seconds": 0.0, "usage": {}, "pages": 0}
-        if report.pages_built or not cost["pages"]:
+        if report.pages_built or not cost["pages"] or stored is None:
             cost["seconds"] += seconds
             cost["pages"] += report.pages_built
             for key, value in usage_dict(used).items():
