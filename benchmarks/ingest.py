@@ -172,14 +172,16 @@ OCR_ROWS = (
 
 def born_digital_rows(backends: list[str]) -> list[tuple[str, dict]]:
     """(label, settings update) per born-digital run: each backend as shipped, and ``pymupdf``
-    also with its layout image network on onnxruntime (the approach before OpenVINO) and with
-    PNG page images (the format before JPEG)."""
+    also with its layout image network on onnxruntime (the approach before OpenVINO), with
+    PNG page images (the format before JPEG) and without reading the text of pictures (the
+    approach before ``ingest.picture_text``)."""
     rows = []
     for backend in backends:
         rows.append((f"{backend} (all documents)", {"parser": backend}))
         if backend == "pymupdf":
             rows.append((f"{backend}, layout on onnxruntime", {"parser": backend, "layout_runtime": "onnxruntime"}))
             rows.append((f"{backend}, PNG page images", {"parser": backend, "image_format": "png"}))
+            rows.append((f"{backend}, pictures' text not read", {"parser": backend, "picture_text": False}))
     return rows
 
 

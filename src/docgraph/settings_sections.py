@@ -47,6 +47,11 @@ class IngestSettings(Section):
         "scanned pages read, ~6 MB a page (0 = never)",
     )
     ocr_min_chars: int = Field(20, description="a page with fewer text-layer characters is OCRed")
+    picture_text: bool = Field(
+        True,
+        description="OCR the large raster pictures of pages that have a text layer (charts, "
+        "screenshots and infographics saved as images) and add the words they show to the picture",
+    )
     ocr_engine: Literal["auto", "tesseract", "rapidocr"] = Field(
         "auto",
         description="what reads a scanned page's text lines: tesseract (LSTM, ~4x less CPU per page, "

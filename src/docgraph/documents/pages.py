@@ -27,6 +27,7 @@ from .fonts import FontProblem, page_font_problems, reset_warnings
 from .ocr.reader import OcrEngine, OcrOptions
 from .parser import LayoutBlock, ParsedPdf, load_parser
 from .pdf import open_pdf
+from .picture_text import read_picture_text
 from .render import crop, crop_image_path, page_image_path, render_page, save_image
 
 if TYPE_CHECKING:
@@ -202,6 +203,9 @@ def process_page(job: PageJob) -> PageResult:
         blocks = parsed.layout(job.number)
     components, headings = _components(blocks, info.width, info.height)
     fonts = page_font_problems(" ".join(c.text for c in components))
+    if settings.picture_text and not scanned and info.has_images:
+        picture_dpi = max(settings.dpi, OCR_MIN_DPI)
+        read_picture_text(page, image, settings.dpi, components, lambda: _STATE.engine(settings), picture_dpi)
     for comp in components:
         region = crop(page, image, settings.dpi, comp.bbox, settings.crop_dpi) if comp.kind.is_visual else None
         if region is not None:

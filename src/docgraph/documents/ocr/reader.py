@@ -166,6 +166,11 @@ class OcrEngine:
             self.second = reader
         return self.second
 
+    def lines(self, rgb: np.ndarray, scale: float) -> list[OcrLine]:
+        """The text lines of an image rendered at ``scale`` pixels per point (a picture's crop:
+        ``picture_text``), read by the chosen reader alone, boxes in points."""
+        return self._load().lines(np.ascontiguousarray(rgb), scale)
+
     def blocks(self, rgb: np.ndarray, scale: float, width: float, height: float) -> list[LayoutBlock]:
         """Blocks of one page; ``rgb`` is the page rendered at ``scale`` pixels per point."""
         lines = self._load().lines(rgb, scale)
