@@ -39,6 +39,31 @@ def test_each_company_a_question_names_is_a_party_of_its_own_filings():
     assert not DocumentRouter.build(SHELF).route("What was 3M's revenue in FY2018?").comparing
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which had higher net income in FY2022, CVS Health or American Express?",  # joined by "or"
+        "3M and American Express: FY2022 revenue",  # joined by "and"
+        "3M, American Express: who paid more dividends in FY2022?",  # a comma, and "more" reads no cue
+        "Compare the FY2022 capex of 3M with American Express's",
+        "How does 3M's FY2022 leverage differ from American Express's?",
+        "What was the revenue of 3M in FY2022 versus American Express?",
+    ],
+)
+def test_a_question_that_asks_about_companies_together_compares_them(question: str):
+    route = DocumentRouter.build(SHELF).route(question)
+    assert route is not None and route.comparing, question
+    assert {r.party for r in route.explain(0.5)} == {0, 1}
+
+
+def test_a_company_named_in_passing_is_routed_to_but_compared_with_nothing():
+    question = "What did 3M's FY2022 filing say about the litigation brought by American Express's card unit?"
+    route = DocumentRouter.build(SHELF).route(question)
+    assert route is not None and len(route.parties) == 2 and not route.comparing
+    assert {"mmm22", "axp22"} <= {d for d, m in zip(route.doc_ids, route.match) if m == 1.0}  # both named, in full
+    assert all(r.party is None for r in route.explain(0.5))  # no parties shown, no turns taken
+
+
 def test_each_party_reads_the_years_the_question_names_against_its_own_filings():
     # the question's latest year is 2022, but CVS Health's own filing of a year named is FY2018's
     found, parties = weights("Which had higher net income, CVS Health in 2018 or American Express in 2022?")

@@ -32,9 +32,10 @@ file name, period, kind) and gives every document a weight for the question:
 
 Steps 2 and 3 run within each **party** the question names: documents named by the same
 words of it ("3M" names every 3M filing) are one party, and a question that names several
-("Which had higher net income, CVS Health or American Express?") compares them — each
-party's best document weighs in full, and the methods give each party's pages turns in the
-first slots (``Route.parties``, ``turns``).
+("Which had higher net income, CVS Health or American Express?") has each party's best
+document weigh in full; when it asks about them together (``routing_terms.compares``: a
+word that compares, or names joined by "and", "or", a comma) the methods give each party's
+pages turns in the first slots (``Route.parties``, ``Route.comparing``, ``turns``).
 
 The weight is ``floor + (1 - floor) · match / best match``: the named documents keep their
 scores, the others keep ``floor`` of them — softly, so evidence elsewhere still ranks. The
@@ -54,7 +55,15 @@ import numpy as np
 from ...documents.metadata import DocumentMeta, ensure_metadata, labels_version
 from ...store.base import Store
 from ...types import RoutedDocument
-from .routing_terms import Reading, agreeing, document_periods, question_kinds, question_quarters, question_years
+from .routing_terms import (
+    Reading,
+    agreeing,
+    compares,
+    document_periods,
+    question_kinds,
+    question_quarters,
+    question_years,
+)
 
 LEGAL_WORDS = frozenset(
     {
@@ -108,10 +117,10 @@ def abbreviates(letters: str, name: tuple[str, ...]) -> bool:
     return any(letters[:k] == word[:k] and abbreviates(letters[k:], rest) for k in range(longest, 0, -1))
 
 
-def _parties(named: np.ndarray, spans: Sequence[frozenset[int]]) -> list[np.ndarray]:
+def _parties(named: np.ndarray, spans: Sequence[frozenset[int]]) -> list[tuple[np.ndarray, set[int]]]:
     """The named documents grouped by who named them: documents named by the same or
     overlapping words of the question ("3M" names each 3M filing) are one party, in the
-    order the question names them."""
+    order the question names them; each with the positions of the words that named it."""
     groups: list[tuple[set[int], list[int]]] = []  # (question positions, documents)
     for doc in named:
         touching = [g for g in groups if g[0] & spans[doc]]
@@ -122,7 +131,7 @@ def _parties(named: np.ndarray, spans: Sequence[frozenset[int]]) -> list[np.ndar
             groups.remove(g)
         groups.append(merged)
     groups.sort(key=lambda g: min(g[0], default=-1))
-    return [np.array(sorted(docs), dtype=np.int64) for _, docs in groups]
+    return [(np.array(sorted(docs), dtype=np.int64), positions) for positions, docs in groups]
 
 
 @dataclass(frozen=True)
@@ -138,12 +147,15 @@ class Route:
     reasons: list[list[str]]
     by_name: bool
     parties: list[list[str]] = field(default_factory=list)  # named documents by who named them, best first
+    compares: bool = False  # the question asks about its parties together (``routing_terms.compares``)
 
     @property
     def comparing(self) -> bool:
-        """Whether the question names several parties ("CVS Health or American Express"): each
-        has its own documents, and an answer needs evidence from every one of them."""
-        return len(self.parties) > 1
+        """Whether the question compares several parties ("CVS Health or American Express"):
+        each has its own documents, and an answer needs evidence from every one of them. A
+        party named in passing ("its lawsuit with DuPont") is routed to but compared with
+        nothing."""
+        return len(self.parties) > 1 and self.compares
 
     def weights(self, floor: float) -> dict[str, float]:
         """Document id → weight ``floor + (1 - floor) · match``."""
@@ -227,7 +239,8 @@ class DocumentRouter:
             for i in np.flatnonzero(of_kind):
                 reasons[i] = [f"kind {self.kinds[i]}"]
             return Route(self.doc_ids, self.titles, score, reasons, by_name=False)
-        parties = _parties(np.flatnonzero(score == score.max()), spans)
+        grouped = _parties(np.flatnonzero(score == score.max()), spans)
+        parties = [named for named, _ in grouped]
         years, quarters = question_years(question), question_quarters(question)
         for named in parties:
             if of_kind[named].any() and not of_kind[named].all():
@@ -245,7 +258,8 @@ class DocumentRouter:
         if match.min() == match.max() and len(parties) < 2:
             return None  # every document named alike, and nothing told them apart
         ids = [[self.doc_ids[i] for i in sorted(named, key=lambda i: -match[i])] for named in parties]
-        return Route(self.doc_ids, self.titles, match, reasons, by_name=True, parties=ids)
+        together = compares(words(question), [positions for _, positions in grouped])
+        return Route(self.doc_ids, self.titles, match, reasons, by_name=True, parties=ids, compares=together)
 
     def _names(self, question: str) -> tuple[np.ndarray, list[list[str]], list[frozenset[int]]]:
         """Step 1: per document 1 when the question holds one of its names, 0.5 for its first

@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 
 from ...documents.file_names import file_name_fields
 from ...documents.metadata import DocumentMeta
@@ -113,3 +113,29 @@ def agreeing(readings: Iterable[Reading], years: Collection[int], quarters: Coll
     if quarters:
         return any(y in years and q in quarters for y, q in readings)
     return any(y in years and q is None for y, q in readings)
+
+
+# words that ask about named things together: "compare", "than", "versus", "both", "difference"
+_COMPARING = frozenset(
+    "compare compared compares comparing comparison comparisons versus vs between both differ differs "
+    "difference differences relative respectively than against either".split()
+)
+_JOINING = frozenset({"and", "or", "vs", "versus", "with", "to"})  # between two names: "CVS or American Express"
+
+
+def compares(said: Sequence[str], party_spans: Sequence[Collection[int]]) -> bool:
+    """Whether a question (its ``words``) that names several parties (each at the positions
+    ``party_spans``, in question order) asks about them together: it holds a word that
+    compares ("than", "compare", "versus", "both", "difference"), or two of the names stand
+    side by side, joined by nothing but "and", "or", "vs", "with", "to" or a comma
+    ("CVS Health or American Express"). A name met in passing ("its lawsuit with DuPont's
+    supplier") is no comparison."""
+    if len(party_spans) < 2:
+        return False
+    if _COMPARING.intersection(said):
+        return True
+    for before, after in zip(party_spans, party_spans[1:]):
+        between = said[max(before) + 1 : min(after)]
+        if len(between) <= 1 and all(w in _JOINING for w in between):
+            return True
+    return False
