@@ -14,8 +14,9 @@ Each question falls in one row: named by name with a gold document alone on top;
 gold document on top beside others (the period or kind did not tell them apart); with
 others on top (wrong); named by kind alone (its gold document of that kind or not); or the
 router abstains (the question names nothing: content routing decides). It also counts the
-questions that name several parties (companies compared: ``Route.parties``), whose pages
-take turns in the first slots: a set of single-company questions should have none.
+questions that name several parties (``Route.parties``), and of those the ones that compare
+them (``Route.comparing``), whose pages take turns in the first slots: a set of
+single-company questions should have none of either.
 """
 
 from __future__ import annotations
@@ -92,12 +93,13 @@ def main(argv: list[str] | None = None) -> int:
     files = {d.id: Path(d.path).stem for d in documents}
     router = DocumentRouter.build(labels)
     rows: Counter[str] = Counter()
-    comparing = 0
+    comparing = several = 0
     for qid, question, gold in questions(args.records):
         row, top = check(router, files, question, gold)
         rows[row] += 1
         route = router.route(question)
         comparing += bool(route is not None and route.comparing)
+        several += bool(route is not None and len(route.parties) > 1)
         if args.show == "all" or (args.show == "wrong" and "wrong" in row):
             more = " …" if len(top) > 3 else ""
             print(f"{qid} [{row}] top {top[:3]}{more} gold {sorted(gold)}\n    {question[:110]}")
@@ -109,7 +111,10 @@ def main(argv: list[str] | None = None) -> int:
     print("\n| row | questions | share |\n|---|---|---|")
     for row in ROWS:
         print(f"| {row} | {rows[row]} | {100 * rows[row] / max(total, 1):.1f} |")
-    print(f"\n{comparing} question(s) name several parties: their pages take turns (docs/methods.md)")
+    print(
+        f"\n{several} question(s) name several parties, {comparing} of them comparing them: "
+        "their pages take turns (docs/methods.md)"
+    )
     return 0
 
 

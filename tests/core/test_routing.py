@@ -397,5 +397,5 @@ def test_the_routing_check_sorts_a_sets_questions_by_what_the_router_made_of_the
         "named, wrong": 1,
     }
     assert "| abstains | 1 |" in out
-    assert "1 question(s) name several parties" in out
+    assert "1 question(s) name several parties, 1 of them comparing them" in out
     assert "q2 [named, wrong] top ['3M_2018_10K']" in out
