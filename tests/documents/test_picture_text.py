@@ -100,3 +100,34 @@ def test_unsure_lines_and_the_layers_own_words_are_dropped():
         OcrLine((0, 90, 100, 95), "%", 0.9),  # no word at all
     ]
     assert new_lines(lines, {"source", "annual", "survey"}) == ["Figure 9", "Reduce Medical Errors 50%"]
+
+
+NOISY_PICTURES = ("NUS-Business-School-BBA-Brochure-2024.pdf", 5)  # Leptonica clips a box on one of them
+_READ_PICTURES = """
+import sys, numpy as np, pymupdf
+from docgraph.documents.ocr.tesseract_engine import TesseractReader
+reader = TesseractReader("eng")
+page = pymupdf.open(sys.argv[1])[int(sys.argv[2]) - 1]
+for info in page.get_image_info():
+    clip = pymupdf.Rect(info["bbox"]) & page.rect
+    if clip.width > 36 and clip.height > 36:
+        pix = page.get_pixmap(dpi=144, clip=clip, alpha=False)
+        reader.lines(np.frombuffer(pix.samples, np.uint8).reshape(pix.height, pix.width, 3), 2.0)
+"""
+
+
+def test_reading_pictures_prints_nothing_to_the_terminal(shared_data):
+    import subprocess
+    import sys
+
+    source = shared_data / "mmlongbench_doc" / "documents" / NOISY_PICTURES[0]
+    if not source.is_file():
+        pytest.skip("the MMLongBench-Doc documents are not in the shared data")
+    done = subprocess.run(
+        [sys.executable, "-c", _READ_PICTURES, str(source), str(NOISY_PICTURES[1])],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Error in" not in done.stderr, done.stderr[-2000:]  # Leptonica's clipping notes are silenced

@@ -14,6 +14,7 @@ for scripts Tesseract has no model for here.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import sys
@@ -32,6 +33,24 @@ def tessdata_dir() -> Path:
     """The folder of traineddata files: ``TESSDATA_PREFIX``, else the one the tessdata packages fill."""
     env = os.environ.get("TESSDATA_PREFIX")
     return Path(env) if env else Path(sys.prefix) / "share" / "tessdata"
+
+
+LEPTONICA_SILENT = 6  # L_SEVERITY_NONE
+
+
+def quiet_leptonica(tesserocr_file: Path) -> bool:
+    """Silence Leptonica, the image library inside tesserocr's wheel: on some pictures it
+    prints "Error in boxClipToRectangle: box outside rectangle" to stderr for a box it clips
+    and goes on, which a user's terminal should not show. Best effort: True when the bundled
+    library was found and told; a build without it keeps its messages."""
+    told = False
+    for library in sorted((tesserocr_file.parent.parent / "tesserocr.libs").glob("libleptonica*.so*")):
+        try:
+            ctypes.CDLL(str(library)).setMsgSeverity(LEPTONICA_SILENT)  # the copy already loaded
+            told = True
+        except (OSError, AttributeError):
+            continue
+    return told
 
 
 class TesseractReader:
@@ -61,6 +80,7 @@ class TesseractReader:
         except ImportError as exc:  # pragma: no cover - a hard dependency
             raise ConfigError(f"OCR needs tesserocr ({exc}); reinstall docgraph") from exc
         self._tesserocr = tesserocr
+        quiet_leptonica(Path(tesserocr.__file__))
         # inverted-text retries cost time and find nothing on rendered pages
         self._api = tesserocr.PyTessBaseAPI(
             path=str(folder),
