@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pymupdf
 import pytest
 
@@ -77,6 +78,17 @@ def test_a_chart_saved_as_an_image_in_a_real_report(shared_data, tmp_path):
     page = _ingested(excerpt, tmp_path / "ws", picture_text=True).pages[0]
     picture_text = " ".join(c.text for c in page.components if c.kind is ComponentKind.IMAGE)
     assert "Figure 9" in picture_text and "Reduce Medical Errors" in picture_text
+
+
+def test_reading_a_picture_loads_the_line_reader_alone(picture_pdf):
+    from docgraph.documents.ocr.reader import OcrEngine
+
+    with pymupdf.open(picture_pdf) as doc:
+        pix = doc[0].get_pixmap(dpi=144, clip=pymupdf.Rect(97, 200, 497, 420), alpha=False)
+    engine = OcrEngine(threads=1)
+    lines = engine.lines(np.frombuffer(pix.samples, np.uint8).reshape(pix.height, pix.width, 3), 2.0)
+    assert "Lighthouse" in " ".join(line.text for line in lines)
+    assert engine.reader is not None and engine.regions is None  # no region network for a picture
 
 
 def _picture(x0: float, y0: float, x1: float, y1: float) -> Component:

@@ -121,13 +121,27 @@ class OcrEngine:
         self.regions: Any = None
         self.reread = 0
 
-    def _load(self) -> LineReader:
+    def _load_reader(self) -> LineReader:
+        """The line reader alone, loaded on first use (what a picture's crop needs)."""
         if self.reader is not None:
             return self.reader
         if self.options.runtime not in RUNTIMES:
             raise ConfigError(f"ingest.ocr_runtime must be one of {', '.join(RUNTIMES)}, not {self.options.runtime!r}")
         if self.options.engine not in ENGINES:
             raise ConfigError(f"ingest.ocr_engine must be one of {', '.join(ENGINES)}, not {self.options.engine!r}")
+        with _quiet_info_logs():
+            reader = line_reader(self.options, self._threads)
+        if resolve_runtime(self.options.runtime, self.options.engine) == "openvino":
+            use_openvino(reader.networks(), self._threads, self.options.precision)
+        self.reader = reader
+        return reader
+
+    def _load(self) -> LineReader:
+        """The line reader and the CDLA region network, each loaded on first use (what a
+        scanned page needs)."""
+        reader = self._load_reader()
+        if self.regions is not None:
+            return reader
         try:
             import rapid_layout
             from rapid_layout import RapidLayout
@@ -141,16 +155,15 @@ class OcrEngine:
         if self._threads > 0:
             engine_cfg.update({"intra_op_num_threads": self._threads, "inter_op_num_threads": 1})
         with _quiet_info_logs():
-            reader = line_reader(self.options, self._threads)
-            self.regions = RapidLayout(
+            regions = RapidLayout(
                 model_type="pp_layout_cdla",
                 model_dir_or_path=str(model),
                 engine_cfg=engine_cfg,
                 conf_thresh=MIN_REGION_SCORE,
             )
         if resolve_runtime(self.options.runtime, self.options.engine) == "openvino":
-            use_openvino(reader.networks() + [(self.regions, 0)], self._threads, self.options.precision)
-        self.reader = reader
+            use_openvino([(regions, 0)], self._threads, self.options.precision)
+        self.regions = regions
         return reader
 
     def _second_reader(self) -> LineReader:
@@ -168,8 +181,9 @@ class OcrEngine:
 
     def lines(self, rgb: np.ndarray, scale: float) -> list[OcrLine]:
         """The text lines of an image rendered at ``scale`` pixels per point (a picture's crop:
-        ``picture_text``), read by the chosen reader alone, boxes in points."""
-        return self._load().lines(np.ascontiguousarray(rgb), scale)
+        ``picture_text``), read by the chosen reader alone, boxes in points; the region network
+        is not loaded for it."""
+        return self._load_reader().lines(np.ascontiguousarray(rgb), scale)
 
     def blocks(self, rgb: np.ndarray, scale: float, width: float, height: float) -> list[LayoutBlock]:
         """Blocks of one page; ``rgb`` is the page rendered at ``scale`` pixels per point."""
