@@ -116,6 +116,9 @@ def test_a_title_that_names_no_document_is_replaced():
         better_title("PG_2020.03.09_US-Germany_FINAL", [], "PG_2020.03.09_US-Germany_FINAL").value
         == "PG 2020.03.09 US-Germany FINAL"
     )
+    # a heading that names a kind of document, not which one
+    white = better_title("WHITE PAPER", ["WHITE PAPER", "The Impact of Open Access Scholarship"], "jstor_report")
+    assert (white.value, white.source) == ("The Impact of Open Access Scholarship", "cover")
     kept = better_title("Americans and Germans differ", ["Contents"], "x")
     assert (kept.value, kept.source) == ("Americans and Germans differ", "ingest")
     # a numbered section or a paper's section heading is no document's title …

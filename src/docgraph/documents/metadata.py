@@ -3,6 +3,9 @@ guessed without a model, kept beside the document, and editable.
 
 Sources, in the order they are trusted: what the user set (``docgraph meta``), the cover
 page (a filing's registrant and fiscal period, a report's organisation line and date), the
+lines the document prints in its margins page after page (``running_lines``: a report's
+running title, a publisher's copyright footer) and the heading of a filing's statements
+("THE COCA-COLA COMPANY AND SUBSIDIARIES", where the cover prints the name as a logo), the
 PDF's metadata title, the file's name ("3M_2018_10K" names 3M, 2018 and a 10-K), and the
 page shape (a deck of landscape pages is slides). ``guess_metadata`` is a pure function of
 those texts; ``read_metadata`` / ``ensure_metadata`` / ``update_metadata`` keep the result
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,13 +26,15 @@ from pydantic import BaseModel, Field
 from ..store.base import Store
 from ..types import ComponentKind, Document, Page
 from .file_names import REPORT_KINDS, file_name_fields
+from .running_lines import RunningLine, running_lines, sample_numbers
 
 NAMESPACE = "document.meta"
 VERSION_META = "document.meta:index_version"  # a new uuid whenever a label is set by hand (a cache stamp)
 HINTS_KEPT = 8  # the first GUESSER that keeps the file's hints with the label
-GUESSER = 9  # the version of the guessing rules: a label guessed by older rules is guessed again
+GUESSER = 10  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
+TITLE_SHARE = 0.5  # a running line on at least this share of the pages read may name the document
 
 _MONTHS = (
     "january",
@@ -61,7 +66,7 @@ _REGISTRANT = re.compile(r"([^\n]{2,90}?)\s*\n[\s_]*\(\s*exact\s+name\s+of\s+(?:
 _ORG_SUFFIX = re.compile(
     r"^(?:the\s+)?[A-Z0-9][\w&.,'’ -]{0,70}?\b(?:inc|incorporated|corp|corporation|company|co|ltd|limited|llc|plc|"
     r"group|holdings|ag|sa|nv|se|center|centre|institute|university|foundation|association|council|agency|bank|"
-    r"organi[sz]ation|ministry|department|trust)\.?$",
+    r"organi[sz]ation|ministry|department|trust|consortium)\.?$",
     re.IGNORECASE,
 )
 _NOT_ORG = re.compile(
@@ -70,6 +75,10 @@ _NOT_ORG = re.compile(
     r"\b(?:our|the|this)\s+(?:company|corporation|group|bank|trust|organi[sz]ation)\.?$",  # "Officers of the Company"
     re.IGNORECASE,
 )
+_SUBSIDIARIES = re.compile(r",?\s+and\s+(?:its\s+)?(?:consolidated\s+)?subsidiaries\.?$", re.IGNORECASE)
+_COPYRIGHT_HEAD = re.compile(r"^(?:copyright|©|\(c\))(?:\s|©|\(c\)|(?:19|20)\d\d|[-–,])*", re.IGNORECASE)
+_RIGHTS = re.compile(r"[.,]?\s*all\s+rights\s+reserved\.?$", re.IGNORECASE)
+_NOT_TITLE = re.compile(r"published\s+as|preprint|under\s+review|proceedings\s+of|^source:", re.IGNORECASE)
 _SYMBOL_HEAD = re.compile(r"trading\s+symbol", re.IGNORECASE)
 _SYMBOL = re.compile(r"[A-Z]{1,5}")
 _EXCHANGES = frozenset({"NYSE", "NASDAQ", "AMEX", "LSE", "TSX", "CBOE", "NONE", "N", "A"})
@@ -81,7 +90,8 @@ _GENERIC_HEADING = re.compile(
     r"at a glance|support|about(?: us| this \w+| [A-Z][\w ]+)?|related work|background|"
     r"methods?|methodology|results|discussion|conclusions?|references|acknowledge?ments|"
     r"appendix(?: \w+)?|terminology|glossary|notice|trademarks(?: and permissions)?|"
-    r"(?:user(?:'s)? |owner(?:'s)? )?(?:guide|manual|handbook))\W*$",  # a kind of document, not which one
+    r"(?:user(?:'s)? |owner(?:'s)? )?(?:guide|manual|handbook)|"
+    r"white\s+paper|brochure|fact\s*sheet|report)\W*$",  # a kind of document, not which one
     re.IGNORECASE,
 )
 _NUMBERED_SECTION = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[IVX]+\.|[A-H]\.)\s+\S")  # "2 Related Work", "II. Methods"
@@ -183,10 +193,65 @@ def cover_organisation(text: str) -> _Found | None:
     if match and re.search(r"[A-Za-z]", match.group(1)) and not _NOT_ORG.search(match.group(1).strip(" _")):
         return _Found(" ".join(match.group(1).strip(" _").split()), "cover")
     for line in text.splitlines():
-        line = re.sub(r"^(?:\d+|about)\s+", "", " ".join(line.split()).strip(" _"), flags=re.IGNORECASE)
-        if 2 <= len(line) <= 80 and _ORG_SUFFIX.match(line) and not _NOT_ORG.search(line):
-            return _Found(line, "cover")
+        name = organisation_line(line)
+        if name:
+            return _Found(name, "cover")
     return None
+
+
+def organisation_line(line: str) -> str | None:
+    """``line`` as an organisation's name when it ends as one does — "3M COMPANY", "About
+    Pew Research Center", a copyright line ("Copyright © Huawei Technologies Co., Ltd.") or
+    a filing's statements' heading ("THE COCA-COLA COMPANY AND SUBSIDIARIES") — else None."""
+    line = re.sub(r"^(?:\d+|about)\s+", "", " ".join(line.split()).strip(" _"), flags=re.IGNORECASE)
+    line = _SUBSIDIARIES.sub("", _RIGHTS.sub("", _COPYRIGHT_HEAD.sub("", line))).strip(" _")
+    return line if 2 <= len(line) <= 80 and _ORG_SUFFIX.match(line) and not _NOT_ORG.search(line) else None
+
+
+def running_organisation(running: Sequence[RunningLine], pages: Iterable[Page]) -> _Found | None:
+    """The organisation the document prints page after page (a copyright footer, a running
+    header that is a name), else the one a filing's statements are headed by ("… AND
+    SUBSIDIARIES", on a few pages only), else None."""
+    for line in running:
+        name = organisation_line(line.text)
+        if name:
+            return _Found(name, "running header")
+    for page in pages:
+        for comp in sorted(page.components, key=lambda c: c.order):
+            name = organisation_line(comp.text) if _SUBSIDIARIES.search(comp.text.strip()) else None
+            if name:
+                return _Found(name, "statements")
+    return None
+
+
+def running_title(found: _Found, running: Sequence[RunningLine]) -> _Found:
+    """The title ``found`` unless the document's running lines name it better: when the
+    title is only its file name, the first line on ``TITLE_SHARE`` of the pages that is
+    neither an organisation, a date nor a venue; when a running line holds the title and
+    adds two words or more to it ("Product Introduction" printed on every page as "Object
+    Storage Service Product Introduction"; a version number is no word), that line."""
+    lines = [
+        line.text
+        for line in running
+        if line.share >= TITLE_SHARE
+        and organisation_line(line.text) is None
+        and not _DATE.search(line.text)
+        and not _NOT_TITLE.search(line.text)
+    ]
+    if found.source == "file name":
+        return _Found(lines[0][:120], "running header") if lines else found
+    title = _words(found.value)
+    for line in lines:
+        words = _words(line)
+        extra = len(words) - len(title)
+        if title and extra >= 2 and any(words[i : i + len(title)] == title for i in range(extra + 1)):
+            return _Found(line[:120], "running header")
+    return found
+
+
+def _words(text: str) -> list[str]:
+    """The words of ``text`` that hold letters, in lower case: "Release 2.18.0" adds one."""
+    return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if re.search(r"[a-z]", w)]
 
 
 def cover_ticker(text: str) -> _Found | None:
@@ -259,11 +324,13 @@ def better_title(
 def guess_metadata(
     doc: Document, pages: Iterable[Page], metadata_title: str | None = None, display: str | None = None
 ) -> DocumentMeta:
-    """The document's shelf label from its first pages (``pages`` in any order: the first
-    two are read), its file name, and what the file itself gave: its metadata title and its
+    """The document's shelf label from its pages (``pages`` in any order: the first two are
+    its cover, all of them are read for running lines — ``store_guess`` passes the first two
+    and a sample), its file name, and what the file itself gave: its metadata title and its
     cover's display line (``cover_text``); pure."""
     ordered = sorted(pages, key=lambda p: p.number)
     first = ordered[:2]
+    running = running_lines(ordered) if len(ordered) > 2 else []
     cover = "\n".join(c.text for p in first for c in sorted(p.components, key=lambda c: c.order))[:COVER_CHARS]
     headings = [
         c.text
@@ -273,10 +340,12 @@ def guess_metadata(
     ]
     stem = file_stem(doc)
     file_name, file_period, file_kind = file_name_fields(stem)
-    landscape = sum(1 for p in ordered if p.width > p.height * 1.05) / len(ordered) if ordered else 0.0
+    landscape = sum(1 for p in first if p.width > p.height * 1.05) / len(first) if first else 0.0
     found: dict[str, _Found | None] = {
-        "title": better_title(doc.title, headings, stem, display, cited_title(cover)),
-        "organisation": cover_organisation(cover) or (_Found(file_name, "file name") if file_name else None),
+        "title": running_title(better_title(doc.title, headings, stem, display, cited_title(cover)), running),
+        "organisation": cover_organisation(cover)
+        or running_organisation(running, ordered)
+        or (_Found(file_name, "file name") if file_name else None),
         "period": cover_period(cover) or (_Found(file_period, "file name") if file_period else None),
         "kind": cover_kind(cover, landscape) or (_Found(file_kind, "file name") if file_kind else None),
         "ticker": cover_ticker(cover),
@@ -316,11 +385,13 @@ def read_metadata(store: Store, doc_ids: Iterable[str] | None = None) -> dict[st
 def store_guess(
     store: Store, doc: Document, metadata_title: str | None = None, display: str | None = None
 ) -> DocumentMeta:
-    """Guess ``doc``'s label from its first two stored pages and keep it; fields the user set
+    """Guess ``doc``'s label from its first two stored pages and a sample of the rest
+    (``running_lines.sample_numbers``) and keep it; fields the user set
     stay as they are. What the file gave (``metadata_title``, ``display``) is kept with the
     label, so a later guess has it without the file; a label guessed before it was kept reads
     the display line from the file when it is still there."""
-    pages = [p for p in (store.get_page(doc.id, n) for n in (1, 2)) if p is not None]
+    numbers = sorted({1, 2} | set(sample_numbers(store.page_numbers(doc.id))))
+    pages = [p for p in (store.get_page(doc.id, n) for n in numbers) if p is not None]
     old = read_metadata(store, [doc.id]).get(doc.id)
     if metadata_title is None and display is None:
         hints = old.hints if old is not None and old.guesser >= HINTS_KEPT else {"display": _file_display(doc) or ""}

@@ -53,7 +53,7 @@ def _candidates(page: Page) -> set[int]:
         if not text or len(text.split()) > _MAX_WORDS:
             continue
         bare = _BARE.match(text)
-        if bare and (comp.furniture or _in_margin(comp, page)):
+        if bare and (comp.furniture or in_margin(comp, page)):
             found.add(int(bare.group(1)))
         elif comp.furniture:
             edge = _EDGE.search(text)
@@ -62,7 +62,7 @@ def _candidates(page: Page) -> set[int]:
     return found
 
 
-def _in_margin(comp: Component, page: Page) -> bool:
+def in_margin(comp: Component, page: Page) -> bool:
     if page.height <= 0:
         return False
     top, bottom = comp.bbox.y0 / page.height, comp.bbox.y1 / page.height
