@@ -123,3 +123,23 @@ def test_a_sentence_naming_a_table_row_takes_its_numbers_from_that_row():
     assert statuses("Net sales were $1,577 million in 2022 [1].", support) == [("unsupported", ["$1,577 million"])]
     # a paraphrase that names no row is held against the whole table
     assert statuses("Capital expenditure was $1,577 million in 2022 [1].", support) == [("supported", [])]
+
+
+def test_a_row_is_stated_with_its_columns_header():
+    """A sentence that states a row's value with its column's heading ("December 31, 2018"
+    split by the layout into "December" and "31, 2018") rests on that row."""
+    from docgraph.methods.answers.named_rows import table_rows
+
+    table = (
+        "||December Carrying|31, 2018 Fair|\n|---|---|---|\n|(Millions)|Value|Value|\n"
+        "|Long-term debt, excluding current portion|$ 13,411|$ 13,586|"
+    )
+    support = {1: Support(table, "3M 10-K 2018", prose="", rows=tuple(table_rows(table)))}
+    quote = (
+        "Long-term debt, excluding current portion — December Carrying Value: $ 13,411; "
+        "31, 2018 Fair Value: $ 13,586 [1]."
+    )
+    assert statuses(quote, support) == [("supported", [])]
+    assert statuses("Long-term debt, excluding current portion was $13,600 million [1].", support) == [
+        ("unsupported", ["$13,600 million"])
+    ]

@@ -189,3 +189,22 @@ def test_a_heading_over_several_lines_is_headed_by_its_periods():
     people = "| Name | Role |\n|---|---|\n| Ada | Engineer |"
     assert rows_as_sentences(people) == "Ada — Role: Engineer."
     assert rows_as_sentences(BALANCE_SHEET).startswith("Cash and equivalents — 2021: $ 9,889; 2020: $ 8,348.")
+
+
+def test_a_header_whose_words_go_on_in_the_first_row_takes_them():
+    """A filing's column header set over two lines ("December 31, 2018 Carrying" over
+    "Value"): the second line is no row of the table, and every row reads its columns whole."""
+    debt = (
+        "||December Carrying|31, 2018 Fair|\n|---|---|---|\n|(Millions)|Value|Value|\n"
+        "|Long-term debt, excluding current portion|$ 13,411|$ 13,586|\n|Current portion|1,211|1,190|"
+    )
+    assert rows_as_sentences(debt).split("\n\n") == [
+        "Long-term debt, excluding current portion — December Carrying Value: $ 13,411; 31, 2018 Fair Value: $ 13,586.",
+        "Current portion — December Carrying Value: 1,211; 31, 2018 Fair Value: 1,190.",
+    ]
+    segments = "| | Year Ended 2019 | |\n|---|---|---|\n| | Americas | EMEA |\n| Net revenues | 1,200 | 800 |"
+    assert rows_as_sentences(segments) == "Net revenues — Year Ended 2019 Americas: 1,200; EMEA: 800."
+    # rows of words under a header of words are data, however many
+    roles = "| Name | Role | Office |\n|---|---|---|\n| Ada | Engineer | Lyon |\n| Bob | Analyst | Oslo |"
+    assert rows_as_sentences(roles).split("\n\n")[0] == "Ada — Role: Engineer; Office: Lyon."
+

@@ -3,7 +3,7 @@
 A sentence that names a row of a cited table ("Health Care sales were 8,421") states that
 row's values; a number that the table holds only in another row is a different figure.
 ``table_rows(markdown)`` gives each row of a Markdown table as (label, text): the label is
-its first non-empty cell, the text the whole row. ``named_rows(sentence, rows)`` keeps the
+its first non-empty cell, the text the whole row and the columns' headers. ``named_rows(sentence, rows)`` keeps the
 rows whose label's words (three or more letters, not function words) all occur in the
 sentence; a label without such words names nothing.
 """
@@ -29,13 +29,16 @@ def words(text: str) -> set[str]:
 
 
 def table_rows(markdown: str) -> list[Row]:
-    """(label, row text) for each row of a Markdown table ([] when it is not one)."""
-    _, rows = parse_table(markdown)
+    """(label, row text) for each row of a Markdown table ([] when it is not one); the text
+    holds the columns' headers too, as a sentence stating a row's value says its column
+    ("at December 31, 2018, long-term debt was $13,411 million")."""
+    headers, rows = parse_table(markdown)
+    heading = " | ".join(h for h in headers if h)
     out = []
     for cells in rows:
         label = next((c for c in cells if c.strip()), "")
         if label:
-            out.append((label, " | ".join(cells)))
+            out.append((label, " | ".join(cells) + (f"\n{heading}" if heading else "")))
     return out
 
 

@@ -13,6 +13,8 @@ import re
 
 _SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$")
 _TAGS = re.compile(r"<br\s*/?>|<[^>]+>", re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
+MAX_HEADER_LINES = 3  # a column header set over more lines than this is read as data
 _PERIOD = re.compile(r"^(?:FY\s?|Q[1-4]\s|[1-4]Q\s?)?(?:19|20)\d\d$", re.IGNORECASE)
 
 
@@ -31,7 +33,9 @@ def parse_table(markdown: str) -> tuple[list[str], list[list[str]]]:
     """(headers, rows) of a Markdown table; ([], []) when the text is not one. A heading over
     several lines — "For the Years Ended December 31," spread over the columns above a row
     "In millions | 2022 | 2021 | 2020" — is headed by its last line, the periods (``_periods_row``):
-    that row is the columns' header, not a row of the table."""
+    that row is the columns' header, not a row of the table. A header whose words go on in
+    the first row ("Carrying" over "Value", above rows of numbers: ``_continues_header``)
+    takes that row's words, column by column."""
     lines = [ln for ln in markdown.splitlines() if ln.strip().startswith("|")]
     if len(lines) < 2:
         return [], []
@@ -40,7 +44,23 @@ def parse_table(markdown: str) -> tuple[list[str], list[list[str]]]:
     rows = [r + [""] * (len(headers) - len(r)) for r in rows if any(r)]
     while rows and _periods_row(rows[0]) and not _periods_row(headers):
         headers, rows = rows[0], rows[1:]
+    for _ in range(MAX_HEADER_LINES - 1):
+        if not (rows and _continues_header(rows[0], rows[1:])):
+            break
+        headers = [" ".join(f"{h} {c}".split()) for h, c in zip(headers, rows[0])]
+        rows = rows[1:]
     return headers, rows
+
+
+def _continues_header(row: list[str], rest: list[list[str]]) -> bool:
+    """Whether ``row`` is the next line of the columns' header rather than data: two cells or
+    more after the first, none with a digit ("(Millions) | Value | Value"; "Segment |
+    Americas | EMEA"), over rows at least half of which hold numbers there."""
+    values = [c for c in row[1:] if c]
+    if len(values) < 2 or any(_DIGIT.search(c) for c in values) or not rest:
+        return False
+    numeric = sum(1 for r in rest if any(_DIGIT.search(c) for c in r[1:]))
+    return numeric >= 0.5 * len(rest)
 
 
 def _periods_row(row: list[str]) -> bool:
