@@ -208,3 +208,21 @@ def test_a_header_whose_words_go_on_in_the_first_row_takes_them():
     roles = "| Name | Role | Office |\n|---|---|---|\n| Ada | Engineer | Lyon |\n| Bob | Analyst | Oslo |"
     assert rows_as_sentences(roles).split("\n\n")[0] == "Ada — Role: Engineer; Office: Lyon."
 
+
+def test_a_question_that_names_documents_is_answered_from_them(tmp_path):
+    from docgraph.methods.answers.extractive import named_documents
+    from docgraph.types import Evidence, RoutedDocument
+
+    book = CitationBook(_store_with_page(tmp_path))
+    passages = [
+        EvidencePassage("amd", 48, ("P1",), "Capital lease payments were $5 million in 2018.", 0.9),
+        EvidencePassage("3m", 60, ("T1",), "Purchases of property, plant and equipment — 2018: (1,577).", 0.5),
+    ]
+    question = "What is the FY2018 capital expenditure amount for 3M?"
+    routed = [RoutedDocument(doc_id="3m", weight=1.0, named_by=["3M COMPANY", "period 2018"])]
+    named = named_documents(Evidence(query=question, method="kg4vd", routed=routed))
+    assert named == {"3m"}
+    text = extractive_answer(question, passages, book, max_sentences=2, named=named)
+    assert "1,577" in text and "Capital lease" not in text, "another company's filing is not quoted"
+    # a named document with nothing retrieved leaves every passage quotable
+    assert "Capital lease" in extractive_answer(question, passages[:1], book, max_sentences=2, named=named)

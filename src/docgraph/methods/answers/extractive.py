@@ -122,6 +122,12 @@ def compared_parties(evidence: Evidence) -> list[set[str]]:
     return [parties[n] for n in sorted(parties)] if len(parties) > 1 else []
 
 
+def named_documents(evidence: Evidence) -> set[str]:
+    """The ids of the documents the question names (``Evidence.routed``); empty when it names
+    none or the workspace holds one document."""
+    return {routed.doc_id for routed in evidence.routed}
+
+
 def extractive_answer(
     question: str,
     passages: list[EvidencePassage],
@@ -130,6 +136,7 @@ def extractive_answer(
     reason: str = NO_MODEL,
     items: Sequence[str] = (),
     parties: Sequence[Collection[str]] = (),
+    named: Collection[str] = (),
 ) -> str:
     """Quote up to ``max_sentences`` best sentences with citations registered in ``book``;
     the first line says why no model answered (``reason``). ``items`` (the input line items
@@ -138,7 +145,12 @@ def extractive_answer(
     need be, so the answer shows the numbers the measure is computed from. With ``parties``
     (the document ids of each company a comparing question names: ``compared_parties``),
     every party's items and its best sentence are quoted, in the parties' order, before the
-    best of the rest: a comparison shows each side."""
+    best of the rest: a comparison shows each side. With ``named`` (the documents the question
+    names: ``named_documents``), only their passages are quoted when they have any: a
+    question about 3M's FY2018 filing is not answered from another company's filing that
+    shares its words."""
+    if named and any(p.doc_id in named for p in passages):
+        passages = [p for p in passages if p.doc_id in named]
     chosen: list[tuple[str, EvidencePassage]] = []
     seen: set[str] = set()
 

@@ -22,7 +22,7 @@ from ...prompts import material, render_prompt
 from ...types import Answer, Chunk, Evidence
 from ..answers.answer_fallback import AnswerCalls, answer_with_fallback
 from ..answers.citations import CitationBook, marker
-from ..answers.extractive import EvidencePassage, compared_parties, extractive_answer
+from ..answers.extractive import EvidencePassage, compared_parties, extractive_answer, named_documents
 from ..base import MethodContext
 from ..building.markdown_tables import rows_as_sentences
 from ..retrieval.evidence_layer import measure_items, retrieval_settings
@@ -105,7 +105,8 @@ def answer(ctx: MethodContext, query: str, **options: Any) -> Answer:
             )
             for c, score in scored
         ]
-        text = extractive_answer(query, passages, book, reason=reason, items=items, parties=parties)
+        named = named_documents(evidence)
+        text = extractive_answer(query, passages, book, reason=reason, items=items, parties=parties, named=named)
         return Answer(question=query, text=text, method=METHOD, citations=book.citations, evidence=evidence)
 
     def model(chat: AnswerCalls) -> Answer:

@@ -37,7 +37,7 @@ from ...prompts import material, render_prompt
 from ...store.base import Store
 from ...types import Component, ComponentKind, Evidence, Mention, Page, Usage
 from ..answers.citations import CitationBook, marker
-from ..answers.extractive import NO_MODEL, EvidencePassage, compared_parties, extractive_answer
+from ..answers.extractive import NO_MODEL, EvidencePassage, compared_parties, extractive_answer, named_documents
 from ..building.markdown_tables import rows_as_sentences
 from ..timing import Timer
 
@@ -280,4 +280,7 @@ def offline_answer(
     """The extractive answer (no model, for ``reason``), citing the components it quotes;
     ``items`` are quoted first (a measure's input line items: ``extractive.extractive_answer``)."""
     passages = offline_passages(evidence, book)
-    return extractive_answer(query, passages, book, reason=reason, items=items, parties=compared_parties(evidence))
+    parties = compared_parties(evidence)
+    return extractive_answer(
+        query, passages, book, reason=reason, items=items, parties=parties, named=named_documents(evidence)
+    )
