@@ -196,6 +196,48 @@ def test_a_statement_heading_defines_the_statement_at_its_first_chunk():
     assert LabelIndex.build(chunks).rows(BALANCE) == [], "without a lexicon no heading names a statement"
 
 
+def test_the_primary_statement_comes_before_the_statements_titled_again_in_the_notes():
+    """A 10-K titles the balance sheet again in its notes (the guarantors' "Condensed
+    Consolidating Balance Sheets") and a library holds several filings: each document's first
+    run of pages titled as the statement is referenced in full, its later runs at half."""
+    from docgraph.config import RetrievalSettings
+    from docgraph.methods.retrieval.evidence_layer import LATER_STATEMENT, EvidenceLayer
+
+    titled = {
+        ("k", 50): "Consolidated Balance Sheets",
+        ("k", 51): "Consolidated Balance Sheets (continued)",
+        ("k", 114): "Condensed Consolidating Balance Sheets",
+        ("k", 115): "Condensed Consolidating Balance Sheets (continued)",
+        ("w", 40): "Consolidated Balance Sheets",
+        ("w", 90): "Parent Company Balance Sheets",
+    }
+    chunks = [
+        Chunk(
+            id=f"{doc}{page}",
+            doc_id=doc,
+            page=page,
+            component_ids=["P1"],
+            modality="text",
+            text=f"Total assets on page {page}",
+            section_path=[title],
+        )
+        for (doc, page), title in [(("k", 2), "Item 7"), *titled.items(), (("w", 2), "Item 7")]
+    ]
+    layer = EvidenceLayer.build(chunks, np.eye(len(chunks), 16, dtype=np.float32), RetrievalSettings())
+    question = "What is the current ratio?"
+    weights = dict(zip(layer.pages, layer.referenced_pages(question, lexicon().read(question).labels).tolist()))
+    assert weights == {
+        ("k", 2): 0.0,
+        ("k", 50): 1.0,
+        ("k", 51): 1.0,
+        ("k", 114): LATER_STATEMENT,
+        ("k", 115): LATER_STATEMENT,
+        ("w", 2): 0.0,
+        ("w", 40): 1.0,
+        ("w", 90): LATER_STATEMENT,
+    }
+
+
 def test_a_users_lexicon_adds_its_own_domain(tmp_path: Path):
     own = tmp_path / "clinical.toml"
     own.write_text(

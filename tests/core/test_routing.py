@@ -296,6 +296,20 @@ def test_a_library_question_reads_the_statement_of_the_company_and_year_it_names
 
 
 @pytest.mark.parametrize("method", ["kg4vd", "hvm"])
+def test_a_statement_the_question_names_is_the_named_companys(filings_library: Path, method: str):
+    """ "The cash flow statement" in a question that names 3M is 3M's: Boeing's statement,
+    which the lexicon reads as the same reference, takes no reference rank and falls below
+    every page of the named company's filings (it stays ranked: routing is soft)."""
+    from docgraph import Workspace
+
+    with Workspace(filings_library) as ws:
+        files = {d.id: Path(d.path).name for d in ws.documents()}
+        order = [(files[p.doc_id], p.page) for p in ws.retrieve(QUESTION, method=method).pages]
+    boeing = order.index(("BOEING_2018_10K.pdf", 2))
+    assert all(order.index((name, page)) < boeing for name in ("3M_2018_10K.pdf", "3M_2022_10K.pdf") for page in (1, 2))
+
+
+@pytest.mark.parametrize("method", ["kg4vd", "hvm"])
 def test_search_and_ask_say_which_documents_the_question_named(filings_library: Path, method: str):
     from docgraph import Workspace
     from docgraph.cli.ask import format_answer

@@ -48,11 +48,12 @@ from .document_nodes import DocumentNodes
 from .hybrid import HybridIndex, group_max, rank_fusion, ranks
 from .lexicon import COVER, lexicon
 from .question import read_question
-from .references import LabelIndex, query_references
+from .references import LabelIndex, later_runs, query_references
 from .routing import DocumentRouter, PageDocuments, page_weights
 from .turns import take_turns
 
 MAX_GROUNDED = 100_000  # entities whose chunk rows a layer remembers (then it starts over)
+LATER_STATEMENT = 0.5  # a statement's later pages weigh this share of its first run (``references.later_runs``)
 _CAPTION = re.compile(r"^C\d+$")
 _NUMBER = re.compile(r"(\d+)$")
 
@@ -242,7 +243,9 @@ class EvidenceLayer:
         """Flat scores only: every page as its best fused chunk; ``page_dense`` (one cosine
         per page, e.g. a page-image vector) is rank-fused in when given. With ``documents`` (a
         library's router, ``methods.retrieval.routing``) every signal of a page is weighed by its
-        document's routing weight before the lists are fused. The fused page scores are then
+        document's routing weight before the lists are fused, and when the question names
+        documents by name its explicit references (a figure, a statement, the cover) point into
+        those documents only. The fused page scores are then
         weighed by how well each page's document (or part of one) holds the question's words
         (``document_nodes``, ``route_by_content``): between documents when the question names
         none by name (a kind alone, "the slides", leaves the choice to them), between the parts
@@ -279,7 +282,8 @@ class EvidenceLayer:
         flat = rank_fusion(lists, settings.rrf_k, n_pages)
         if settings.references:
             referenced = _weighed(
-                self.referenced_pages(query, reading.labels, content=flat, references=reading.references), routing
+                self.referenced_pages(query, reading.labels, content=flat, references=reading.references),
+                _named_only(routing, settings.route_floor) if route is not None and route.by_name else routing,
             )
             if referenced.any():
                 flat = flat + 1.0 / (settings.rrf_k + ranks(referenced, referenced > 0))
@@ -324,8 +328,10 @@ class EvidenceLayer:
                     elif n == int(number):
                         out[p] = max(out[p], weight / 2 if printed else weight)
             else:
-                for row in self.labels.rows((kind, number)):
-                    out[self.chunk_page[row]] = max(out[self.chunk_page[row]], weight)
+                at = sorted({int(self.chunk_page[row]) for row in self.labels.rows((kind, number))})
+                later = later_runs([self.pages[p] for p in at]) if kind == "statement" else set()
+                for n, page in enumerate(at):
+                    out[page] = max(out[page], weight * (LATER_STATEMENT if n in later else 1.0))
         return out
 
     def first_pages(self) -> list[int]:
@@ -459,6 +465,13 @@ class EvidenceLayer:
             if hi > lo:
                 out[page] = int(lo + np.argmax(scores[lo:hi]))
         return out
+
+
+def _named_only(routing: np.ndarray | None, floor: float) -> np.ndarray | None:
+    """``routing`` with the pages of documents the question does not name (those at the
+    ``floor``) at 0: "the statement of cash flows" in a question that names AMD's FY2015
+    filing is that filing's statement, not every filing's."""
+    return None if routing is None else np.where(routing > floor + 1e-9, routing, 0.0)
 
 
 def _weighed(scores: np.ndarray, routing: np.ndarray | None) -> np.ndarray:

@@ -264,3 +264,17 @@ def asked_modalities(query: str) -> tuple[str, ...]:
     """Chunk modalities of the elements the question names ("charts" → image, "table" →
     table), in a fixed order; empty when it names none."""
     return tuple(modality for modality, pattern in _ELEMENT_QUERY.items() if pattern.search(query))
+
+
+def later_runs(pages: Sequence[tuple[str, int]]) -> set[int]:
+    """Of ``pages`` (document, page number; sorted) titled as one statement, the indices of
+    those after their document's first run of pages: a report prints its primary statements
+    before the notes and schedules that title a statement again (the guarantors' "Condensed
+    Consolidating Balance Sheets", a parent company's, a quarter's), and "the balance sheet"
+    means the first."""
+    later: set[int] = set()
+    for i in range(1, len(pages)):
+        (doc_before, before), (doc, page) = pages[i - 1], pages[i]
+        if doc == doc_before and (i - 1 in later or page - before > 2):
+            later.add(i)
+    return later
