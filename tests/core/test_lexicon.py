@@ -97,22 +97,24 @@ def test_a_question_about_the_document_itself_points_at_its_cover():
     )
 
 
+def page_chunk(doc: str, page: int, text: str, section_path: list[str] | None = None) -> Chunk:
+    """One chunk of one paragraph on ``page`` of ``doc``."""
+    return Chunk(
+        id=f"{doc}{page}",
+        doc_id=doc,
+        page=page,
+        component_ids=["P1"],
+        modality="text",
+        text=text,
+        section_path=section_path or [],
+    )
+
+
 def test_the_cover_is_the_first_page_of_each_document():
     from docgraph.config import RetrievalSettings
     from docgraph.methods.retrieval.evidence_layer import EvidenceLayer
 
-    chunks = [
-        Chunk(
-            id=f"{doc}{page}",
-            doc_id=doc,
-            page=page,
-            component_ids=["P1"],
-            modality="text",
-            text=f"text of {doc} page {page}",
-        )
-        for doc in ("a", "b")
-        for page in (1, 2, 3)
-    ]
+    chunks = [page_chunk(doc, page, f"text of {doc} page {page}") for doc in ("a", "b") for page in (1, 2, 3)]
     layer = EvidenceLayer.build(chunks, np.eye(6, 8, dtype=np.float32), RetrievalSettings())
     question = "What is the date of the document?"
     labels = lexicon().read(question).labels
@@ -212,15 +214,7 @@ def test_the_primary_statement_comes_before_the_statements_titled_again_in_the_n
         ("w", 90): "Parent Company Balance Sheets",
     }
     chunks = [
-        Chunk(
-            id=f"{doc}{page}",
-            doc_id=doc,
-            page=page,
-            component_ids=["P1"],
-            modality="text",
-            text=f"Total assets on page {page}",
-            section_path=[title],
-        )
+        page_chunk(doc, page, f"Total assets on page {page}", [title])
         for (doc, page), title in [(("k", 2), "Item 7"), *titled.items(), (("w", 2), "Item 7")]
     ]
     layer = EvidenceLayer.build(chunks, np.eye(len(chunks), 16, dtype=np.float32), RetrievalSettings())

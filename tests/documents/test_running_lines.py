@@ -9,6 +9,7 @@ import pytest
 
 from docgraph.documents.metadata import _Found, organisation_line, running_title
 from docgraph.documents.running_lines import RunningLine, clean_line, running_lines, sample_numbers
+from docgraph.testing.files import excerpt_pdf
 from docgraph.types import BBox, Component, ComponentKind, Page
 
 
@@ -89,23 +90,13 @@ def test_running_lines_name_a_document_its_file_name_or_cover_names_poorly():
     assert running_title(_Found("x", "file name"), running[:2]).value == "x"  # nothing better: the file's name
 
 
-def cut(source: Path, pages: list[int], target: Path) -> Path:
-    import pymupdf
-
-    with pymupdf.open(source) as whole, pymupdf.open() as part:
-        for number in pages:
-            part.insert_pdf(whole, from_page=number - 1, to_page=number - 1)
-        part.save(target)
-    return target
-
-
 def test_a_filing_whose_cover_prints_its_name_as_a_logo_is_named_by_its_statements(shared_data: Path, tmp_path: Path):
     from docgraph import Workspace
 
     source = shared_data / "financebench" / "pdfs" / "COCACOLA_2017_10K.pdf"
     if not source.is_file():
         pytest.skip("the FinanceBench filings are not in the shared data")
-    pdf = cut(source, [1, 3, 4, 75, 76], tmp_path / "annual-filing.pdf")  # a file name that names no one
+    pdf = excerpt_pdf(source, [1, 3, 4, 75, 76], tmp_path / "annual-filing.pdf")  # a file name that names no one
     with Workspace(tmp_path / "ws") as ws:
         ws.add([pdf])
         (label,) = ws.metadata().values()
@@ -120,7 +111,7 @@ def test_a_manual_is_titled_by_its_running_header(shared_data: Path, tmp_path: P
     source = shared_data / "mmlongbench_doc" / "documents" / "obs-productdesc-en.pdf"
     if not source.is_file():
         pytest.skip("the MMLongBench-Doc documents are not in the shared data")
-    pdf = cut(source, list(range(1, 9)), tmp_path / "obs-productdesc-en.pdf")
+    pdf = excerpt_pdf(source, range(1, 9), tmp_path / "obs-productdesc-en.pdf")
     with Workspace(tmp_path / "ws") as ws:
         ws.add([pdf])
         (label,) = ws.metadata().values()
