@@ -230,6 +230,17 @@ def test_the_primary_statement_comes_before_the_statements_titled_again_in_the_n
         ("w", 40): 1.0,
         ("w", 90): LATER_STATEMENT,
     }
+    # two filings packed into one PDF: each part (documents.parts) has its own primary statement
+    packed = [
+        page_chunk("p", page, "Total assets", path)
+        for page, path in (
+            (50, ["Acme Inc.", "Balance Sheets"]),
+            (140, ["Globex Corp.", "Balance Sheets"]),
+            (180, ["Globex Corp.", "Parent Company Balance Sheets"]),
+        )
+    ]
+    layer = EvidenceLayer.build(packed, np.eye(3, 16, dtype=np.float32), RetrievalSettings(), parts={"p": [1, 100]})
+    assert layer.referenced_pages(question, lexicon().read(question).labels).tolist() == [1.0, 1.0, LATER_STATEMENT]
 
 
 def test_a_users_lexicon_adds_its_own_domain(tmp_path: Path):

@@ -329,7 +329,8 @@ class EvidenceLayer:
                         out[p] = max(out[p], weight / 2 if printed else weight)
             else:
                 at = sorted({int(self.chunk_page[row]) for row in self.labels.rows((kind, number))})
-                later = later_runs([self.pages[p] for p in at]) if kind == "statement" else set()
+                parts = self.documents.codes  # a document's part (a filing packed with others: its own)
+                later = later_runs([(int(parts[p]), self.pages[p][1]) for p in at]) if kind == "statement" else set()
                 for n, page in enumerate(at):
                     out[page] = max(out[page], weight * (LATER_STATEMENT if n in later else 1.0))
         return out

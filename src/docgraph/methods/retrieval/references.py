@@ -266,12 +266,13 @@ def asked_modalities(query: str) -> tuple[str, ...]:
     return tuple(modality for modality, pattern in _ELEMENT_QUERY.items() if pattern.search(query))
 
 
-def later_runs(pages: Sequence[tuple[str, int]]) -> set[int]:
-    """Of ``pages`` (document, page number; sorted) titled as one statement, the indices of
-    those after their document's first run of pages: a report prints its primary statements
-    before the notes and schedules that title a statement again (the guarantors' "Condensed
-    Consolidating Balance Sheets", a parent company's, a quarter's), and "the balance sheet"
-    means the first."""
+def later_runs(pages: Sequence[tuple[object, int]]) -> set[int]:
+    """Of ``pages`` (document or part of one, page number; sorted) titled as one statement,
+    the indices of those after their document's first run of pages: a report prints its
+    primary statements before the notes and schedules that title a statement again (the
+    guarantors' "Condensed Consolidating Balance Sheets", a parent company's, a quarter's),
+    and "the balance sheet" means the first. The caller gives parts (``documents.parts``)
+    where a file holds several documents, so each filing packed into one PDF has its own."""
     later: set[int] = set()
     for i in range(1, len(pages)):
         (doc_before, before), (doc, page) = pages[i - 1], pages[i]
