@@ -198,12 +198,12 @@ def test_a_statement_heading_defines_the_statement_at_its_first_chunk():
     assert LabelIndex.build(chunks).rows(BALANCE) == [], "without a lexicon no heading names a statement"
 
 
-def test_the_primary_statement_comes_before_the_statements_titled_again_in_the_notes():
+def test_the_primary_statement_is_the_one_a_question_refers_to():
     """A 10-K titles the balance sheet again in its notes (the guarantors' "Condensed
     Consolidating Balance Sheets") and a library holds several filings: each document's first
-    run of pages titled as the statement is referenced in full, its later runs at half."""
+    run of pages titled as the statement is referenced, its later runs are not."""
     from docgraph.config import RetrievalSettings
-    from docgraph.methods.retrieval.evidence_layer import LATER_STATEMENT, EvidenceLayer
+    from docgraph.methods.retrieval.evidence_layer import EvidenceLayer
 
     titled = {
         ("k", 50): "Consolidated Balance Sheets",
@@ -224,11 +224,11 @@ def test_the_primary_statement_comes_before_the_statements_titled_again_in_the_n
         ("k", 2): 0.0,
         ("k", 50): 1.0,
         ("k", 51): 1.0,
-        ("k", 114): LATER_STATEMENT,
-        ("k", 115): LATER_STATEMENT,
+        ("k", 114): 0.0,
+        ("k", 115): 0.0,
         ("w", 2): 0.0,
         ("w", 40): 1.0,
-        ("w", 90): LATER_STATEMENT,
+        ("w", 90): 0.0,
     }
     # two filings packed into one PDF: each part (documents.parts) has its own primary statement
     packed = [
@@ -240,7 +240,7 @@ def test_the_primary_statement_comes_before_the_statements_titled_again_in_the_n
         )
     ]
     layer = EvidenceLayer.build(packed, np.eye(3, 16, dtype=np.float32), RetrievalSettings(), parts={"p": [1, 100]})
-    assert layer.referenced_pages(question, lexicon().read(question).labels).tolist() == [1.0, 1.0, LATER_STATEMENT]
+    assert layer.referenced_pages(question, lexicon().read(question).labels).tolist() == [1.0, 1.0, 0.0]
 
 
 def test_a_users_lexicon_adds_its_own_domain(tmp_path: Path):

@@ -53,7 +53,6 @@ from .routing import DocumentRouter, PageDocuments, page_weights
 from .turns import take_turns
 
 MAX_GROUNDED = 100_000  # entities whose chunk rows a layer remembers (then it starts over)
-LATER_STATEMENT = 0.5  # a statement's later pages weigh this share of its first run (``references.later_runs``)
 _CAPTION = re.compile(r"^C\d+$")
 _NUMBER = re.compile(r"(\d+)$")
 
@@ -331,8 +330,8 @@ class EvidenceLayer:
                 at = sorted({int(self.chunk_page[row]) for row in self.labels.rows((kind, number))})
                 parts = self.documents.codes  # a document's part (a filing packed with others: its own)
                 later = later_runs([(int(parts[p]), self.pages[p][1]) for p in at]) if kind == "statement" else set()
-                for n, page in enumerate(at):
-                    out[page] = max(out[page], weight * (LATER_STATEMENT if n in later else 1.0))
+                for page in (page for n, page in enumerate(at) if n not in later):  # the primary statement only
+                    out[page] = max(out[page], weight)
         return out
 
     def first_pages(self) -> list[int]:

@@ -271,7 +271,8 @@ def later_runs(pages: Sequence[tuple[object, int]]) -> set[int]:
     the indices of those after their document's first run of pages: a report prints its
     primary statements before the notes and schedules that title a statement again (the
     guarantors' "Condensed Consolidating Balance Sheets", a parent company's, a quarter's),
-    and "the balance sheet" means the first. The caller gives parts (``documents.parts``)
+    and "the balance sheet" means the first: the later runs are not what it refers to. The
+    caller gives parts (``documents.parts``)
     where a file holds several documents, so each filing packed into one PDF has its own."""
     later: set[int] = set()
     for i in range(1, len(pages)):
