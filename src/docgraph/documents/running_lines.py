@@ -11,8 +11,8 @@ on page 4 are one line — and returns those on at least ``MIN_SHARE`` of the pa
 at least ``MIN_PAGES`` of them, most frequent first, as their words without the page
 number, date or "Page 3 of 17" around them, with the share of pages that print them. A
 line that only numbers or navigates ("Page 3", "Table of Contents", "Exhibit 31.1", a web
-address) is none. Pure; the label guesser
-(``metadata``) reads the pages ``sample_numbers`` picks.
+address) is none. Pure; the label guesser (``metadata``) reads the pages ``sample_numbers``
+picks.
 """
 
 from __future__ import annotations

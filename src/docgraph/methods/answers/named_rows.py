@@ -3,9 +3,9 @@
 A sentence that names a row of a cited table ("Health Care sales were 8,421") states that
 row's values; a number that the table holds only in another row is a different figure.
 ``table_rows(markdown)`` gives each row of a Markdown table as (label, text): the label is
-its first non-empty cell, the text the whole row and the columns' headers. ``named_rows(sentence, rows)`` keeps the
-rows whose label's words (three or more letters, not function words) all occur in the
-sentence; a label without such words names nothing.
+its first non-empty cell, the text the whole row and the columns' headers.
+``named_rows(sentence, rows)`` keeps the rows whose label's words (three or more letters,
+not function words) all occur in the sentence; a label without such words names nothing.
 """
 
 from __future__ import annotations

@@ -243,9 +243,9 @@ class EvidenceLayer:
         per page, e.g. a page-image vector) is rank-fused in when given. With ``documents`` (a
         library's router, ``methods.retrieval.routing``) every signal of a page is weighed by its
         document's routing weight before the lists are fused, and when the question names
-        documents by name its explicit references (a figure, a statement, the cover) point into
-        those documents only. The fused page scores are then
-        weighed by how well each page's document (or part of one) holds the question's words
+        documents by name its explicit references (a figure, a statement, the cover) point
+        into those documents only. The fused page scores are then weighed by how well each
+        page's document (or part of one) holds the question's words
         (``document_nodes``, ``route_by_content``): between documents when the question names
         none by name (a kind alone, "the slides", leaves the choice to them), between the parts
         of each document when it does. ``scope`` (document ids) keeps those documents' pages

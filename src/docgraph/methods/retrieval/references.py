@@ -272,8 +272,8 @@ def later_runs(pages: Sequence[tuple[object, int]]) -> set[int]:
     primary statements before the notes and schedules that title a statement again (the
     guarantors' "Condensed Consolidating Balance Sheets", a parent company's, a quarter's),
     and "the balance sheet" means the first: the later runs are not what it refers to. The
-    caller gives parts (``documents.parts``)
-    where a file holds several documents, so each filing packed into one PDF has its own."""
+    caller gives parts (``documents.parts``) where a file holds several documents, so each
+    filing packed into one PDF has its own."""
     later: set[int] = set()
     for i in range(1, len(pages)):
         (doc_before, before), (doc, page) = pages[i - 1], pages[i]
