@@ -228,3 +228,20 @@ def test_build_notes_are_grouped_by_message():
         "table without Markdown rows: extracted as text (1 chunk: d:3:T1)",
     ]
     assert hvm_build.summarize_notes([]) == []
+
+
+def test_graph_reset_makes_the_next_build_extract_again(ws, capsys):
+    """`docgraph graph reset --method hvm`: after a change to how pages or tables are read, the
+    next build extracts every document again; the chunks and their vectors stay."""
+    from docgraph.cli import main
+
+    facts = {doc.id: _facts(ws, doc.id) for doc in ws.docs.values()}
+    chunks = ws.store.count_records(NS_CHUNK)
+    assert main(["graph", "reset", "--method", "hvm", "--workspace", str(ws.root)]) == 0
+    assert "removed the HVM-GraphRAG graph (2 documents)" in capsys.readouterr().out
+    for namespace in (NS_FACT, NS_EXTRACT, NS_STATE, NS_CONCEPT):
+        assert ws.store.count_records(namespace) == 0, namespace
+    assert ws.store.count_records(NS_CHUNK) == chunks
+    report = ws.build("hvm")
+    assert report.pages_built == 6 and report.pages_skipped == 0
+    assert {doc.id: _facts(ws, doc.id) for doc in ws.docs.values()} == facts

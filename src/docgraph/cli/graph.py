@@ -77,5 +77,6 @@ def cmd_reset(args: argparse.Namespace, ws) -> int:
     method = capable(args.method, GraphReset, "graph to reset")
     removed = method.reset_graph(ws.context())
     label = label_of(args.method)
-    print(f"removed the {label} graph ({removed} page graphs); `docgraph build --method {args.method}` rebuilds it")
+    unit = getattr(method, "reset_unit", "parts")  # what the method's graph is kept by: page graphs, documents
+    print(f"removed the {label} graph ({removed} {unit}); `docgraph build --method {args.method}` rebuilds it")
     return 0

@@ -63,7 +63,8 @@ class GraphExport(Protocol):
 @runtime_checkable
 class GraphReset(Protocol):
     def reset_graph(self, ctx: MethodContext) -> int:
-        """Delete the method's graph so the next build starts over; the page graphs removed."""
+        """Delete the method's graph so the next build starts over; returns how many units of
+        it were removed (KG4VD's page graphs, HVM's documents)."""
 
 
 @runtime_checkable

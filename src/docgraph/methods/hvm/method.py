@@ -28,6 +28,7 @@ class HVMMethod:
     order = 1
     settings_section = "hvm"
     settings_model = HVMSettings
+    reset_unit = "documents"  # what ``reset_graph`` counts
 
     def build(self, ctx: MethodContext) -> BuildReport:
         return _build.build(ctx)
@@ -47,6 +48,22 @@ class HVMMethod:
 
         _build.remove(ctx, doc_id)
         bump_version(ctx.store, self.name)
+
+    def reset_graph(self, ctx: MethodContext) -> int:
+        """Forget every document's extractions, holistic view and concept-graph part, so the
+        next build extracts again (after a change to how tables or pages are read); chunks,
+        their vectors and cached model replies stay. Returns the documents reset."""
+        from ..memo import bump_version
+        from .concepts import graph_documents, remove_contribution
+        from .state import reset_document
+
+        documents = {key for key, _ in ctx.store.iter_records(NS_STATE)} | graph_documents(ctx.store)
+        for doc_id in sorted(documents):
+            with ctx.store.transaction():
+                remove_contribution(ctx.store, doc_id)
+                reset_document(ctx.store, doc_id, keep_extraction=False)
+        bump_version(ctx.store, self.name)
+        return len(documents)
 
     def status(self, ctx: MethodContext) -> dict[str, Any]:
         """Pages built (all chunks of the page folded into the holistic view), graph size, conflicts."""

@@ -31,6 +31,7 @@ class KG4VDMethod:
     modes = ("auto", *MODES)
     settings_section = "kg4vd"
     settings_model = KG4VDSettings
+    reset_unit = "page graphs"  # what ``reset_graph`` counts
     export_formats = ("graphml", "json")
 
     def build(self, ctx: MethodContext) -> BuildReport:
