@@ -388,6 +388,13 @@ def remove(ctx: MethodContext, doc_id: str) -> None:
     drop_document(ctx.store, doc_id)
 
 
+def forget(ctx: MethodContext, doc_id: str, keep_extraction: bool) -> None:
+    """The document's HVM index up to its chunks: its concept-graph part, holistic view and
+    (unless ``keep_extraction``) extractions, so the next build folds it again."""
+    remove_contribution(ctx.store, doc_id)
+    reset_document(ctx.store, doc_id, keep_extraction=keep_extraction)
+
+
 def summarize_notes(notes: list[str], examples: int = 3) -> list[str]:
     """One line per distinct message of ``"<chunk id>: <message>"`` notes: the message, how
     many chunks had it and the first few chunk ids (a long build emits hundreds of notes)."""
@@ -429,8 +436,7 @@ def build(ctx: MethodContext) -> BuildReport:
         changes = signature_changes(recorded, signature)  # none without a recorded signature
         if changes:
             keep = recorded.get("extractor") == kit.name and recorded.get("chunk_words") == signature["chunk_words"]
-            remove_contribution(ctx.store, doc.id)
-            reset_document(ctx.store, doc.id, keep_extraction=keep)
+            forget(ctx, doc.id, keep_extraction=keep)
             rebuilt.setdefault(", ".join(changes), []).append(f"{doc.title} ({doc.page_count} pages)")
             state = None
         if state is not None and state.get("complete"):

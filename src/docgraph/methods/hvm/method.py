@@ -54,14 +54,12 @@ class HVMMethod:
         next build extracts again (after a change to how tables or pages are read); chunks,
         their vectors and cached model replies stay. Returns the documents reset."""
         from ..memo import bump_version
-        from .concepts import graph_documents, remove_contribution
-        from .state import reset_document
+        from .concepts import graph_documents
 
         documents = {key for key, _ in ctx.store.iter_records(NS_STATE)} | graph_documents(ctx.store)
         for doc_id in sorted(documents):
             with ctx.store.transaction():
-                remove_contribution(ctx.store, doc_id)
-                reset_document(ctx.store, doc_id, keep_extraction=False)
+                _build.forget(ctx, doc_id, keep_extraction=False)
         bump_version(ctx.store, self.name)
         return len(documents)
 
