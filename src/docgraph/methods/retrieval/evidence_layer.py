@@ -282,7 +282,7 @@ class EvidenceLayer:
         if settings.references:
             referenced = _weighed(
                 self.referenced_pages(query, reading.labels, content=flat, references=reading.references),
-                _named_only(routing, settings.route_floor) if route is not None and route.by_name else routing,
+                routing * self.page_documents.within(route.named()) if route is not None and route.by_name else routing,
             )
             if referenced.any():
                 flat = flat + 1.0 / (settings.rrf_k + ranks(referenced, referenced > 0))
@@ -465,13 +465,6 @@ class EvidenceLayer:
             if hi > lo:
                 out[page] = int(lo + np.argmax(scores[lo:hi]))
         return out
-
-
-def _named_only(routing: np.ndarray | None, floor: float) -> np.ndarray | None:
-    """``routing`` with the pages of documents the question does not name (those at the
-    ``floor``) at 0: "the statement of cash flows" in a question that names AMD's FY2015
-    filing is that filing's statement, not every filing's."""
-    return None if routing is None else np.where(routing > floor + 1e-9, routing, 0.0)
 
 
 def _weighed(scores: np.ndarray, routing: np.ndarray | None) -> np.ndarray:

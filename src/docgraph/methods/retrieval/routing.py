@@ -157,6 +157,11 @@ class Route:
         nothing."""
         return len(self.parties) > 1 and self.compares
 
+    def named(self) -> list[str]:
+        """The documents the route weighs above the floor (match above 0), in the router's
+        order: "the statement of cash flows" of a question naming AMD's filing is that filing's."""
+        return [d for d, m in zip(self.doc_ids, self.match) if m > 0]
+
     def weights(self, floor: float) -> dict[str, float]:
         """Document id → weight ``floor + (1 - floor) · match``."""
         return {d: floor + (1.0 - floor) * float(m) for d, m in zip(self.doc_ids, self.match)}
