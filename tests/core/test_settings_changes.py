@@ -51,3 +51,26 @@ def test_hvm_rebuilds_documents_when_max_group_size_changes(openstax_ws):
         )
         for n in progress.notes
     ), progress.notes
+
+
+def test_hvm_extracts_again_when_tables_are_read_differently(openstax_ws, monkeypatch):
+    """A new way of reading tables (``TABLE_READING``) makes the extractions stale; a changed
+    grouping setting (above) keeps them and only folds again."""
+    from docgraph.methods.hvm import extract_text, toolkit
+
+    calls = []
+    original = extract_text.OfflineTextStrategy.extract
+    monkeypatch.setattr(
+        extract_text.OfflineTextStrategy, "extract", lambda self, items: calls.append(len(items)) or original(self, items)
+    )
+    with open_ws(openstax_ws) as ws:
+        assert ws.build("hvm").pages_built == 5 and calls
+    with open_ws(openstax_ws, hvm={"max_group_size": 4}) as ws:
+        calls.clear()
+        assert ws.build("hvm").pages_built == 5 and not calls
+    monkeypatch.setattr(toolkit, "TABLE_READING", toolkit.TABLE_READING + 1)
+    progress = RecordingProgress()
+    with open_ws(openstax_ws, hvm={"max_group_size": 4}) as ws:
+        assert ws.build("hvm", progress=progress).pages_built == 5 and calls
+    changed = f"table_reading {toolkit.TABLE_READING - 1} → {toolkit.TABLE_READING}"
+    assert any(changed in n for n in progress.notes), progress.notes

@@ -15,6 +15,7 @@ _SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$")
 _TAGS = re.compile(r"<br\s*/?>|<[^>]+>", re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
 MAX_HEADER_LINES = 3  # a column header set over more lines than this is read as data
+TABLE_READING = 2  # bumped whenever parse_table reads a table differently; indexes built on it record it
 _PERIOD = re.compile(r"^(?:FY\s?|Q[1-4]\s|[1-4]Q\s?)?(?:19|20)\d\d$", re.IGNORECASE)
 
 

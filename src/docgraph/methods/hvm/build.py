@@ -78,7 +78,7 @@ from .state import (
     reset_document,
     save_diff,
 )
-from .toolkit import Toolkit, signature_changes, signature_of, toolkit
+from .toolkit import Toolkit, extraction_changed, signature_changes, signature_of, toolkit
 
 METHOD = "hvm"
 EMBED_CHARS = 2000
@@ -435,8 +435,7 @@ def build(ctx: MethodContext) -> BuildReport:
         recorded: dict[str, Any] = (state.get("signature") or {}) if state is not None else {}
         changes = signature_changes(recorded, signature)  # none without a recorded signature
         if changes:
-            keep = recorded.get("extractor") == kit.name and recorded.get("chunk_words") == signature["chunk_words"]
-            forget(ctx, doc.id, keep_extraction=keep)
+            forget(ctx, doc.id, keep_extraction=not extraction_changed(recorded, signature))
             rebuilt.setdefault(", ".join(changes), []).append(f"{doc.title} ({doc.page_count} pages)")
             state = None
         if state is not None and state.get("complete"):

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..base import MethodContext
 from ..building.chunking import DEFAULT_MAX_WORDS
+from ..building.markdown_tables import TABLE_READING
 from .conflicts import ModelDetector, ModelResolver, OfflineDetector, OfflineResolver, SupportLimits
 from .extract_base import OfflineStrategy, Strategy
 from .extract_image import ModelImageStrategy, OfflineImageStrategy
@@ -73,7 +74,16 @@ def signature_of(ctx: MethodContext, kit: Toolkit) -> dict:
         "support_per_group": settings.support_per_group,
         "support_chars": settings.support_chars,
         "chunk_words": DEFAULT_MAX_WORDS,
+        "table_reading": TABLE_READING,
     }
+
+
+def extraction_changed(recorded: dict, signature: dict) -> bool:
+    """Whether the recorded extractions are stale: another extractor, chunk size or table
+    reading (a key the recorded signature lacks counts as unchanged, as in ``signature_changes``)."""
+    return any(
+        key in recorded and recorded[key] != signature[key] for key in ("extractor", "chunk_words", "table_reading")
+    )
 
 
 def signature_changes(recorded: dict, signature: dict) -> list[str]:
