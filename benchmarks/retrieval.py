@@ -51,7 +51,7 @@ ABLATIONS = {  # name -> [retrieval] settings (issue 12, item 7); builds are sha
     "fixed-fusion-weight": {"confidence_k": 0},
     **{
         f"no-{edge}": {"edges": {edge: 0.0}}
-        for edge in ("contains", "next_chunk", "next_page", "section", "caption", "similar", "entity")
+        for edge in ("contains", "next_chunk", "next_page", "section", "caption", "similar", "refers", "entity")
     },
 }
 ABLATED_METHODS = ("kg4vd", "hvm")

@@ -179,6 +179,7 @@ class EdgeWeights(Section):
     section: float = Field(0.5, ge=0.0, description="section heading chunk - chunks under it, across pages")
     caption: float = Field(1.0, ge=0.0, description="caption chunk - the table/figure chunk beside it")
     similar: float = Field(0.5, ge=0.0, description="chunk - its most similar chunks on other pages")
+    refers: float = Field(0.5, ge=0.0, description="chunk mentioning a label - the chunk defining it on another page")
     entity: float = Field(1.0, ge=0.0, description="graph seeds (entities, concepts) - chunks they are grounded in")
 
 

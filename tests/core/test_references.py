@@ -73,6 +73,23 @@ def test_a_label_resolves_to_its_parts_and_a_part_to_the_whole():
     assert layer.referenced_pages("What does Item 7A cover?").tolist() == [0, 0, 0, 1.0, 0, 0]
 
 
+def test_a_mention_refers_to_the_nearest_definition_of_its_label_on_another_page():
+    chunks = [
+        _chunk(0, 1, "Table 1: Sales by region."),
+        _chunk(1, 2, "As Table 1 shows, sales rose; Figure 9 is elsewhere."),
+        _chunk(2, 3, "Costs follow; see Table 1."),  # nearer the second definition than the first
+        _chunk(3, 7, "Table 1: Costs by region."),  # a second part of a packed corpus defines it again
+        _chunk(4, 8, "Table 1 lists the costs."),
+        _chunk(5, 8, "Other document: see Table 1."),
+    ]
+    chunks[5] = chunks[5].model_copy(update={"doc_id": "e"})
+    labels = LabelIndex.build(chunks)
+    doc = np.array([0, 0, 0, 0, 0, 1])
+    page = np.array([c.page for c in chunks])
+    pairs = labels.cross_references(doc, page).tolist()
+    assert pairs == [[1, 0], [2, 3], [4, 3]], "nearest definition, same document, other page; Figure 9 is undefined"
+
+
 def test_a_line_starting_with_a_label_defines_it_only_as_a_caption_or_heading_does():
     # the two lines as the SciTab paper (2305.13186v3) prints them on its pages 13 and 15
     chunks = [

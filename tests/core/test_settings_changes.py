@@ -61,7 +61,9 @@ def test_hvm_extracts_again_when_tables_are_read_differently(openstax_ws, monkey
     calls = []
     original = extract_text.OfflineTextStrategy.extract
     monkeypatch.setattr(
-        extract_text.OfflineTextStrategy, "extract", lambda self, items: calls.append(len(items)) or original(self, items)
+        extract_text.OfflineTextStrategy,
+        "extract",
+        lambda self, items: calls.append(len(items)) or original(self, items),
     )
     with open_ws(openstax_ws) as ws:
         assert ws.build("hvm").pages_built == 5 and calls

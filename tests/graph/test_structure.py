@@ -8,7 +8,7 @@ import numpy as np
 
 from docgraph.graph.structure import ChunkLayout, build_structure, diffuse, similar_pairs
 
-ALL = dict(contains=1.0, next_chunk=0.5, next_page=0.5, section=0.5, caption=1.0, similar=1.0)
+ALL = dict(contains=1.0, next_chunk=0.5, next_page=0.5, section=0.5, caption=1.0, similar=1.0, refers=0.5)
 
 
 def weights(**over):
@@ -43,6 +43,19 @@ def test_each_edge_type_is_built_from_the_layout():
     assert edges(g, 3, 0) == 0.5, "section 0 chunks hang on its first chunk across pages"
     assert edges(g, 1, 2) == 1.0, "caption and figure"
     assert g.edge_counts["similar"] == 0
+
+
+def test_a_cross_reference_joins_the_mention_to_the_definition_and_carries_mass():
+    mention_to_caption = np.array([[5, 1]])
+    g = build_structure(layout(), weights(similar=0.0), refers=mention_to_caption)
+    assert g.edge_counts["refers"] == 1 and edges(g, 5, 1) == edges(g, 1, 5) == 0.5
+    seeds = np.zeros(6)
+    seeds[5] = 1.0
+    without = diffuse(build_structure(layout(), weights(similar=0.0)), seeds, alpha=0.5)
+    with_refers = diffuse(g, seeds, alpha=0.5)
+    assert with_refers[0] > without[0], "the figure's page gains from the paragraph citing it"
+    off = build_structure(layout(), weights(similar=0.0, refers=0.0), refers=mention_to_caption)
+    assert off.edge_counts["refers"] == 0 and edges(off, 5, 1) == 0
 
 
 def test_a_zero_weight_turns_an_edge_type_off():

@@ -14,7 +14,9 @@ is chunk ``i``; node ``n_chunks + j`` is page ``j``. Edge types, each with a wei
 - ``caption``    — a chunk holding a caption and the table/figure chunk next to it on
   its page;
 - ``similar``    — each chunk and its ``similar_top_k`` most similar chunks on *other*
-  pages whose cosine is at least ``similar_threshold``.
+  pages whose cosine is at least ``similar_threshold``;
+- ``refers``     — a chunk that mentions a label ("as Table 2 shows", "see Note 10") and
+  the chunk on another page that defines it (its caption or heading), given by the caller.
 
 ``diffuse`` runs Personalized PageRank from chunk seeds over the graph (transition matrix
 computed once per graph) and returns the mass on each page: the page node's own plus its
@@ -32,7 +34,7 @@ import scipy.sparse as sp
 from .adjacency import build_adjacency
 from .ppr import cached_walk, walk_from
 
-EDGE_TYPES = ("contains", "next_chunk", "next_page", "section", "caption", "similar")
+EDGE_TYPES = ("contains", "next_chunk", "next_page", "section", "caption", "similar", "refers")
 
 
 class EdgeWeightsLike(Protocol):
@@ -42,6 +44,7 @@ class EdgeWeightsLike(Protocol):
     section: float
     caption: float
     similar: float
+    refers: float
 
 
 @dataclass
@@ -151,9 +154,11 @@ def build_structure(
     *,
     similar_top_k: int = 5,
     similar_threshold: float = 0.85,
+    refers: np.ndarray | None = None,
 ) -> StructureGraph:
     """The structural graph of ``layout`` (see the module doc); ``vectors`` (chunk rows,
-    L2-normalised) are needed only for ``similar`` edges."""
+    L2-normalised) are needed only for ``similar`` edges, ``refers`` (chunk row pairs:
+    mention, definition) only for ``refers`` edges."""
     nc, npg = layout.n_chunks, layout.n_pages
     idx = np.arange(nc)
     edges: list[np.ndarray] = []
@@ -192,6 +197,7 @@ def build_structure(
         add("similar", similar_pairs(vectors, layout.page, similar_top_k, similar_threshold))
     else:
         counts["similar"] = 0
+    add("refers", refers if refers is not None else np.zeros((0, 2), np.int64))
     all_edges = np.concatenate(edges) if edges else np.zeros((0, 2), np.int64)
     all_w = np.concatenate(wts) if wts else np.zeros(0)
     adj = build_adjacency(nc + npg, all_edges, all_w, combine="max")

@@ -2,7 +2,7 @@
 
 ``EvidenceLayer.build(chunks, vectors, settings)`` turns a method's chunks (with their
 vectors) into a ``HybridIndex`` and a ``graph.structure.StructureGraph`` (pages, chunks,
-containment, reading order, sections, captions, similarity links). ``rank_pages`` then
+containment, reading order, sections, captions, similarity links, cross-references). ``rank_pages`` then
 scores every page of the corpus for a query:
 
 1. **flat**: reciprocal-rank fusion of the page ranked by its best hybrid chunk
@@ -177,12 +177,14 @@ class EvidenceLayer:
             page_doc=np.array([docs[d] for d, _ in pages], dtype=np.int64),
             page_number=np.array([n for _, n in pages], dtype=np.int64),
         )
+        labels = LabelIndex.build(chunks, lexicon(tuple(settings.lexicons)).heading_label)
         graph = build_structure(
             layout,
             settings.edges,
             vectors if len(vectors) else None,
             similar_top_k=settings.similar_top_k,
             similar_threshold=settings.similar_threshold,
+            refers=labels.cross_references(layout.doc, chunk_page),
         )
         component_chunk = {(c.doc_id, c.page, cid): row for row, c in enumerate(chunks) for cid in c.component_ids}
         texts = [indexed_text(c) for c in chunks]
@@ -204,7 +206,7 @@ class EvidenceLayer:
             graph=graph,
             component_chunk=component_chunk,
             page_bm25=BM25(page_tokens),
-            labels=LabelIndex.build(chunks, lexicon(tuple(settings.lexicons)).heading_label),
+            labels=labels,
             modality=np.array([c.modality for c in chunks], dtype=object),
             printed={doc: dict(numbers) for doc, numbers in (printed or {}).items() if numbers},
             names=NameLinks.build(len(pages), section_headings(chunks, chunk_page), ["\n".join(t) for t in body_texts]),

@@ -23,6 +23,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ...types import Chunk
 
 Label = tuple[str, str]  # (kind, number): ("figure", "3"), ("section", "3.2"), ("item", "7a"), ("page", "14")
@@ -202,6 +204,25 @@ class LabelIndex:
                 if label and label[0] != "page":
                     index.mentions.setdefault(label, []).append(row)
         return index
+
+    def cross_references(self, doc: np.ndarray, page: np.ndarray) -> np.ndarray:
+        """``(mention row, definition row)`` pairs: each chunk mentioning a label that its
+        document defines (a caption, a heading: ``defines``, ``parts``, ``headings``) on
+        another page, joined to the nearest such definition in reading order (a packed
+        corpus or a textbook defines "Table 1" more than once). ``doc`` and ``page`` give
+        each row's document and page."""
+        pairs = []
+        for label, mentions in self.mentions.items():
+            defined = np.array(
+                self.defines.get(label) or self.parts.get(label) or self.headings.get(label) or [], dtype=np.int64
+            )
+            for row in mentions if len(defined) else ():
+                candidates = defined[doc[defined] == doc[row]]
+                if len(candidates):
+                    nearest = int(candidates[np.argmin(np.abs(candidates - row))])
+                    if page[nearest] != page[row]:
+                        pairs.append((row, nearest))
+        return np.array(sorted(set(pairs)), dtype=np.int64).reshape(-1, 2)
 
     def rows(self, label: Label) -> list[int]:
         """Chunks defining ``label``; else defining its parts ("figure 3": Figure 3a, 3b);
