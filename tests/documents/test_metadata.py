@@ -159,6 +159,8 @@ def test_ingest_keeps_the_label_and_the_user_corrects_it(two_filings: Path, tmp_
         stored = ws.store.get_record(NAMESPACE, doc.id)  # written at ingest, not on first read
         assert stored["organisation"] == "3M COMPANY" and stored["sources"]["period"] == "cover"
         assert ws.metadata(doc.id)[doc.id].title == "3M COMPANY Form 10-K FY2018"
+        reread = store_guess(ws.store, ws.store.get_document(doc.id))  # the sampled pages read back
+        assert reread.model_dump() == stored, "ingest guessed from the pages it held, the same pages"
         ws.set_metadata(doc.id, organisation="3M", title="3M annual report 2018")
         store_guess(ws.store, ws.store.get_document(doc.id))  # a later guess keeps what the user set
         label = ws.metadata(doc.id)[doc.id]

@@ -131,7 +131,7 @@ def _finalize(store: Store, item: _Prepared) -> Document:
         assert doc is not None
         doc = doc.model_copy(update={"title": title, "status": "ready"})
         store.put_document(doc)
-        store_guess(store, doc, item.metadata_title or "", display_line(item.pdf_path) or "")
+        store_guess(store, doc, item.metadata_title or "", display_line(item.pdf_path) or "", pages)
         store.delete_records(HEADINGS_NAMESPACE, doc_id=item.doc_id)
     return doc
 

@@ -383,20 +383,26 @@ def read_metadata(store: Store, doc_ids: Iterable[str] | None = None) -> dict[st
 
 
 def store_guess(
-    store: Store, doc: Document, metadata_title: str | None = None, display: str | None = None
+    store: Store,
+    doc: Document,
+    metadata_title: str | None = None,
+    display: str | None = None,
+    pages: Sequence[Page] | None = None,
 ) -> DocumentMeta:
     """Guess ``doc``'s label from its first two stored pages and a sample of the rest
     (``running_lines.sample_numbers``) and keep it; fields the user set
     stay as they are. What the file gave (``metadata_title``, ``display``) is kept with the
     label, so a later guess has it without the file; a label guessed before it was kept reads
-    the display line from the file when it is still there."""
-    numbers = sorted({1, 2} | set(sample_numbers(store.page_numbers(doc.id))))
-    pages = [p for p in (store.get_page(doc.id, n) for n in numbers) if p is not None]
+    the display line from the file when it is still there. ``pages``: all of the document's
+    pages when the caller holds them (ingest), so none is read back from the store."""
+    held = {p.number: p for p in pages or ()}
+    numbers = sorted({1, 2} | set(sample_numbers(held or store.page_numbers(doc.id))))
+    chosen = [p for n in numbers if (p := held.get(n) if held else store.get_page(doc.id, n)) is not None]
     old = read_metadata(store, [doc.id]).get(doc.id)
     if metadata_title is None and display is None:
         hints = old.hints if old is not None and old.guesser >= HINTS_KEPT else {"display": _file_display(doc) or ""}
         metadata_title, display = hints.get("metadata_title"), hints.get("display")
-    guess = guess_metadata(doc, pages, metadata_title, display)
+    guess = guess_metadata(doc, chosen, metadata_title, display)
     if old is not None:
         for name in FIELDS:
             if old.sources.get(name) == "user":
