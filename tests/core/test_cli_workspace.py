@@ -69,3 +69,18 @@ def test_only_commands_that_write_create_a_workspace(tmp_path, monkeypatch, caps
     capsys.readouterr()
     assert main(["add", str(shared_data / "documents" / "openstax_world_history_v1_excerpt.pdf")]) == 0
     assert (tmp_path / ".docgraph").is_dir()
+
+
+def test_add_prints_the_title_that_ls_shows(tmp_path, capsys, shared_data):
+    """The JSTOR report's first heading is "WHITE PAPER", a kind of document: its label's title
+    is the one `add` and `ls` both print."""
+    report = shared_data / "documents" / "jstor_open_access_latin_america_report.pdf"
+    ws = str(tmp_path / "ws")
+    assert main(["add", str(report), "--workspace", ws]) == 0
+    added = capsys.readouterr().out
+    assert main(["ls", "--workspace", ws]) == 0
+    listed = capsys.readouterr().out
+    assert "The Impact of Open Access Latin American Scholarship" in added and "WHITE PAPER" not in added
+    assert "The Impact of Open Access Latin American Scholarship" in listed
+    assert main(["add", str(report), "--workspace", ws]) == 0
+    assert "present" in (again := capsys.readouterr().out) and "The Impact of Open Access" in again

@@ -68,10 +68,12 @@ def cmd_add(args: argparse.Namespace, ws) -> int:
         report = ws.ingest(args.paths, password=args.password, progress=progress)
     finally:
         progress.close()
+    labels = ws.metadata() if report.added or report.skipped else {}  # titles as `docgraph ls` shows them
     for doc in report.added:
-        print(f"added    {doc.id}  {doc.page_count:>4} pages  {doc.title}")
+        print(f"added    {doc.id}  {doc.page_count:>4} pages  {shown_title(doc, labels.get(doc.id))}")
     for doc in report.skipped:
-        print(f"present  {doc.id}  {doc.page_count:>4} pages  {doc.title}  (same content already in the workspace)")
+        title = shown_title(doc, labels.get(doc.id))
+        print(f"present  {doc.id}  {doc.page_count:>4} pages  {title}  (same content already in the workspace)")
     for failure in report.failures:
         print(f"failed   {failure}", file=sys.stderr)
     if report.failures:
