@@ -100,6 +100,11 @@ def test_a_report_cover_gives_its_date_and_kind():
     text = "Pew Research Center\nJune 8, 2016\nFOR RELEASE\nMore Americans say the economy is improving\n"
     assert cover_organisation(text).value == "Pew Research Center"
     assert cover_period(text).value == "2016"
+    # a month and year alone (the St Mary Witney audit's cover), but not a chart's axis of them
+    assert cover_period("St Mary the Virgin, Witney Social Audit January 2012").value == "2012"
+    axis = "Sessions 5,000\nJuly 2011 January 2012 July 2012 January 2013\nFriends of Caltrain June 2015"
+    assert cover_period(axis).value == "2015"
+    assert cover_period("July 2011 January 2012 July 2012") is None
     assert cover_kind("Sustainability Report 2020\nACCIONA", 0.0).value == "sustainability report"
     assert cover_kind("Chapter 3\nThe derivative", 0.9).value == "slides"  # landscape pages
     assert cover_kind("Chapter 3\nThe derivative", 0.1) is None

@@ -31,7 +31,7 @@ from .running_lines import RunningLine, running_lines, sample_numbers
 NAMESPACE = "document.meta"
 VERSION_META = "document.meta:index_version"  # a new uuid whenever a label is set by hand (a cache stamp)
 HINTS_KEPT = 8  # the first GUESSER that keeps the file's hints with the label
-GUESSER = 10  # the version of the guessing rules: a label guessed by older rules is guessed again
+GUESSER = 11  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
 TITLE_SHARE = 0.5  # a running line on at least this share of the pages read may name the document
@@ -60,6 +60,7 @@ _MONTH = (
     + r")"
 )
 _DATE = re.compile(_MONTH + r"\s+(?P<day>\d{1,2}),?\s+(?P<year>(?:19|20)\d\d)\b")
+_MONTH_YEAR = re.compile(r"\b" + _MONTH + r",?\s+(?P<year>(?:19|20)\d\d)\b")  # "January 2012", "March, 2020"
 _PERIOD_END = re.compile(r"(?P<what>fiscal\s+year|quarterly\s+period|year|quarter|period)\s+ended", re.IGNORECASE)
 _COPYRIGHT = re.compile(r"(?:©|\(c\)|copyright)\s*((?:19|20)\d\d)\b", re.IGNORECASE)
 _REGISTRANT = re.compile(r"([^\n]{2,90}?)\s*\n[\s_]*\(\s*exact\s+name\s+of\s+(?:the\s+)?registrant", re.IGNORECASE)
@@ -169,7 +170,8 @@ def _quarter(month: str) -> int:
 def cover_period(text: str) -> _Found | None:
     """A filing's "fiscal year ended December 31, 2018" (→ FY2018) or "quarterly period ended
     March 31, 2021" (→ Q1 2021, by calendar month), else the year of the cover's first full
-    date or copyright line (a bare number such as a model's "1900" is no period)."""
+    date, else of its first month and year ("Social Audit January 2012"), else of its copyright
+    line (a bare number such as a model's "1900" is no period)."""
     for match in _PERIOD_END.finditer(text):
         date = _DATE.search(text, match.end(), match.end() + 120)
         if date is None:
@@ -178,11 +180,21 @@ def cover_period(text: str) -> _Found | None:
         if "quarter" in match.group("what").lower():
             return _Found(f"Q{_quarter(date.group('month'))} {year}", "cover")
         return _Found(f"FY{year}", "cover")
-    date = _DATE.search(text)
+    date = _DATE.search(text) or _month_year(text)
     if date is not None:
         return _Found(date.group("year"), "cover")
     copyright = _COPYRIGHT.search(text)
     return _Found(copyright.group(1), "cover") if copyright else None
+
+
+def _month_year(text: str) -> re.Match | None:
+    """The first month and year that a line of ``text`` gives alone: a line with several
+    ("July 2011 January 2012 July 2012 …") is a chart's axis or a timeline, no date of the cover."""
+    for line in text.splitlines():
+        found = list(_MONTH_YEAR.finditer(line))
+        if len(found) == 1:
+            return found[0]
+    return None
 
 
 def cover_organisation(text: str) -> _Found | None:
