@@ -81,6 +81,6 @@ def test_add_prints_the_title_that_ls_shows(tmp_path, capsys, shared_data):
     assert main(["ls", "--workspace", ws]) == 0
     listed = capsys.readouterr().out
     assert "The Impact of Open Access Latin American Scholarship" in added and "WHITE PAPER" not in added
-    assert "The Impact of Open Access Latin American Scholarship" in listed
+    assert "The Impact of Open Access Latin American Scholarship: Digitizing the Backlist" in listed, "its subtitle"
     assert main(["add", str(report), "--workspace", ws]) == 0
     assert "present" in (again := capsys.readouterr().out) and "The Impact of Open Access" in again

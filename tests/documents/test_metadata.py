@@ -16,6 +16,7 @@ from docgraph.documents.metadata import (
     cover_organisation,
     cover_period,
     cover_ticker,
+    subtitled,
 )
 
 
@@ -110,6 +111,13 @@ def test_a_report_cover_gives_its_date_and_kind():
     assert cover_kind("Chapter 3\nThe derivative", 0.1) is None
     # the regulator on every filing's cover is no organisation of the document
     assert cover_organisation("UNITED STATES SECURITIES AND EXCHANGE COMMISSION\nWashington") is None
+
+
+def test_a_display_line_that_announces_a_subtitle_gets_it():
+    cover = "WHITE PAPER\nThe Impact of Open Access:  Digitizing the Backlist\nJohn Kiplinger"
+    assert subtitled("The Impact of Open Access:", cover) == "The Impact of Open Access: Digitizing the Backlist"
+    assert subtitled("The Impact of Open Access:", "The Impact of Open Access:\nJohn Kiplinger").endswith(":")
+    assert subtitled("Annual Report 2020", "Annual Report 2020: ours") == "Annual Report 2020", "no colon: as it is"
 
 
 def test_a_title_that_names_no_document_is_replaced():

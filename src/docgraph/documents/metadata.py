@@ -31,7 +31,7 @@ from .running_lines import RunningLine, running_lines, sample_numbers
 NAMESPACE = "document.meta"
 VERSION_META = "document.meta:index_version"  # a new uuid whenever a label is set by hand (a cache stamp)
 HINTS_KEPT = 8  # the first GUESSER that keeps the file's hints with the label
-GUESSER = 11  # the version of the guessing rules: a label guessed by older rules is guessed again
+GUESSER = 12  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
 TITLE_SHARE = 0.5  # a running line on at least this share of the pages read may name the document
@@ -301,6 +301,20 @@ def cited_title(cover: str) -> str | None:
     return title if len(title.split()) >= 3 else None
 
 
+def subtitled(display: str | None, cover: str) -> str | None:
+    """The cover's display line with its subtitle when it announces one: "The Impact of Open
+    Access Latin American Scholarship:" set large, and the cover line that holds it going on in
+    smaller type ("… Scholarship: Digitizing the Backlist …"). The display line otherwise."""
+    shown = " ".join((display or "").split())
+    if not shown.endswith(":"):
+        return display
+    for line in cover.splitlines():
+        line = " ".join(line.split())
+        if line.startswith(shown) and len(line) > len(shown):
+            return line
+    return display
+
+
 def better_title(
     current: str, cover_titles: Iterable[str], stem: str, display: str | None = None, cited: str | None = None
 ) -> _Found:
@@ -354,7 +368,9 @@ def guess_metadata(
     file_name, file_period, file_kind = file_name_fields(stem)
     landscape = sum(1 for p in first if p.width > p.height * 1.05) / len(first) if first else 0.0
     found: dict[str, _Found | None] = {
-        "title": running_title(better_title(doc.title, headings, stem, display, cited_title(cover)), running),
+        "title": running_title(
+            better_title(doc.title, headings, stem, subtitled(display, cover), cited_title(cover)), running
+        ),
         "organisation": cover_organisation(cover)
         or running_organisation(running, ordered)
         or (_Found(file_name, "file name") if file_name else None),
