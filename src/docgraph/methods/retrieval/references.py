@@ -207,16 +207,15 @@ class LabelIndex:
 
     def cross_references(self, doc: np.ndarray, page: np.ndarray) -> np.ndarray:
         """``(mention row, definition row)`` pairs: each chunk mentioning a label that its
-        document defines (a caption, a heading: ``defines``, ``parts``, ``headings``) on
-        another page, joined to the nearest such definition in reading order (a packed
-        corpus or a textbook defines "Table 1" more than once). ``doc`` and ``page`` give
-        each row's document and page."""
+        document defines (``defining``) on another page, joined to the nearest such definition
+        in reading order (a packed corpus or a textbook defines "Table 1" more than once).
+        ``doc`` and ``page`` give each row's document and page."""
         pairs = []
         for label, mentions in self.mentions.items():
-            defined = np.array(
-                self.defines.get(label) or self.parts.get(label) or self.headings.get(label) or [], dtype=np.int64
-            )
-            for row in mentions if len(defined) else ():
+            defined = np.array(self.defining(label), dtype=np.int64)
+            if not len(defined):
+                continue
+            for row in mentions:
                 candidates = defined[doc[defined] == doc[row]]
                 if len(candidates):
                     nearest = int(candidates[np.argmin(np.abs(candidates - row))])
@@ -224,18 +223,17 @@ class LabelIndex:
                         pairs.append((row, nearest))
         return np.array(sorted(set(pairs)), dtype=np.int64).reshape(-1, 2)
 
-    def rows(self, label: Label) -> list[int]:
+    def defining(self, label: Label) -> list[int]:
         """Chunks defining ``label``; else defining its parts ("figure 3": Figure 3a, 3b);
         else, for a section, the first under its numbered heading ("section 3.2": "3.2
-        Results"); else, for a part ("figure 3a"), defining the whole; else mentioning it."""
+        Results"); else none."""
+        return self.defines.get(label) or self.parts.get(label) or self.headings.get(label) or []
+
+    def rows(self, label: Label) -> list[int]:
+        """The chunks ``defining`` the label; else, for a part ("figure 3a"), those defining
+        the whole; else those mentioning it."""
         stem = _stem(label)
-        return (
-            self.defines.get(label)
-            or self.parts.get(label)
-            or self.headings.get(label)
-            or (stem and self.defines.get(stem))
-            or self.mentions.get(label, [])
-        )
+        return self.defining(label) or (stem and self.defines.get(stem)) or self.mentions.get(label, [])
 
 
 _ELEMENT_WORDS = {
