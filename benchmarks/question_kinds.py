@@ -1,6 +1,7 @@
 """Recall by what a question points at — a label, a lexicon reading, or only its content.
 
     .venv/bin/python benchmarks/question_kinds.py RECORDS.jsonl [RECORDS.jsonl …] [--baseline hybrid] [-k 5]
+        [--no-line-items]
 
 Reads the question records of ``benchmarks/retrieval.py`` / ``docgraph eval`` runs (any
 setting: per document, packed, library) and splits every method's recall@k by the kind of
@@ -8,7 +9,8 @@ question, as docgraph's own readers see it: one that names a label ("figure 3", 
 "page 42": ``methods.retrieval.references``), one the bundled lexicon reads (a derived measure, a
 statement, the document itself: ``methods.retrieval.lexicon``), and the rest, which only describe
 content. Each cell gives the method's recall@k and, with ``--baseline``, its margin over
-that method on the same questions; library runs add document recall@1. Nothing is run.
+that method on the same questions; library runs add document recall@1. ``--no-line-items``
+splits as a lexicon without line items reads (the split of runs before them). Nothing is run.
 """
 
 from __future__ import annotations
@@ -24,13 +26,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 KINDS = ("label", "lexicon", "content")
 
 
-def question_kind(question: str) -> str:
+def question_kind(question: str, line_items: bool = True) -> str:
     from docgraph.methods.retrieval.lexicon import lexicon
     from docgraph.methods.retrieval.references import query_references
 
     if query_references(question):
         return "label"
-    reading = lexicon().read(question)
+    reading = lexicon().read(question, line_items=line_items)
     return "lexicon" if reading.labels or reading.terms else "content"
 
 
@@ -44,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("records", nargs="+", type=Path)
     parser.add_argument("--baseline", default=None)
     parser.add_argument("-k", type=int, default=5)
+    parser.add_argument("--no-line-items", action="store_true", help="split as a lexicon without line items reads")
     args = parser.parse_args(argv)
     rows: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     documents: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -52,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
             record = json.loads(line)
             if record.get("kind") != "question" or record.get("error") or not record.get("gold"):
                 continue
-            kind = question_kind(record["question"])
+            kind = question_kind(record["question"], line_items=not args.no_line_items)
             for group in (kind, "all"):
                 where = f"{record.get('benchmark', '')} {record['setting']}"
                 rows[(where, group)][record["method"]].append(recall(record, args.k))

@@ -45,6 +45,7 @@ ABLATIONS = {  # name -> [retrieval] settings (issue 12, item 7); builds are sha
     "no-residual-hop": {"bridge_residual": 0.0},
     "no-element-intent": {"element_intent": 0.0},
     "no-measures": {"measures": False},
+    "no-line-items": {"line_items": False},
     "no-front-matter": {"front_matter": False},
     "no-routing": {"route_floor": 1.0},
     "no-content-routing": {"route_by_content": False},

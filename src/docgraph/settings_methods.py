@@ -219,6 +219,13 @@ class RetrievalSettings(Section):
         'statements it names or they imply ("CONSOLIDATED BALANCE '
         'SHEETS") rank as explicit references do (methods.retrieval.lexicon)',
     )
+    line_items: bool = Field(
+        True,
+        description='a line item the question names ("goodwill", "total current '
+        "liabilities\": the items of methods/lexicons/finance.toml's statements) "
+        "ranks the statement that prints it as if the question named it "
+        "(after the statements it names or its measures imply; needs measures)",
+    )
     front_matter: bool = Field(
         True,
         description='a question about the document itself ("the date of the '

@@ -56,6 +56,26 @@ def test_measure_names_are_textbook_names_and_line_items_have_their_usual_captio
     assert {"revenue", "net sales", "net revenues"} <= set(lexicon().read("asset turnover").terms)
 
 
+def test_a_line_item_a_standard_has_a_statement_print_points_at_that_statement():
+    assert lexicon().read("What goodwill does the company have at year end?").labels == (BALANCE,)
+    assert lexicon().read("What is the gross profit to total assets ratio?").labels == (INCOME, BALANCE)
+    assert lexicon().read("How much were net cash provided by operating activities?").labels == (CASH_FLOWS,)
+    assert lexicon().read("What were Total Stockholders' Equity and PP&E?").labels == (BALANCE,)
+    # after the statements the question names and those its measures imply; no input terms of their own
+    reading = lexicon().read("Using the cash flow statement, what was net income?")
+    assert reading.labels == (CASH_FLOWS, INCOME) and reading.terms == ()
+    assert lexicon().read("What is the current ratio given net income?").labels == (BALANCE, INCOME)
+    # captions that head segment notes and the discussion as often as a statement read nothing
+    for question in ("What was revenue by segment?", "How much cash did it hold?", "What were sales in Asia?"):
+        assert lexicon().read(question).labels == (), question
+    # asked of a part of the business, a line item is the segment note's (ASC 280), not the statement's
+    for question in ("Which segment had the highest net income?", "What was net sales in each geographic area?"):
+        assert lexicon().read(question).labels == (), question
+    assert lexicon().read("What is the current ratio of the largest segment?").labels == (BALANCE,), "measures stay"
+    assert lexicon().read("What goodwill does the company have?", line_items=False).labels == ()
+    assert lexicon().read("What goodwill does the company have?", measures=False).labels == ()
+
+
 def test_questions_without_measures_are_left_as_they_are():
     question = "How many charts provide no opinions only from the no lean group?"
     reading = lexicon().read(question)
@@ -246,7 +266,7 @@ def test_the_primary_statement_is_the_one_a_question_refers_to():
 def test_a_users_lexicon_adds_its_own_domain(tmp_path: Path):
     own = tmp_path / "clinical.toml"
     own.write_text(
-        '[statements.adverse_events]\nnames = ["summary of adverse events"]\n\n'
+        '[statements.adverse_events]\nnames = ["summary of adverse events"]\nitems = ["serious adverse events"]\n\n'
         '[[measures]]\nnames = ["number needed to harm", "NNH"]\ninputs = ["adverse event rate"]\n'
         'statements = ["adverse_events"]\n',
         encoding="utf-8",
@@ -258,6 +278,7 @@ def test_a_users_lexicon_adds_its_own_domain(tmp_path: Path):
     assert lex.heading_label("A summary of adverse events follows") is None, "prose, not a title"
     assert lex.heading_label("SUMMARY OF ADVERSE EVENTS") == ("statement", "adverse_events")
     assert lex.read("What is the current ratio?").labels == (BALANCE,), "the bundled lexicon stays"
+    assert lex.read("How many serious adverse events were there?").labels == (("statement", "adverse_events"),)
 
 
 def test_bad_lexicon_files_name_the_file_and_the_fix(tmp_path: Path):
@@ -298,6 +319,23 @@ def test_a_ratio_question_reaches_the_statements_it_is_computed_from(filing_work
     with Workspace(filing_workspace, overrides={"retrieval": {"measures": False}}, create=False) as ws:
         top = ranked_pages(ws.retrieve(turnover, method=method))[:2]
         assert not statements & {p.page for p in top}, "the words alone find the discussion, not the statements"
+
+
+@pytest.mark.parametrize("method", ["kg4vd", "hvm"])
+def test_a_line_item_question_tops_with_the_statement_that_prints_it(filing_workspace: Path, method: str):
+    from docgraph import Workspace
+    from docgraph.eval.records import ranked_pages
+
+    asked = {  # question -> the page of the statement printing its line item
+        "How much goodwill did Nike carry in FY2021?": 61,
+        "What was Nike's net income in FY2021?": 59,
+        "What is Nike's accumulated other comprehensive income for FY2021?": 61,
+    }
+    for line_items in (True, False):
+        with Workspace(filing_workspace, overrides={"retrieval": {"line_items": line_items}}, create=False) as ws:
+            for question, statement in asked.items():
+                top = FILING_PAGES[ranked_pages(ws.retrieve(question, method=method))[0].page - 1]
+                assert (top == statement) is line_items, (question, line_items, top)
 
 
 CASE = "a4f3ced0696009fec3179f493e4f28c4.pdf"  # a court filing: its caption page (p. 1) carries the date

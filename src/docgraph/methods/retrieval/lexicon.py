@@ -9,17 +9,20 @@ shares no word with it. A ``Lexicon`` (TOML files: the bundled ``lexicons/financ
 and ``lexicons/documents.toml``, and any a user adds through ``retrieval.lexicons``) names
 
 - **statements**: sections a document titles by name ("CONSOLIDATED BALANCE SHEETS",
-  "Consolidated Statements of Operations"), each under a key (``balance_sheet``);
+  "Consolidated Statements of Operations"), each under a key (``balance_sheet``), and the
+  line items a standard has it print (``items``: "goodwill", "total current liabilities"),
+  unless the question asks them of a part of the business (``[line_items] parts``: "segment");
 - **measures**: quantities computed from others ("inventory turnover", "cash ratio"), each
   with the line items it takes (``inputs``) and the statements that print them;
 - **front matter**: what a question asks about the document itself ("the title of this
   report", "who wrote the paper", "the defendant").
 
 ``Lexicon.read(question)`` gives what a question asks through it: labels resolved like
-explicit references (``methods.retrieval.references``) — the statements it names or its measures
-imply, then ``COVER`` (the first page of each document) — and the input terms to add to its
-sparse query. ``Lexicon.heading_label(heading)`` tells which statement a section heading
-titles, so the page it starts on defines that statement.
+explicit references (``methods.retrieval.references``) — the statements it names, those its
+measures imply, those that print the line items it names, then ``COVER`` (the first page of
+each document) — and the input terms to add to its sparse query.
+``Lexicon.heading_label(heading)`` tells which statement a section heading titles, so the page
+it starts on defines that statement.
 """
 
 from __future__ import annotations
@@ -62,8 +65,8 @@ class Measure:
 @dataclass(frozen=True)
 class LexiconReading:
     """What a question asks through a lexicon: labels (the statements it names, then those
-    its measures imply, without repeats; then ``COVER`` when it asks for front matter) and
-    the measures' input terms for the sparse query."""
+    its measures imply, then those printing the line items it names, without repeats; then
+    ``COVER`` when it asks for front matter) and the measures' input terms for the sparse query."""
 
     labels: tuple[Label, ...] = ()
     terms: tuple[str, ...] = ()
@@ -88,6 +91,8 @@ class Lexicon:
         statements: Mapping[str, Sequence[str]],
         measures: Sequence[Measure],
         front_matter: Mapping[str, Sequence[str]] | None = None,
+        items: Mapping[str, Sequence[str]] | None = None,
+        parts: Sequence[str] = (),
     ) -> None:
         unknown = sorted({s for m in measures for s in m.statements} - set(statements))
         if unknown:
@@ -107,6 +112,14 @@ class Lexicon:
             for key, names in self.statements.items()
             if names
         ]
+        self.items = {key: tuple(names) for key, names in (items or {}).items() if key in self.statements}
+        self._items = [
+            (key, re.compile(rf"\b(?:{'|'.join(map(_phrase, names))})\b", re.IGNORECASE))
+            for key, names in self.items.items()
+            if names
+        ]
+        self.parts = tuple(parts)
+        self._parts = re.compile(rf"\b(?:{'|'.join(map(_phrase, parts))})\b", re.IGNORECASE) if parts else None
         self._measures = [
             (m, re.compile(rf"\b(?:{'|'.join(map(_phrase, m.names))})\b", re.IGNORECASE))
             for m in self.measures
@@ -130,6 +143,8 @@ class Lexicon:
             except OSError as exc:
                 raise ConfigError(f"lexicon {path}: cannot read it ({exc.strerror}); fix retrieval.lexicons") from exc
         statements: dict[str, list[str]] = {}
+        items: dict[str, list[str]] = {}
+        parts: list[str] = []
         measures: list[Measure] = []
         front_matter: dict[str, list[str]] = {}
         for source, text in texts:
@@ -137,6 +152,7 @@ class Lexicon:
                 data = tomllib.loads(text)
                 for key, table in data.get("statements", {}).items():
                     statements.setdefault(key, []).extend(str(n) for n in table.get("names", []))
+                    items.setdefault(key, []).extend(str(n) for n in table.get("items", []))
                 measures.extend(
                     Measure(
                         tuple(map(str, m["names"])),
@@ -145,6 +161,7 @@ class Lexicon:
                     )
                     for m in data.get("measures", [])
                 )
+                parts.extend(map(str, data.get("line_items", {}).get("parts", [])))
                 for key in _FRONT_MATTER_KEYS:
                     front_matter.setdefault(key, []).extend(map(str, data.get("front_matter", {}).get(key, [])))
             except (tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
@@ -152,24 +169,27 @@ class Lexicon:
                     f"lexicon {source}: not a lexicon file ({exc}); see "
                     "docgraph/methods/retrieval/lexicons/finance.toml for the format"
                 ) from exc
-        return cls(statements, measures, front_matter)
+        return cls(statements, measures, front_matter, items, parts)
 
-    def read(self, question: str, measures: bool = True, front_matter: bool = True) -> LexiconReading:
+    def read(
+        self, question: str, measures: bool = True, front_matter: bool = True, line_items: bool = True
+    ) -> LexiconReading:
         """What ``question`` asks through the lexicon: with ``measures``, the statements it
-        names or its measures imply and its measures' inputs; with ``front_matter``,
-        ``COVER`` when it asks about the document itself."""
+        names or its measures imply and its measures' inputs, and with ``line_items`` too,
+        the statements printing the line items it names (none when it asks them of a part of
+        the business, a segment); with ``front_matter``, ``COVER``
+        when it asks about the document itself."""
         keys: list[str] = []
         terms: list[str] = []
         if measures:
-            named = sorted(
-                ((m.start(), key) for key, pattern in self._named for m in [pattern.search(question)] if m),
-                key=lambda found: found[0],
-            )
+            named = _found(self._named, question)
             asked = sorted(
                 ((m.start(), measure) for measure, pattern in self._measures for m in [pattern.search(question)] if m),
                 key=lambda found: found[0],
             )
             keys = [key for _, key in named] + [key for _, measure in asked for key in measure.statements]
+            if line_items and not (self._parts is not None and self._parts.search(question)):
+                keys += [key for _, key in _found(self._items, question)]
             terms = [term for _, measure in asked for term in measure.inputs]
         labels = [("statement", key) for key in dict.fromkeys(keys)]
         if front_matter and self._front_matter is not None and self._front_matter.search(question):
@@ -187,6 +207,12 @@ class Lexicon:
             if pattern.match(heading):
                 return "statement", key
         return None
+
+
+def _found(patterns: Sequence[tuple[str, re.Pattern]], text: str) -> list[tuple[int, str]]:
+    """(where, key) of each pattern found in ``text``, in order of appearance."""
+    found = ((m.start(), key) for key, pattern in patterns for m in [pattern.search(text)] if m)
+    return sorted(found, key=lambda where: where[0])
 
 
 # after a document noun: a clause or label that picks out a part ("the title of the slide

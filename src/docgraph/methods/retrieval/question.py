@@ -4,7 +4,7 @@ Every page signal needs something read off the question: the lexicon's statement
 measure inputs, the labels it refers to ("figure 3", "page 2"), the kinds of element it asks
 for ("chart", "table"), the terms BM25 scores, the words graph names are matched by.
 ``read_question`` reads all of them in one place and remembers the reading for the question
-and the settings that shape it (the lexicon files, ``measures``, ``front_matter``), so the
+and the settings that shape it (the lexicon files, ``measures``, ``line_items``, ``front_matter``), so the
 evidence layer, the graph stages, the offline answer's measure items and any later stage of
 the same query share one reading instead of each reading the text again.
 """
@@ -37,12 +37,14 @@ class QuestionReading:
 
 def read_question(text: str, settings: RetrievalSettings) -> QuestionReading:
     """The reading of ``text`` under ``settings`` (made once, then shared; see the module doc)."""
-    return _read(text, tuple(settings.lexicons), settings.measures, settings.front_matter)
+    return _read(text, tuple(settings.lexicons), settings.measures, settings.front_matter, settings.line_items)
 
 
 @lru_cache(maxsize=READINGS_KEPT)
-def _read(text: str, lexicons: tuple[str, ...], measures: bool, front_matter: bool) -> QuestionReading:
-    reading = lexicon(lexicons).read(text, measures, front_matter)
+def _read(
+    text: str, lexicons: tuple[str, ...], measures: bool, front_matter: bool, line_items: bool
+) -> QuestionReading:
+    reading = lexicon(lexicons).read(text, measures, front_matter, line_items)
     return QuestionReading(
         text=text,
         labels=reading.labels,
