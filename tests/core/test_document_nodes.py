@@ -112,6 +112,16 @@ def ranked(root: Path, question: str, method: str, by_content: bool) -> list[tup
         return [(files[p.doc_id], p.page) for p in ws.retrieve(question, method=method).pages]
 
 
+def test_a_report_laid_out_in_landscape_is_no_slide_deck(shelf: Path):
+    from docgraph import Workspace
+
+    with Workspace(shelf) as ws:
+        files = {d.id: Path(d.path).name for d in ws.documents()}
+        kinds = {files[doc]: meta.kind for doc, meta in ws.metadata().items()}
+    # the audit's landscape pages hold paragraphs (a median of about 300 words), a slide's a few dozen
+    assert kinds["st_mary_witney_social_audit.pdf"] != "slides"
+
+
 @pytest.mark.parametrize("method", ["kg4vd", "hvm"])
 def test_a_question_naming_no_document_is_read_in_the_document_that_holds_its_words(shelf: Path, method: str):
     routed = ranked(shelf, UNNAMED, method, by_content=True)

@@ -109,6 +109,9 @@ def test_a_report_cover_gives_its_date_and_kind():
     assert cover_kind("Sustainability Report 2020\nACCIONA", 0.0).value == "sustainability report"
     assert cover_kind("Chapter 3\nThe derivative", 0.9).value == "slides"  # landscape pages
     assert cover_kind("Chapter 3\nThe derivative", 0.1) is None
+    # landscape pages that hold paragraphs are a report laid out sideways, not slides
+    assert cover_kind("Chapter 3\nThe derivative", 0.9, words_per_page=320) is None
+    assert cover_kind("Chapter 3\nThe derivative", 0.9, words_per_page=95).value == "slides"
     # the regulator on every filing's cover is no organisation of the document
     assert cover_organisation("UNITED STATES SECURITIES AND EXCHANGE COMMISSION\nWashington") is None
 

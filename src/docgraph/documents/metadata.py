@@ -7,7 +7,7 @@ lines the document prints in its margins page after page (``running_lines``: a r
 running title, a publisher's copyright footer) and the heading of a filing's statements
 ("THE COCA-COLA COMPANY AND SUBSIDIARIES", where the cover prints the name as a logo), the
 PDF's metadata title, the file's name ("3M_2018_10K" names 3M, 2018 and a 10-K), and the
-page shape (a deck of landscape pages is slides). ``guess_metadata`` is a pure function of
+page shape (a deck of landscape pages of few words is slides). ``guess_metadata`` is a pure function of
 those texts; ``read_metadata`` / ``ensure_metadata`` / ``update_metadata`` keep the result
 in the store (records namespace ``document.meta``, deleted with the document), so a
 workspace ingested before metadata existed gets it on first use.
@@ -31,9 +31,10 @@ from .running_lines import RunningLine, running_lines, sample_numbers
 NAMESPACE = "document.meta"
 VERSION_META = "document.meta:index_version"  # a new uuid whenever a label is set by hand (a cache stamp)
 HINTS_KEPT = 8  # the first GUESSER that keeps the file's hints with the label
-GUESSER = 12  # the version of the guessing rules: a label guessed by older rules is guessed again
+GUESSER = 13  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
+SLIDE_WORDS = 200  # a page's median words below which landscape pages are slides (prose runs to 400 and more)
 TITLE_SHARE = 0.5  # a running line on at least this share of the pages read may name the document
 
 _MONTHS = (
@@ -278,7 +279,10 @@ def cover_ticker(text: str) -> _Found | None:
     return None
 
 
-def cover_kind(text: str, landscape_share: float) -> _Found | None:
+def cover_kind(text: str, landscape_share: float, words_per_page: float = 0.0) -> _Found | None:
+    """A document's kind from its cover's form or kind words, else from its pages' shape: a
+    deck of landscape pages is slides when a page holds no more words than a slide does
+    (a report laid out in landscape holds paragraphs)."""
     form = _FORM.search(text)
     if form:
         return _Found(form.group(1).upper().replace("10K", "10-K").replace("10Q", "10-Q"), "cover")
@@ -286,7 +290,7 @@ def cover_kind(text: str, landscape_share: float) -> _Found | None:
     for words, kind in _KIND_WORDS:
         if words in lowered:
             return _Found(kind, "cover")
-    if landscape_share >= 0.8:
+    if landscape_share >= 0.8 and words_per_page < SLIDE_WORDS:
         return _Found("slides", "page shape")
     return None
 
@@ -367,6 +371,8 @@ def guess_metadata(
     stem = file_stem(doc)
     file_name, file_period, file_kind = file_name_fields(stem)
     landscape = sum(1 for p in first if p.width > p.height * 1.05) / len(first) if first else 0.0
+    inside = [len(" ".join(c.text for c in p.components).split()) for p in ordered[2:] or ordered]
+    words_per_page = float(sorted(inside)[len(inside) // 2]) if inside else 0.0
     found: dict[str, _Found | None] = {
         "title": running_title(
             better_title(doc.title, headings, stem, subtitled(display, cover), cited_title(cover)), running
@@ -375,7 +381,7 @@ def guess_metadata(
         or running_organisation(running, ordered)
         or (_Found(file_name, "file name") if file_name else None),
         "period": cover_period(cover) or (_Found(file_period, "file name") if file_period else None),
-        "kind": cover_kind(cover, landscape) or (_Found(file_kind, "file name") if file_kind else None),
+        "kind": cover_kind(cover, landscape, words_per_page) or (_Found(file_kind, "file name") if file_kind else None),
         "ticker": cover_ticker(cover),
     }
     if metadata_title and found["organisation"] is None and " - " in metadata_title:
