@@ -27,7 +27,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from docgraph.documents.metadata import DocumentMeta, ensure_metadata
+from docgraph.documents.metadata import DocumentMeta
+from docgraph.documents.metadata_store import ensure_metadata
 from docgraph.methods.retrieval.routing import DocumentRouter
 from docgraph.store import open_store
 

@@ -160,7 +160,7 @@ class Workspace:
         """Documents' shelf labels (title, organisation, period, kind; ``documents.metadata``)
         by document id — all, or the one ``ref`` names; guessed now where not yet."""
         docs = self.store.list_documents() if ref is None else [self.document(ref, with_pages=False)]
-        from .documents.metadata import ensure_metadata
+        from .documents.metadata_store import ensure_metadata
 
         return ensure_metadata(self.store, docs)
 
@@ -176,7 +176,7 @@ class Workspace:
     def set_metadata(self, ref: str, **values: str):
         """Correct a document's label by hand (``title=``, ``organisation=``, ``period=``,
         ``kind=``, ``ticker=``); the fields set stay the user's. Returns the new ``DocumentMeta``."""
-        from .documents.metadata import update_metadata
+        from .documents.metadata_store import update_metadata
 
         doc = self.document(ref, with_pages=False)
         with write_lock(self.root, "meta"):
@@ -339,7 +339,8 @@ class Workspace:
         ``capabilities.ScopedRetrieval`` ranks only their pages; another's are taken from a
         ranking four times as deep (and at least 20 pages) so a narrow search still fills its
         budget."""
-        from .documents.metadata import ensure_metadata, shown_title
+        from .documents.metadata import shown_title
+        from .documents.metadata_store import ensure_metadata
         from .results import search_result
 
         if not isinstance(top_pages, int) or top_pages < 1:

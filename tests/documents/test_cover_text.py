@@ -56,7 +56,7 @@ def test_the_display_line_titles_a_document_whose_headings_name_none():
 
 def test_ingest_keeps_the_display_line_so_a_later_guess_needs_no_file(covers: Path, tmp_path: Path, monkeypatch):
     from docgraph import Workspace
-    from docgraph.documents import metadata
+    from docgraph.documents import metadata, metadata_store
     from docgraph.testing.files import excerpt_pdf
 
     paper = excerpt_pdf(covers / "2023.acl-long.386.pdf", (1, 2), tmp_path / "2023.acl-long.386.pdf")
@@ -68,21 +68,23 @@ def test_ingest_keeps_the_display_line_so_a_later_guess_needs_no_file(covers: Pa
         assert label.hints["display"] == label.title
         paper.unlink()  # the file is gone; the rules change, so the label is guessed again
         monkeypatch.setattr(metadata, "GUESSER", metadata.GUESSER + 1)
-        again = metadata.ensure_metadata(ws.store, [doc])[doc.id]
+        again = metadata_store.ensure_metadata(ws.store, [doc])[doc.id]
         assert again.guesser == metadata.GUESSER and again.title == label.title
 
 
 def test_a_label_guessed_before_hints_were_kept_reads_the_file_once(covers: Path, tmp_path: Path):
     from docgraph import Workspace
-    from docgraph.documents import metadata
+    from docgraph.documents import metadata_store
 
     paper = shutil.copy(covers / "2024.ug.eprospectus.pdf", tmp_path / "2024.ug.eprospectus.pdf")
     with Workspace(tmp_path / "ws") as ws:
         ws.add([Path(paper)])
         doc = ws.documents()[0]
-        old = ws.metadata()[doc.id].model_copy(update={"guesser": metadata.HINTS_KEPT - 1, "hints": {}, "title": ""})
-        ws.store.put_record(metadata.NAMESPACE, doc.id, old.model_dump(), doc_id=doc.id)
-        assert metadata.ensure_metadata(ws.store, [doc])[doc.id].title == "Undergraduate Prospectus"
+        old = ws.metadata()[doc.id].model_copy(
+            update={"guesser": metadata_store.HINTS_KEPT - 1, "hints": {}, "title": ""}
+        )
+        ws.store.put_record(metadata_store.NAMESPACE, doc.id, old.model_dump(), doc_id=doc.id)
+        assert metadata_store.ensure_metadata(ws.store, [doc])[doc.id].title == "Undergraduate Prospectus"
 
 
 def test_a_title_printed_as_a_picture_is_read_from_the_covers_citation_line():

@@ -167,7 +167,7 @@ def two_filings(tmp_path_factory, filings: Path) -> Path:
 
 def test_ingest_keeps_the_label_and_the_user_corrects_it(two_filings: Path, tmp_path: Path):
     from docgraph import Workspace
-    from docgraph.documents.metadata import NAMESPACE, store_guess
+    from docgraph.documents.metadata_store import NAMESPACE, store_guess
 
     ws_dir = Path(shutil.copytree(two_filings, tmp_path / "ws"))
     with Workspace(ws_dir) as ws:
@@ -191,7 +191,7 @@ def test_ingest_keeps_the_label_and_the_user_corrects_it(two_filings: Path, tmp_
 
 def test_a_workspace_from_before_labels_gets_them_on_first_use(two_filings: Path, tmp_path: Path):
     from docgraph import Workspace
-    from docgraph.documents.metadata import NAMESPACE
+    from docgraph.documents.metadata_store import NAMESPACE
 
     ws_dir = Path(shutil.copytree(two_filings, tmp_path / "ws"))
     with Workspace(ws_dir) as ws:
@@ -238,7 +238,8 @@ def test_ls_lists_the_documents_whose_labels_hold_every_word(two_filings: Path, 
 
 def test_a_label_guessed_by_older_rules_is_guessed_again_keeping_the_users_fields(two_filings: Path, tmp_path: Path):
     from docgraph import Workspace
-    from docgraph.documents.metadata import GUESSER, NAMESPACE
+    from docgraph.documents.metadata import GUESSER
+    from docgraph.documents.metadata_store import NAMESPACE
 
     ws_dir = Path(shutil.copytree(two_filings, tmp_path / "ws"))
     with Workspace(ws_dir) as ws:

@@ -41,7 +41,7 @@ from ..types import Document
 from .cover_text import display_line
 from .fonts import FontProblem, font_notes
 from .formats import Kind, check_pdf, classify, collect_inputs, sha256_file, to_pdf
-from .metadata import store_guess
+from .metadata_store import store_guess
 from .page_numbers import store_printed_numbers
 from .pages import PageJob
 from .parser import parser_target

@@ -7,7 +7,8 @@ them), and unknown component ids are dropped rather than cited.
 
 from __future__ import annotations
 
-from ...documents.metadata import read_metadata, shown_title
+from ...documents.metadata import shown_title
+from ...documents.metadata_store import read_metadata
 from ...store.base import Store
 from ...types import Citation, Mention, Page
 

@@ -52,7 +52,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...documents.metadata import DocumentMeta, ensure_metadata, labels_version
+from ...documents.metadata import DocumentMeta
+from ...documents.metadata_store import ensure_metadata, labels_version
 from ...store.base import Store
 from ...types import RoutedDocument
 from .routing_terms import (
@@ -372,7 +373,7 @@ def page_weights(route: Route | None, floor: float, pages: PageDocuments) -> np.
 def document_router(store: Store) -> DocumentRouter:
     """The router of the workspace's documents as their labels stand now (labels guessed for
     documents that have none yet); rebuilt only when the ready documents change or a label is
-    set by hand (``metadata.labels_version``). A query reads the document list and that stamp,
+    set by hand (``metadata_store.labels_version``). A query reads the document list and that stamp,
     not the labels."""
     documents = store.list_documents()
     ready = tuple(sorted(d.id for d in documents if d.status == "ready"))

@@ -10,7 +10,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
-from ...documents.metadata import DocumentMeta, ensure_metadata, shown_title
+from ...documents.metadata import DocumentMeta, shown_title
+from ...documents.metadata_store import ensure_metadata
 from ...errors import InputError
 from ...types import Document
 from ..jobs import LiveProgress
