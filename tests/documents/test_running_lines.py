@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from docgraph.documents.metadata import _Found, organisation_line, running_title
+from docgraph.documents.metadata import _Found, organisation_line, running_title, title_field
 from docgraph.documents.running_lines import RunningLine, clean_line, running_lines, sample_numbers
 from docgraph.testing.files import excerpt_pdf
 from docgraph.types import BBox, Component, ComponentKind, Page
@@ -88,6 +88,34 @@ def test_running_lines_name_a_document_its_file_name_or_cover_names_poorly():
     one_word = [RunningLine("MMDetection, Release 2.18.0", 0.9)]  # a version number is no word
     assert running_title(_Found("MMDetection", "ingest"), one_word).value == "MMDetection"
     assert running_title(_Found("x", "file name"), running[:2]).value == "x"  # nothing better: the file's name
+
+
+def test_a_running_line_of_fields_offers_its_title_field():
+    footer = (
+        "Leon Herrmann & Stefan Kollmannsberger || Deep Learning in Computational Mechanics"
+        " || Bauhaus-Universität Weimar"
+    )
+    assert title_field(footer) == "Deep Learning in Computational Mechanics"
+    assert title_field("A. Author (MIT) | Kernel methods for graphs | 2021") == "Kernel methods for graphs"
+    assert title_field("Annual Report 2020 | ACCIONA") == "Annual Report 2020"
+    assert title_field("Sustainability Report · 2022 · Acme Inc.") == "Sustainability Report"  # a year, a company
+    # no field is a title (an organisation and a date), or there are no fields: the line as it is
+    assert title_field("Pew Research Center | March 2020") == "Pew Research Center | March 2020"
+    assert title_field("Object Storage Service Product Introduction") == "Object Storage Service Product Introduction"
+    titled = running_title(_Found("dl comp mech slides ch3 1", "file name"), [RunningLine(footer, 1.0)])
+    assert (titled.value, titled.source) == ("Deep Learning in Computational Mechanics", "running header")
+
+
+def test_a_slide_deck_is_titled_by_its_footers_title_field(shared_data: Path, tmp_path: Path):
+    from docgraph import Workspace
+
+    source = shared_data / "documents" / "dl_comp_mech_slides_ch3_1.pdf"
+    pdf = excerpt_pdf(source, range(1, 7), tmp_path / "dl_comp_mech_slides_ch3_1.pdf")
+    with Workspace(tmp_path / "ws") as ws:
+        ws.add([pdf])
+        (label,) = ws.metadata().values()
+    assert (label.title, label.sources["title"]) == ("Deep Learning in Computational Mechanics", "running header")
+    assert label.kind == "slides"
 
 
 def test_a_filing_whose_cover_prints_its_name_as_a_logo_is_named_by_its_statements(shared_data: Path, tmp_path: Path):

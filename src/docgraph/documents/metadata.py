@@ -23,7 +23,7 @@ from ..types import ComponentKind, Document, Page
 from .file_names import REPORT_KINDS, file_name_fields
 from .running_lines import RunningLine, running_lines
 
-GUESSER = 13  # the version of the guessing rules: a label guessed by older rules is guessed again
+GUESSER = 14  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
 SLIDE_WORDS = 200  # a page's median words below which landscape pages are slides (prose runs to 400 and more)
@@ -69,6 +69,9 @@ _NOT_ORG = re.compile(
     r"\b(?:our|the|this)\s+(?:company|corporation|group|bank|trust|organi[sz]ation)\.?$",  # "Officers of the Company"
     re.IGNORECASE,
 )
+_FIELD_SEPARATOR = re.compile(r"\s+(?:\|\|?|·|•)\s+")  # "A || B", "A | B", "A · B"
+_NAME = r"[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)+"  # a person: capitalised words, two or more
+_PEOPLE = re.compile(rf"{_NAME}(?:\s*(?:,|&|\band\b)\s*{_NAME})+")  # "Leon Herrmann & Stefan Kollmannsberger"
 _SUBSIDIARIES = re.compile(r",?\s+and\s+(?:its\s+)?(?:consolidated\s+)?subsidiaries\.?$", re.IGNORECASE)
 _COPYRIGHT_HEAD = re.compile(r"^(?:copyright|©|\(c\))(?:\s|©|\(c\)|(?:19|20)\d\d|[-–,])*", re.IGNORECASE)
 _RIGHTS = re.compile(r"[.,]?\s*all\s+rights\s+reserved\.?$", re.IGNORECASE)
@@ -234,9 +237,10 @@ def running_title(found: _Found, running: Sequence[RunningLine]) -> _Found:
     title is only its file name, the first line on ``TITLE_SHARE`` of the pages that is
     neither an organisation, a date nor a venue; when a running line holds the title and
     adds two words or more to it ("Product Introduction" printed on every page as "Object
-    Storage Service Product Introduction"; a version number is no word), that line."""
+    Storage Service Product Introduction"; a version number is no word), that line. A line of
+    fields ("authors || title || institution", a slide footer) offers its title field."""
     lines = [
-        line.text
+        title_field(line.text)
         for line in running
         if line.share >= TITLE_SHARE
         and organisation_line(line.text) is None
@@ -252,6 +256,26 @@ def running_title(found: _Found, running: Sequence[RunningLine]) -> _Found:
         if title and extra >= 2 and any(words[i : i + len(title)] == title for i in range(extra + 1)):
             return _Found(line[:120], "running header")
     return found
+
+
+def title_field(line: str) -> str:
+    """The field of a running line set in fields ("Leon Herrmann & Stefan Kollmannsberger ||
+    Deep Learning in Computational Mechanics || Bauhaus-Universität Weimar") that is a title:
+    of those that are neither people (names joined by "&", "and" or commas), an organisation,
+    a date nor a number, one with a lower-case word ("in", "of") before one of capitalised
+    words only, then the longest; the whole line when it has no fields or none is such."""
+    fields = [f.strip() for f in _FIELD_SEPARATOR.split(line) if f.strip()]
+    titled = [
+        f
+        for f in fields
+        if len(fields) > 1
+        and not _PEOPLE.fullmatch(f)
+        and organisation_line(f) is None
+        and not _DATE.search(f)
+        and not _MONTH_YEAR.search(f)
+        and _words(f)
+    ]
+    return max(titled, key=lambda f: (bool(re.search(r"(?<!\S)[a-z]", f)), len(_words(f)))) if titled else line
 
 
 def _words(text: str) -> list[str]:
