@@ -61,6 +61,8 @@ def test_a_line_item_a_standard_has_a_statement_print_points_at_that_statement()
     assert lexicon().read("What is the gross profit to total assets ratio?").labels == (INCOME, BALANCE)
     assert lexicon().read("How much were net cash provided by operating activities?").labels == (CASH_FLOWS,)
     assert lexicon().read("What were Total Stockholders' Equity and PP&E?").labels == (BALANCE,)
+    assert lexicon().read("What were COGS and SG&A in FY2021?").labels == (INCOME,)
+    assert lexicon().read("How much D&A did it report?").labels == (CASH_FLOWS,)
     # after the statements the question names and those its measures imply; no input terms of their own
     reading = lexicon().read("Using the cash flow statement, what was net income?")
     assert reading.labels == (CASH_FLOWS, INCOME) and reading.terms == ()
