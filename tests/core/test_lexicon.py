@@ -65,7 +65,7 @@ def test_a_line_item_a_standard_has_a_statement_print_points_at_that_statement()
     assert lexicon().read("How much D&A did it report?").labels == (CASH_FLOWS,)
     # after the statements the question names and those its measures imply; no input terms of their own
     reading = lexicon().read("Using the cash flow statement, what was net income?")
-    assert reading.labels == (CASH_FLOWS, INCOME) and reading.terms == ()
+    assert reading.labels == (CASH_FLOWS, INCOME) and reading.terms == () and reading.items == ("net income",)
     assert lexicon().read("What is the current ratio given net income?").labels == (BALANCE, INCOME)
     # captions that head segment notes and the discussion as often as a statement read nothing
     for question in ("What was revenue by segment?", "How much cash did it hold?", "What were sales in Asia?"):
@@ -338,6 +338,19 @@ def test_a_line_item_question_tops_with_the_statement_that_prints_it(filing_work
             for question, statement in asked.items():
                 top = FILING_PAGES[ranked_pages(ws.retrieve(question, method=method))[0].page - 1]
                 assert (top == statement) is line_items, (question, line_items, top)
+
+
+@pytest.mark.parametrize("method", ["kg4vd", "hvm"])
+def test_the_offline_answer_to_a_line_item_quotes_its_row_first(filing_workspace: Path, method: str):
+    from docgraph import Workspace
+
+    with Workspace(filing_workspace, create=False) as ws:
+        income = ws.ask("What was Nike's net income in FY2021?", method=method)
+        named = ws.ask("What were Nike's net income and total assets in FY2021?", method=method)
+    first = [line for line in income.text.splitlines() if line.startswith("- ")]
+    assert first[0].startswith("- \u201cNET INCOME \u2014") and "5,727" in first[0]
+    quoted = [line for line in named.text.splitlines() if line.startswith("- ")][:2]
+    assert quoted[0].startswith("- \u201cNET INCOME") and quoted[1].startswith("- \u201cTOTAL ASSETS"), quoted
 
 
 CASE = "a4f3ced0696009fec3179f493e4f28c4.pdf"  # a court filing: its caption page (p. 1) carries the date

@@ -475,9 +475,11 @@ def _weighed(scores: np.ndarray, routing: np.ndarray | None) -> np.ndarray:
 
 
 def measure_items(query: str, settings: RetrievalSettings) -> tuple[str, ...]:
-    """The input line items of the measures the question asks for (``measures``,
-    ``methods.retrieval.lexicon``): what the offline answer quotes first."""
-    return read_question(query, settings).terms
+    """The input line items of the measures the question asks for, then the line items it
+    names (``measures``, ``line_items``: ``methods.retrieval.lexicon``): what the offline answer
+    quotes first."""
+    reading = read_question(query, settings)
+    return tuple(dict.fromkeys(reading.terms + reading.items))
 
 
 def layer_shape(settings: RetrievalSettings) -> str:

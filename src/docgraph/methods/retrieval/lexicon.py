@@ -66,10 +66,12 @@ class Measure:
 class LexiconReading:
     """What a question asks through a lexicon: labels (the statements it names, then those
     its measures imply, then those printing the line items it names, without repeats; then
-    ``COVER`` when it asks for front matter) and the measures' input terms for the sparse query."""
+    ``COVER`` when it asks for front matter), the measures' input terms for the sparse query,
+    and the line items the question names, as it writes them."""
 
     labels: tuple[Label, ...] = ()
     terms: tuple[str, ...] = ()
+    items: tuple[str, ...] = ()
 
     def sparse_query(self, question: str) -> str:
         """The question with the input terms after it (unchanged when there are none)."""
@@ -181,6 +183,7 @@ class Lexicon:
         when it asks about the document itself."""
         keys: list[str] = []
         terms: list[str] = []
+        items: list[str] = []
         if measures:
             named = _found(self._named, question)
             asked = sorted(
@@ -190,11 +193,13 @@ class Lexicon:
             keys = [key for _, key in named] + [key for _, measure in asked for key in measure.statements]
             if line_items and not (self._parts is not None and self._parts.search(question)):
                 keys += [key for _, key in _found(self._items, question)]
+                mentions = [(m.start(), m.group(0)) for _, pattern in self._items for m in pattern.finditer(question)]
+                items = [text for _, text in sorted(mentions)]
             terms = [term for _, measure in asked for term in measure.inputs]
         labels = [("statement", key) for key in dict.fromkeys(keys)]
         if front_matter and self._front_matter is not None and self._front_matter.search(question):
             labels.append(COVER)
-        return LexiconReading(tuple(labels), tuple(dict.fromkeys(terms)))
+        return LexiconReading(tuple(labels), tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(items)))
 
     def heading_label(self, heading: str) -> Label | None:
         """The statement a section heading titles ("CONSOLIDATED BALANCE SHEETS" →

@@ -28,6 +28,7 @@ class QuestionReading:
     text: str
     labels: tuple[Label, ...]  # the lexicon's: statements named or implied, COVER for front matter
     terms: tuple[str, ...]  # the input terms of the measures it asks for
+    items: tuple[str, ...]  # the line items it names, as it writes them ("goodwill")
     sparse_terms: tuple[str, ...]  # what BM25 scores: the text's words, then the measures' inputs
     tokens: tuple[str, ...]  # the text's own BM25 words (graph nodes' and concepts' lexical match)
     name_words: tuple[str, ...]  # its words as names are matched (graph.bridges.name_words)
@@ -49,6 +50,7 @@ def _read(
         text=text,
         labels=reading.labels,
         terms=reading.terms,
+        items=reading.items,
         sparse_terms=tuple(tokenize(reading.sparse_query(text))),
         tokens=tuple(tokenize(text)),
         name_words=name_words(text),
