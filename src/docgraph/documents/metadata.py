@@ -7,8 +7,8 @@ lines the document prints in its margins page after page (``running_lines``: a r
 running title, a publisher's copyright footer) and the heading of a filing's statements
 ("THE COCA-COLA COMPANY AND SUBSIDIARIES", where the cover prints the name as a logo), the
 PDF's metadata title, the file's name ("3M_2018_10K" names 3M, 2018 and a 10-K), and the
-page shape (a deck of landscape pages of few words is slides). ``guess_metadata`` is a pure function of
-those texts; ``documents.metadata_store`` keeps the result in the store.
+page shape (a deck of landscape pages of few words is slides). ``guess_metadata`` is a pure
+function of those texts; ``documents.metadata_store`` keeps the result in the store.
 """
 
 from __future__ import annotations
