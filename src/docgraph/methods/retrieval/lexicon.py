@@ -178,9 +178,9 @@ class Lexicon:
     ) -> LexiconReading:
         """What ``question`` asks through the lexicon: with ``measures``, the statements it
         names or its measures imply and its measures' inputs, and with ``line_items`` too,
-        the statements printing the line items it names (none when it asks them of a part of
-        the business, a segment); with ``front_matter``, ``COVER``
-        when it asks about the document itself."""
+        the statements printing the line items it names and those items (none when it asks
+        them of a part of the business, a segment); with ``front_matter``, ``COVER`` when it
+        asks about the document itself."""
         keys: list[str] = []
         terms: list[str] = []
         items: list[str] = []
