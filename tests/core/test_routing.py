@@ -134,6 +134,22 @@ def test_an_abbreviation_of_every_word_of_an_organisation_names_it():
         assert router.route(unnamed) is None, "an abbreviation needs two capitals and every word of the name"
 
 
+def test_names_written_with_an_ampersand_name_their_filings():
+    shelf = {
+        "att": DocumentMeta(organisation="AT&T INC.", period="FY2022", kind="10-K"),
+        "pge": DocumentMeta(organisation="PG&E CORPORATION", period="FY2022", kind="10-K"),
+        "jnj22": DocumentMeta(organisation="JOHNSON & JOHNSON", period="FY2022", kind="10-K"),
+        "jnj21": DocumentMeta(organisation="JOHNSON & JOHNSON", period="FY2021", kind="10-K"),
+        "mgm": DocumentMeta(organisation="MGM Resorts International", period="FY2020", kind="10-K"),
+    }
+    router = DocumentRouter.build(shelf)
+    assert named(router, "What is AT&T's FY2022 free cash flow?") == {"att": 1.0}
+    assert named(router, "How much did PG&E spend on capital in FY2022?") == {"pge": 1.0}
+    assert named(router, "What was Johnson & Johnson's FY2022 revenue?") == {"jnj22": 1.0, "jnj21": 0.5}
+    assert named(router, "What was J&J's FY2021 net income?") == {"jnj21": 1.0, "jnj22": 0.5}
+    assert named(router, "How did MGM Resorts' revenue change in 2020?") == {"mgm": 1.0}
+
+
 def test_a_question_in_capitals_names_documents_by_their_words_only():
     shelf = dict(SHELF, isep=DocumentMeta(organisation="ISEP student", file_name="ISEP_student_handbook_2020"))
     router = DocumentRouter.build(shelf)
