@@ -65,24 +65,31 @@ def _candidates(passages: list[EvidencePassage]) -> list[_Candidate]:
     return out
 
 
-def rank_sentences(question: str, passages: list[EvidencePassage]) -> list[tuple[float, str, EvidencePassage]]:
-    """(score, sentence, passage) for every evidence sentence, best first; deterministic."""
+def _scores(question: str, cands: list[_Candidate]) -> list[float]:
+    """Each candidate's match to ``question``: IDF-weighted overlap (the IDF over the
+    candidates), shorter sentences discounted, plus a prior from its passage's rank."""
     q_terms = set(tokenize(question))
-    cands = _candidates(passages)
-    if not cands:
-        return []
     df: dict[str, int] = {}
     for cand in cands:
         for term in cand.tokens & q_terms:
             df[term] = df.get(term, 0) + 1
     n = len(cands)
-    scored = []
-    for index, cand in enumerate(cands):
+    out = []
+    for cand in cands:
         overlap = sum(math.log(1 + n / df[t]) for t in cand.tokens & q_terms)
-        prior = 1.0 / (1.0 + cand.rank)
         length_penalty = 1.0 if len(cand.tokens) >= 4 else 0.6
-        scored.append((overlap * length_penalty + 0.5 * prior, -index, cand))
-    scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
+        out.append(overlap * length_penalty + 0.5 / (1.0 + cand.rank))
+    return out
+
+
+def rank_sentences(question: str, passages: list[EvidencePassage]) -> list[tuple[float, str, EvidencePassage]]:
+    """(score, sentence, passage) for every evidence sentence, best first; deterministic."""
+    cands = _candidates(passages)
+    scored = sorted(
+        ((score, -index, cand) for index, (score, cand) in enumerate(zip(_scores(question, cands), cands))),
+        key=lambda item: (item[0], item[1]),
+        reverse=True,
+    )
     return [(score, cand.sentence, cand.passage) for score, _, cand in scored]
 
 
@@ -90,19 +97,32 @@ def _stem(token: str) -> str:
     return token[:-1] if len(token) > 3 and token.endswith("s") else token
 
 
-def item_sentences(items: Sequence[str], passages: list[EvidencePassage]) -> list[tuple[str, EvidencePassage]]:
-    """For each item (a line item a measure is computed from: "total current liabilities"),
-    the evidence sentence that gives its value most exactly: one that holds all its words
-    (plural "s" aside), preferring one with a number, then one that starts with the item (a
-    table row named by it), then the fewest other words, then the best-ranked passage.
-    Items the evidence lacks are skipped."""
+def item_sentences(
+    items: Sequence[str], passages: list[EvidencePassage], question: str = ""
+) -> list[tuple[str, EvidencePassage]]:
+    """For each item (a line item a measure is computed from: "total current liabilities", or
+    one the question names), the evidence sentence that gives its value most exactly: one
+    that holds all its words (plural "s" aside), preferring one with a number, then one that
+    starts with the item (a table row named by it); then, for an item the question names, the
+    sentence that matches the question best (``rank_sentences``' score: "net income
+    attributable to CVS Health" picks that row over "Net income"), for an input of a measure
+    the fewest other words; then the best-ranked passage. Items the evidence lacks are skipped."""
     cands = _candidates(passages)
     words = [tuple(_stem(t) for t in tokenize(cand.sentence)) for cand in cands]
+    asked = {_stem(t) for t in tokenize(question)}
+    match = _scores(question, cands) if question else [0.0] * len(cands)
     out: list[tuple[str, EvidencePassage]] = []
     for item in items:
         wanted = tuple(_stem(t) for t in tokenize(item))
+        named = set(wanted) <= asked
         holding = [
-            (not any(t[0].isdigit() for t in w), w[: len(wanted)] != wanted, len(w) - len(wanted), cands[i].rank, i)
+            (
+                not any(t[0].isdigit() for t in w),
+                w[: len(wanted)] != wanted,
+                -match[i] if named else float(len(w) - len(wanted)),
+                cands[i].rank,
+                i,
+            )
             for i, w in enumerate(words)
             if wanted and set(wanted) <= set(w)
         ]
@@ -162,7 +182,7 @@ def extractive_answer(
 
     sides = [[p for p in passages if p.doc_id in party] for party in parties] if len(parties) > 1 else [passages]
     for side in sides:
-        for sentence, passage in item_sentences(items, side):
+        for sentence, passage in item_sentences(items, side, question):
             take(sentence, passage)
     ranked = rank_sentences(question, passages)
     if len(sides) > 1:
