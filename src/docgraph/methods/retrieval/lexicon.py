@@ -34,9 +34,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import TypeVar
 
 from ...errors import ConfigError
 
+K = TypeVar("K")
 Label = tuple[str, str]  # ("statement", "balance_sheet"), as methods.retrieval.references labels
 COVER: Label = ("cover", "1")  # the first page of each document
 BUNDLED = ("finance.toml", "documents.toml")
@@ -186,15 +188,14 @@ class Lexicon:
         items: list[str] = []
         if measures:
             named = _found(self._named, question)
-            asked = sorted(
-                ((m.start(), measure) for measure, pattern in self._measures for m in [pattern.search(question)] if m),
-                key=lambda found: found[0],
-            )
+            asked = _found(self._measures, question)
             keys = [key for _, key in named] + [key for _, measure in asked for key in measure.statements]
             if line_items and not (self._parts is not None and self._parts.search(question)):
-                keys += [key for _, key in _found(self._items, question)]
-                mentions = [(m.start(), m.group(0)) for _, pattern in self._items for m in pattern.finditer(question)]
-                items = [text for _, text in sorted(mentions)]
+                mentions = sorted(
+                    (m.start(), key, m.group(0)) for key, pattern in self._items for m in pattern.finditer(question)
+                )
+                keys += [key for _, key, _ in mentions]
+                items = [text for _, _, text in mentions]
             terms = [term for _, measure in asked for term in measure.inputs]
         labels = [("statement", key) for key in dict.fromkeys(keys)]
         if front_matter and self._front_matter is not None and self._front_matter.search(question):
@@ -214,8 +215,8 @@ class Lexicon:
         return None
 
 
-def _found(patterns: Sequence[tuple[str, re.Pattern]], text: str) -> list[tuple[int, str]]:
-    """(where, key) of each pattern found in ``text``, in order of appearance."""
+def _found(patterns: Sequence[tuple[K, re.Pattern]], text: str) -> list[tuple[int, K]]:
+    """(where, key) of each pattern found in ``text`` (its first match), in order of appearance."""
     found = ((m.start(), key) for key, pattern in patterns for m in [pattern.search(text)] if m)
     return sorted(found, key=lambda where: where[0])
 
