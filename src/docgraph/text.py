@@ -34,6 +34,7 @@ def _mark_ranges() -> str:
     return "".join(f"\\u{a:04x}" if a == b else f"\\u{a:04x}-\\u{b:04x}" for a, b in ranges)
 
 
+_NONE: frozenset[str] = frozenset()
 _MARKS = _mark_ranges()
 _TOKEN = re.compile(rf"\w[\w{_MARKS}\-\.']*[\w{_MARKS}]|\w", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
@@ -69,22 +70,29 @@ def _diacritic_folding() -> dict[int, str]:
 
 
 _FOLD = _diacritic_folding()
+_FOLDABLE = re.compile("[" + "".join(re.escape(chr(code)) for code in sorted(_FOLD)) + "]")
+
+
+def _folded(match: re.Match[str]) -> str:
+    return _FOLD[ord(match.group())]
 
 
 def normalize(text: str) -> str:
     """NFKC-normalised, lowercased text with Latin and Greek diacritics folded, so that a
-    question typed without accents ("Akinoshu", "Zurich") meets the page that has them."""
-    return unicodedata.normalize("NFKC", text).lower().translate(_FOLD)
+    question typed without accents ("Akinoshu", "Zurich") meets the page that has them.
+    ASCII text is only lowercased (NFKC and the folding leave it as it is); other text
+    is folded where a foldable letter occurs, not through ``str.translate``, whose walk
+    over every character of a page costs more than the rest of tokenising it."""
+    if text.isascii():
+        return text.lower()
+    return _FOLDABLE.sub(_folded, unicodedata.normalize("NFKC", text).lower())
 
 
 def tokenize(text: str, drop_stopwords: bool = True) -> list[str]:
     """Lowercase word tokens (``normalize``d; numbers kept, e.g. ``3.5``), stopwords dropped by
     default."""
-    tokens = [t.strip(".'") for t in _TOKEN.findall(normalize(text))]
-    tokens = [t for t in tokens if t]
-    if drop_stopwords:
-        tokens = [t for t in tokens if t not in STOPWORDS]
-    return tokens
+    dropped = STOPWORDS if drop_stopwords else _NONE
+    return [t for t in (word.strip(".'") for word in _TOKEN.findall(normalize(text))) if t and t not in dropped]
 
 
 def sentences(text: str, min_chars: int = 3) -> list[str]:
