@@ -271,16 +271,3 @@ def test_second_hop_prefers_the_page_holding_what_the_first_page_left_open():
     assert [p for (_, p), _ in merged][:2] == [1, 4], "page 4 holds the term page 1 lacks"
     plain = layer.with_bridges(top, bridges, question, RetrievalSettings(bridge_every=2, bridge_residual=0.0), 5, own)
     assert [p for (_, p), _ in plain][:2] == [1, 3], "own scores tie: the first page in order"
-
-
-def test_grounding_rows_are_the_chunks_of_each_mention_and_are_remembered_by_key():
-    chunks = [
-        Chunk(id="d:1:P0", doc_id="d", page=1, component_ids=["P0", "P1"], text="alpha"),
-        Chunk(id="d:2:P0", doc_id="d", page=2, component_ids=["P0"], text="beta"),
-    ]
-    layer = EvidenceLayer.build(chunks, np.eye(2, dtype=np.float32), RetrievalSettings())
-    mentions = [("d", 1, ["P1"]), ("d", 2, ["P0"]), ("d", 1, ["P0", "P1"]), ("d", 3, ["P0"])]
-    rows = layer.grounding_rows(("e1", 4), mentions)
-    assert rows.tolist() == [0, 1, 0], "a chunk as often as mentions hit it; an unknown page hits none"
-    assert layer.grounding_rows(("e1", 4), []).tolist() == [0, 1, 0], "remembered under its key"
-    assert layer.grounding_rows(("e1", 5), mentions + [("d", 2, ["P0"])]).tolist() == [0, 1, 0, 1]

@@ -3,9 +3,11 @@
 Built from the canonical records the build writes (``kg4vd.entity`` and
 ``kg4vd.relation``): node ``i`` is an entity, every relation is an undirected edge of
 weight 1 and parallel relations between the same pair add up
-(``build_adjacency(combine="sum")``). Also kept: each entity's name, type and aliases,
-which entities are grounded on each page, the relations incident to each node, and the
-row of each entity in the entity vector index.
+(``build_adjacency(combine="sum")``). Also kept: each entity's name, type, aliases and
+indexed text, which entities are grounded on each page and on which page components
+(``mention_grounding``: the chunks a query's entity mass moves to, without reading a hub's
+thousands of mentions), the relations incident to each node, and the row of each entity
+in the entity vector index.
 
 The view holds arrays and names, not the records: an entity or relation object (its
 description, every mention) is read from the store when a query needs it —
@@ -29,10 +31,11 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,8 +48,12 @@ from ...types import Entity, Relation
 from ..disk_memo import load_or_build
 from ..entity_graph import PageKey, grounded_nodes, incident_relations, nodes_on, relations_inside
 from ..memo import StoreCache, store_root
+from ..mention_grounding import ChunkGrounding, MentionGrounding
 from ..retrieval.vector_index import VectorIndex
 from .storage import NS_ENTITY, NS_RELATION, VEC_ENTITY, VEC_PAGE, VEC_RELATION, entity_text_of
+
+if TYPE_CHECKING:
+    from ..retrieval.evidence_layer import EvidenceLayer
 
 GRAPH_VERSION_META = "kg4vd.graph_version"
 RECORD_CACHE = 8192  # entity and relation objects a view keeps, each kind, least recently used dropped
@@ -106,9 +113,11 @@ class GraphView:
     page_nodes: dict[PageKey, np.ndarray]
     node_relations: list[np.ndarray]
     degree: np.ndarray
-    _lexical_texts: list[str] | None = None
+    texts: list[str]  # each node's indexed text, "name, type, description" (``storage.entity_text``)
+    grounding: MentionGrounding
     _bm25: BM25 | None = None
     _vector_rows: dict[int, np.ndarray] = field(default_factory=dict)
+    _chunk_grounding: tuple[Callable[[], object], ChunkGrounding] | None = None
     _entities: _RecordCache[Entity] = field(init=False)
     _relations: _RecordCache[Relation] = field(init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -125,7 +134,7 @@ class GraphView:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._vector_rows, self._lock = {}, threading.Lock()
+        self._vector_rows, self._lock, self._chunk_grounding = {}, threading.Lock(), None
         self.__post_init__()
 
     def __len__(self) -> int:
@@ -185,13 +194,21 @@ class GraphView:
 
     def lexical(self, query: str | Sequence[str]) -> np.ndarray:
         """BM25 of the query (text, or its terms already read) against every node's indexed
-        text ("name, type, description"; the index is made on first use and the texts then
-        dropped)."""
+        text (``texts``; the index is made on first use)."""
         with self._lock:
             if self._bm25 is None:
-                self._bm25 = BM25(self._lexical_texts or [])
-                self._lexical_texts = None
+                self._bm25 = BM25(self.texts)
         return self._bm25.scores(query) if len(self) else np.zeros(0)
+
+    def chunk_grounding(self, layer: EvidenceLayer) -> ChunkGrounding:
+        """The chunk rows of ``layer`` each node's mentions fall in (joined on first use for
+        this layer; one layer is remembered at a time, as the layer the queries read)."""
+        with self._lock:
+            held = self._chunk_grounding
+            if held is None or held[0]() is not layer:
+                held = (weakref.ref(layer), self.grounding.chunk_rows(layer.component_chunk, len(layer.chunks)))
+                self._chunk_grounding = held
+            return held[1]
 
     def _rows(self, index: VectorIndex) -> np.ndarray:
         rows = self._vector_rows.get(id(index))
@@ -202,7 +219,7 @@ class GraphView:
         return rows
 
 
-_PER_PROCESS = ("_vector_rows", "_entities", "_relations", "_lock")
+_PER_PROCESS = ("_vector_rows", "_entities", "_relations", "_lock", "_chunk_grounding")
 
 
 def graph_version(store: Store) -> tuple:
@@ -229,7 +246,7 @@ def build_view(
             e["name"],
             sys.intern(e["type"]),
             list(e.get("aliases") or ()),
-            [(m["doc_id"], m["page"]) for m in e.get("mentions") or ()],
+            [(m["doc_id"], m["page"], m.get("component_ids") or ()) for m in e.get("mentions") or ()],
             entity_text_of(e["name"], e["type"], e.get("description", "")),
         )
         for e in entities
@@ -255,10 +272,11 @@ def build_view(
         relation_ids=kept,
         adjacency=adjacency,
         endpoints=endpoints,
-        page_nodes=grounded_nodes(e[4] for e in slim),
+        page_nodes=grounded_nodes([(d, p) for d, p, _ in e[4]] for e in slim),
         node_relations=incident_relations(n, endpoints),
         degree=np.diff(adjacency.indptr).astype(np.float64),
-        _lexical_texts=[e[5] for e in slim],
+        texts=[e[5] for e in slim],
+        grounding=MentionGrounding.build(e[4] for e in slim),
     )
 
 

@@ -31,7 +31,7 @@ method's graph (``graph.bridges``) take every ``bridge_every``-th slot.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -52,7 +52,6 @@ from .references import LabelIndex, later_runs, query_references
 from .routing import DocumentRouter, PageDocuments, page_weights
 from .turns import take_turns
 
-MAX_GROUNDED = 100_000  # entities whose chunk rows a layer remembers (then it starts over)
 _CAPTION = re.compile(r"^C\d+$")
 _NUMBER = re.compile(r"(\d+)$")
 
@@ -136,7 +135,6 @@ class EvidenceLayer:
     names: NameLinks  # pages naming other pages' headings (the second hop's name links)
     page_documents: PageDocuments  # each page's document, as routing reads it
     documents: DocumentNodes  # one node per document, its whole text (routing by content)
-    _grounded: dict[Hashable, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(
@@ -218,19 +216,6 @@ class EvidenceLayer:
         """Rows of the chunks holding any of the components (grounding of an entity mention)."""
         rows = {self.component_chunk.get((doc_id, page, cid)) for cid in component_ids}
         return sorted(row for row in rows if row is not None)
-
-    def grounding_rows(self, key: Hashable, mentions: Iterable[tuple[str, int, Sequence[str]]]) -> np.ndarray:
-        """The chunk rows of each mention ``(doc_id, page, component_ids)`` in turn (a row as
-        often as mentions hit it), remembered under ``key``: the caller's name for exactly
-        this list of mentions (KG4VD: an entity's id and its mention count — its mentions only
-        grow while the layer lives). Hub entities recur in query after query."""
-        rows = self._grounded.get(key)
-        if rows is None:
-            if len(self._grounded) >= MAX_GROUNDED:
-                self._grounded.clear()
-            rows = np.array([r for d, p, ids in mentions for r in self.chunk_rows(d, p, ids)], dtype=np.int64)
-            self._grounded[key] = rows
-        return rows
 
     def flat(
         self,

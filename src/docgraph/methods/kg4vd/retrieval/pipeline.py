@@ -82,7 +82,7 @@ def _retrieve(
     with timer.stage("subgraph_ppr"):
         neighbourhood = expand(ctx, view, entity_index, qvec, trace)
     with timer.stage("structure_diffusion"):
-        pages, prior, ranking = page_candidates(layer, query, qvec, flat, rs, neighbourhood.entities, trace, k_pages)
+        pages, prior, ranking = page_candidates(layer, query, qvec, flat, rs, view, trace, k_pages)
     trace.candidates = {
         "pages": len(pages),
         "entities": len(trace.subgraph),

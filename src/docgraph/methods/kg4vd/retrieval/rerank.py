@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from ....scoring import blend_rerank, top_k
-from ....types import Entity, Relation, ScoredEntity, ScoredPage, ScoredRelation
+from ....types import Relation, ScoredEntity, ScoredPage, ScoredRelation
 from ...retrieval.evidence_layer import EvidenceLayer, PageRanking, indexed_text
 from ...retrieval.vector_index import VectorIndex, load_index
 from ..graph_view import GraphView, PageKey
 from ..index import page_item
-from ..storage import VEC_RELATION, entity_text, relation_text
+from ..storage import VEC_RELATION, relation_text
 from .subgraph import Neighbourhood
 from .trace import RetrievalTrace
 
@@ -101,7 +101,7 @@ def rerank_candidates(
         relation_index = load_index(ctx.store, VEC_RELATION)
         known = (
             [layer.hybrid.vectors[best[p]] if p in best else None for p in pages]
-            + [entity_index.vector(e.id) for e in neighbourhood.entities]
+            + [entity_index.vector(view.ids.id(int(n))) for n in trace.subgraph]
             + [relation_vector(view, entity_index, relation_index, int(r)) for r in rels]
         )
     _rerank(
@@ -112,7 +112,6 @@ def rerank_candidates(
         pages,
         texts,
         page_prior,
-        neighbourhood.entities,
         (rels, neighbourhood.relation_objects, neighbourhood.relation_prior),
         k_pages,
         weight,
@@ -130,7 +129,6 @@ def _rerank(
     pages: list[PageKey],
     page_texts: list[str],
     page_prior: np.ndarray,
-    entities: list[Entity],
     relation_pool: tuple[np.ndarray, list[Relation], np.ndarray],
     k_pages: int,
     weight: float,
@@ -138,8 +136,9 @@ def _rerank(
     known: list[np.ndarray | None] | None,
     page_routing: np.ndarray | None = None,
 ) -> None:
-    """Step 5: one reranker call over all candidates, then budgets per kind. ``entities``:
-    the subgraph's, in its order; ``relation_pool``: (relation indices, their objects, their
+    """Step 5: one reranker call over all candidates, then budgets per kind: the pages, the
+    subgraph's entities (``trace.subgraph``; by their indexed text, the objects of the kept
+    ones read from the store) and ``relation_pool``: (relation indices, their objects, their
     priors). ``known``: the candidates' stored vectors (offline), so the fusion reranker
     embeds nothing it has. ``page_routing``: the pages' routing weights (``methods.retrieval.routing``),
     applied to their reranker scores as to their prior."""
@@ -147,7 +146,7 @@ def _rerank(
     rels, relations, rel_prior = relation_pool
     texts = (
         list(page_texts)
-        + [entity_text(e) for e in entities]
+        + [view.texts[int(n)] for n in trace.subgraph]
         + [_relation_text(view, int(r), rel) for r, rel in zip(rels, relations)]
     )
     if not texts:
@@ -169,8 +168,10 @@ def _rerank(
         ScoredPage(doc_id=pages[i][0], page=pages[i][1], score=float(page_final[i]))
         for i in top_k(page_final, k_pages)[0]
     ]
+    kept_entities = top_k(ent_final, settings.k_entities)[0]
+    entities = view.entities_of(ctx.store, trace.subgraph[kept_entities])
     trace.entities = [
-        ScoredEntity(entity=entities[i], score=float(ent_final[i])) for i in top_k(ent_final, settings.k_entities)[0]
+        ScoredEntity(entity=entity, score=float(ent_final[i])) for i, entity in zip(kept_entities, entities)
     ]
     kept = []
     for i in top_k(rel_final, settings.k_relations)[0]:

@@ -11,7 +11,7 @@ import numpy as np
 from ....graph import ppr_on_subgraph
 from ....graph.subgraph import NodeScores
 from ....scoring import top_k
-from ....types import Entity, Relation
+from ....types import Relation
 from ...retrieval.vector_index import VectorIndex
 from ..graph_view import GraphView
 from .trace import RELATION_POOL, RetrievalTrace
@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 
 @dataclass
 class Neighbourhood:
-    """The subgraph's entities (in its order) and its candidate relations with their priors."""
+    """The subgraph's candidate relations with their priors (its entities are the trace's
+    ``subgraph`` nodes)."""
 
-    entities: list[Entity] = field(default_factory=list)
     relations: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # view relation indices
     relation_objects: list[Relation] = field(default_factory=list)
     relation_prior: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -71,7 +71,6 @@ def expand(
     pool = top_k(rel_prior, RELATION_POOL * settings.k_relations)[0]
     rels, rel_prior = rels[pool], rel_prior[pool]
     return Neighbourhood(
-        entities=view.entities_of(ctx.store, trace.subgraph),
         relations=rels,
         relation_objects=view.relations_of(ctx.store, rels),
         relation_prior=rel_prior,
