@@ -117,6 +117,25 @@ def test_a_trading_symbol_names_its_company_as_written():
     assert router.route("the jpm segments") is None  # a symbol counts in capitals only, as tickers are written
 
 
+def test_a_trading_symbol_is_its_organisations_so_each_of_its_filings_has_it():
+    """Covers list symbols only since 2019: the FY2018 filing of a company whose FY2022 cover
+    prints "MMM" is still MMM's, and the year then picks it."""
+    shelf = {d: m.model_copy(update={"ticker": "MMM"}) if d == "mmm22" else m for d, m in SHELF.items()}
+    router = DocumentRouter.build(shelf)
+    assert named(router, "What was MMM's operating income in FY2018?") == {"mmm18": 1.0, "mmm22": 0.5}
+    assert router.tickers[router.doc_ids.index("awk20")] == set(), "another organisation's filings do not share it"
+
+
+def test_the_first_words_of_a_name_no_other_name_starts_with_name_it_at_half_weight(router):
+    """ "American" starts two organisations, "American Water" one."""
+    assert named(router, "What was American Water's capex in FY2020?") == {"awk20": 1.0}
+    assert named(router, "Did American Express grow?") == {"axp22": 1.0}
+    assert router.route("Is American water scarce?") is None, "as names are written: each word capitalised"
+    assert router.route("Which American firm grew fastest?") is None
+    route = router.route("Compare American Water with CVS in FY2020")
+    assert route is not None and route.explain(0.5)[0].named_by[0] == "American Water"
+
+
 def test_an_abbreviation_of_every_word_of_an_organisation_names_it():
     shelf = {
         "ibm": DocumentMeta(organisation="International Business Machines Corporation", period="FY2021"),

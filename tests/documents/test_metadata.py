@@ -76,6 +76,8 @@ def test_file_names_as_people_write_them_give_name_period_and_kind():
         ("JPMORGAN_2021Q1_10Q.pdf", "JPMorgan Chase & Co.", "Q1 2021", "10-Q", "JPM"),  # the date a line below
         ("AMD_2015_10K.pdf", "ADVANCED MICRO DEVICES, INC.", "FY2015", "10-K", None),
         ("COCACOLA_2017_10K.pdf", None, "FY2017", "10-K", None),  # the name a logo: the line above is no name
+        ("BOEING_2022_10K.pdf", "THE BOEING COMPANY", "FY2022", "10-K", "BA"),  # the column heads below the row
+        ("CVSHEALTH_2022_10K.pdf", "CVS HEALTH CORPORATION", "FY2022", "10-K", "CVS"),
     ],
 )
 def test_a_filings_cover_names_registrant_period_form_and_symbol(
@@ -95,6 +97,19 @@ def test_a_symbol_in_a_table_of_the_cover_is_read_cell_by_cell():
     )
     assert cover_ticker(text).value == "WMT"
     assert cover_ticker("Name of each exchange | NYSE") is None
+
+
+def test_a_symbol_is_read_from_the_row_of_its_exchange_and_never_past_the_listed_securities():
+    """The row before its column heads ("Class B Common Stock NKE New York Stock Exchange
+    (Title of each class) (Trading symbol) …"), and not the check box after the table."""
+    text = (
+        "SECURITIES REGISTERED PURSUANT TO SECTION 12(B) OF THE ACT:\nClass B Common Stock\nNKE\n"
+        "New York Stock Exchange\n(Title of each class)\n(Trading symbol)\n(Name of each exchange on which "
+        "registered)\nSECURITIES REGISTERED PURSUANT TO SECTION 12(G) OF THE ACT:\nNONE\nIndicate by check mark:\nYES"
+    )
+    assert cover_ticker(text).value == "NKE"
+    without_row = text.replace("NKE\n", "")
+    assert cover_ticker(without_row) is None, "a check box's YES is no symbol"
 
 
 def test_a_report_cover_gives_its_date_and_kind():

@@ -23,7 +23,7 @@ from ..types import ComponentKind, Document, Page
 from .file_names import REPORT_KINDS, file_name_fields
 from .running_lines import RunningLine, running_lines
 
-GUESSER = 14  # the version of the guessing rules: a label guessed by older rules is guessed again
+GUESSER = 15  # the version of the guessing rules: a label guessed by older rules is guessed again
 FIELDS = ("title", "organisation", "period", "kind", "ticker")
 COVER_CHARS = 4000
 SLIDE_WORDS = 200  # a page's median words below which landscape pages are slides (prose runs to 400 and more)
@@ -78,6 +78,12 @@ _RIGHTS = re.compile(r"[.,]?\s*all\s+rights\s+reserved\.?$", re.IGNORECASE)
 _NOT_TITLE = re.compile(r"published\s+as|preprint|under\s+review|proceedings\s+of|^source:", re.IGNORECASE)
 _SYMBOL_HEAD = re.compile(r"trading\s+symbol", re.IGNORECASE)
 _SYMBOL = re.compile(r"[A-Z]{1,5}")
+_REGISTERED = re.compile(r"section\s+12\s*\(\s*b\s*\)", re.IGNORECASE)  # listed securities, with their symbols
+_UNREGISTERED = re.compile(r"12\s*\(\s*g\s*\)", re.IGNORECASE)  # the next block: no listing, no symbol
+_SYMBOL_BEFORE_EXCHANGE = re.compile(
+    r"(?<![\w$.,/-])([A-Z]{1,5})\s*\|?\s*(?i:the\s+)?(?i:new\s+york\s+stock|nyse\b|nasdaq\b|"
+    r"chicago\s+stock|boston\s+stock|cboe\b|london\s+stock|toronto\s+stock)"
+)
 _EXCHANGES = frozenset({"NYSE", "NASDAQ", "AMEX", "LSE", "TSX", "CBOE", "NONE", "N", "A"})
 _FORM = re.compile(r"\bform\s+(10-?k|10-?q|20-?f|8-?k|40-?f|s-1)\b", re.IGNORECASE)
 _KIND_WORDS = (*REPORT_KINDS, ("abstract", "paper"))
@@ -284,11 +290,23 @@ def _words(text: str) -> list[str]:
 
 
 def cover_ticker(text: str) -> _Found | None:
-    """The first trading symbol a filing's cover lists under "Trading Symbol(s)" ("JPM")."""
+    """A filing's trading symbol from its cover's table of securities registered under
+    Section 12(b): the symbol a row sets just before its exchange's name ("Common Stock,
+    $5.00 Par Value BA New York Stock Exchange", however the table's cells were read), else
+    the first symbol-like cell under the "Trading Symbol(s)" head ("JPM"); never past that
+    table (the Section 12(g) block and the check boxes after it: "NONE", "YES")."""
+    registered = _REGISTERED.search(text)
+    if registered is not None:
+        block = text[registered.end() : registered.end() + 1200]
+        block = block[: _UNREGISTERED.search(block + " 12(g)").start()]
+        for row in _SYMBOL_BEFORE_EXCHANGE.finditer(block):
+            if row.group(1) not in _EXCHANGES:
+                return _Found(row.group(1), "cover")
     head = _SYMBOL_HEAD.search(text)
     if head is None:
         return None
-    for cell in re.split(r"[\n|]", text[head.end() : head.end() + 400]):  # lines, or a table's cells
+    after = text[head.end() : head.end() + 400]
+    for cell in re.split(r"[\n|]", after[: _UNREGISTERED.search(after + " 12(g)").start()]):  # lines, or cells
         cell = cell.strip()
         if _SYMBOL.fullmatch(cell) and cell not in _EXCHANGES:
             return _Found(cell, "cover")

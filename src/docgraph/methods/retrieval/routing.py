@@ -9,9 +9,12 @@ file name, period, kind) and gives every document a weight for the question:
 1. **names**: a document is named when the question holds one of its names whole — as
    words ("American Water Works") or run together ("AmericanWaterWorks" in a file name,
    "JPMorgan" against "JP Morgan") — legal words (Inc., Company, Corporation, The) aside,
-   or its trading symbol in capitals ("JPM"); the first word of its organisation's name
-   alone, capitalised inside the question, names it at half weight when no other name
-   starts with that word ("CVS" for "CVS Health Corporation"); an abbreviation written
+   or its trading symbol in capitals ("JPM"; a symbol is its organisation's, so every
+   document of the organisation has the one any of them prints); the first words of its
+   organisation's name alone, capitalised inside the question, name it at half weight when
+   no other organisation's name starts with those words ("CVS" for "CVS Health
+   Corporation", "American Water" for "American Water Works Company" beside "American
+   Express"); an abbreviation written
    with two capitals or more names it whole when it shortens every word of its
    organisation's name in order ("IBM", "FedEx", "P&G"); the last three read case, so not
    in a question written all in capitals;
@@ -93,6 +96,7 @@ MAX_SPAN = 5  # question words run together when matching a name written as one 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAPITALISED = re.compile(r"(?<=[\w,;:]\s)[A-Z][A-Za-z0-9&]+")  # not the question's first word
 _TICKER = re.compile(r"\b[A-Z][A-Z0-9]{1,5}\b")
+_CASED_WORD = re.compile(r"[A-Za-z0-9]+")  # ``words`` as the question writes them
 _ABBREVIATION = re.compile(r"\b(?=(?:[a-z&]*[A-Z]){2})[A-Za-z][A-Za-z&]{1,7}\b")  # two capitals or more: IBM, AmEx
 _CACHE: dict[tuple[str, str | None, tuple[str, ...]], DocumentRouter] = {}
 CACHE_SIZE = 8
@@ -116,6 +120,21 @@ def abbreviates(letters: str, name: tuple[str, ...]) -> bool:
     word, rest = name[0], name[1:]
     longest = min(len(word), len(letters) - len(rest))
     return any(letters[:k] == word[:k] and abbreviates(letters[k:], rest) for k in range(longest, 0, -1))
+
+
+def _capitalised_run(
+    start: tuple[str, ...], runs: Mapping[str, frozenset[int]], capitalised: Mapping[str, str], shown: Sequence[str]
+) -> tuple[str, frozenset[int]] | None:
+    """Where the question writes ``start`` (the first words of a name) capitalised — one word
+    capitalised past the question's first word, several each with a capital or a digit first
+    ("American Water") — as (the words as written, their positions); None when it does not."""
+    if len(start) == 1:
+        return (capitalised[start[0]], runs[start[0]]) if start[0] in capitalised and start[0] in runs else None
+    at = runs.get("".join(start))
+    if at is None or len(at) != len(start) or not shown:
+        return None
+    written = [shown[i] for i in sorted(at)]
+    return (" ".join(written), at) if all(w[0].isupper() or w[0].isdigit() for w in written) else None
 
 
 def _parties(named: np.ndarray, spans: Sequence[frozenset[int]]) -> list[tuple[np.ndarray, set[int]]]:
@@ -197,8 +216,8 @@ class DocumentRouter:
     names: list[list[tuple[str, ...]]]  # per document: its names as word tuples
     spellings: list[list[str]]  # per document: the same names as its label writes them
     periods: list[set[Reading]]  # per document: every reading of its period (routing_terms)
-    unique_first: set[tuple[int, str]]  # (document, first word of its organisation) that no other name starts with
-    tickers: list[set[str]]  # per document: its trading symbols, matched as the question writes them (capitals)
+    leading: list[list[tuple[str, ...]]]  # per document: starts of its organisation's name no other name starts with
+    tickers: list[set[str]]  # per document: its organisation's trading symbols, matched as written (capitals)
     organisations: list[tuple[str, ...]]  # per document: its organisation's own words (for abbreviations)
     titles: list[str]  # per document: what to call it (its label's title, else its file name)
     kinds: list[str]  # per document: its label's kind ("10-K", "slides"; "" unknown)
@@ -213,18 +232,23 @@ class DocumentRouter:
                     spelled[i].setdefault(name_words(written), written)
         names = [list(found) for found in spelled]
         organisations = [name_words(metadata[d].organisation) for d in doc_ids]
-        firsts: dict[str, set[tuple[str, ...]]] = {}  # a name's first word → the organisations of its documents
+        starts: dict[tuple[str, ...], set[tuple[str, ...]]] = {}  # a name's first words → the organisations naming so
         for doc_names, org in zip(names, organisations):
             for n in doc_names:
-                firsts.setdefault(n[0], set()).add(org)
-        unique = {(i, org[0]) for i, org in enumerate(organisations) if len(org) > 1 and firsts.get(org[0]) == {org}}
+                for k in range(1, len(n) + 1):
+                    starts.setdefault(n[:k], set()).add(org)
+        leading = [[org[:k] for k in range(1, len(org)) if starts.get(org[:k]) == {org}] for org in organisations]
+        symbols: dict[tuple[str, ...], set[str]] = {}  # an organisation → the trading symbols its documents print
+        for d, org in zip(doc_ids, organisations):
+            if len(metadata[d].ticker) >= 2:
+                symbols.setdefault(org or (d,), set()).add(metadata[d].ticker)
         return cls(
             doc_ids,
             names,
             [list(found.values()) for found in spelled],
             [document_periods(metadata[d]) for d in doc_ids],
-            unique,
-            [{metadata[d].ticker} if len(metadata[d].ticker) >= 2 else set() for d in doc_ids],
+            leading,
+            [set(symbols.get(org or (d,), ())) for d, org in zip(doc_ids, organisations)],
             organisations,
             [metadata[d].title or metadata[d].file_name or d for d in doc_ids],
             [metadata[d].kind for d in doc_ids],
@@ -268,10 +292,11 @@ class DocumentRouter:
         return Route(self.doc_ids, self.titles, match, reasons, by_name=True, parties=ids, compares=together)
 
     def _names(self, question: str) -> tuple[np.ndarray, list[list[str]], list[frozenset[int]]]:
-        """Step 1: per document 1 when the question holds one of its names, 0.5 for its first
-        word alone; with what named it ("3M COMPANY", "CVS") and where (the positions of the
-        question's words that named it). A question written all in capitals names by words
-        only: its "IS" is no abbreviation, its "CAT" no trading symbol."""
+        """Step 1: per document 1 when the question holds one of its names, 0.5 for the first
+        words of its organisation's name alone; with what named it ("3M COMPANY", "CVS") and
+        where (the positions of the question's words that named it). A question written all
+        in capitals names by words only: its "IS" is no abbreviation, its "CAT" no trading
+        symbol."""
         said = words(question)
         runs: dict[str, frozenset[int]] = {}  # words run together → where in the question (the first place)
         for i in range(len(said)):
@@ -279,6 +304,9 @@ class DocumentRouter:
                 runs.setdefault("".join(said[i:j]), frozenset(range(i, j)))
         cased = question if any(c.islower() for c in question) else ""  # a question in capitals shows no names by case
         capitalised = {w.lower(): w for w in _CAPITALISED.findall(cased)}  # "CVS", "Boeing": as names are written
+        shown_words = _CASED_WORD.findall(cased.replace("’", "'").replace("'s ", " "))
+        if len(shown_words) != len(said):
+            shown_words = []  # a letter whose case changes its length: read no name by case
         score = np.zeros(len(self.doc_ids))
         reasons: list[list[str]] = [[] for _ in self.doc_ids]
         spans: list[frozenset[int]] = [frozenset() for _ in self.doc_ids]
@@ -287,8 +315,11 @@ class DocumentRouter:
                 if "".join(name) in runs:
                     score[i], reasons[i], spans[i] = 1.0, [written], runs["".join(name)]
                     break
-                if (i, name[0]) in self.unique_first and name[0] in capitalised and score[i] < 0.5:
-                    score[i], reasons[i], spans[i] = 0.5, [capitalised[name[0]]], runs[name[0]]
+            if score[i] < 1.0:
+                for start in self.leading[i]:
+                    found = _capitalised_run(start, runs, capitalised, shown_words)
+                    if found is not None and score[i] < 0.5:
+                        score[i], reasons[i], spans[i] = 0.5, [found[0]], found[1]
         for token in _ABBREVIATION.findall(cased):
             letters = token.lower().replace("&", "")
             for i, org in enumerate(self.organisations):
