@@ -132,6 +132,8 @@ def test_the_first_words_of_a_name_no_other_name_starts_with_name_it_at_half_wei
     assert named(router, "Did American Express grow?") == {"axp22": 1.0}
     assert router.route("Is American water scarce?") is None, "as names are written: each word capitalised"
     assert router.route("Which American firm grew fastest?") is None
+    jpm = DocumentRouter.build(dict(SHELF, jpm=DocumentMeta(organisation="JPMorgan Chase & Co.", period="Q1 2021")))
+    assert named(jpm, "What did J.P. Morgan earn in Q1 2021?") == {"jpm": 1.0}, "run together, each a capital"
     route = router.route("Compare American Water with CVS in FY2020")
     assert route is not None and route.explain(0.5)[0].named_by[0] == "American Water"
 

@@ -125,16 +125,20 @@ def abbreviates(letters: str, name: tuple[str, ...]) -> bool:
 def _capitalised_run(
     start: tuple[str, ...], runs: Mapping[str, frozenset[int]], capitalised: Mapping[str, str], shown: Sequence[str]
 ) -> tuple[str, frozenset[int]] | None:
-    """Where the question writes ``start`` (the first words of a name) capitalised — one word
-    capitalised past the question's first word, several each with a capital or a digit first
-    ("American Water") — as (the words as written, their positions); None when it does not."""
-    if len(start) == 1:
-        return (capitalised[start[0]], runs[start[0]]) if start[0] in capitalised and start[0] in runs else None
+    """Where the question writes ``start`` (the first words of a name, as words or run
+    together) as a name is written — one word capitalised past the question's first word
+    ("CVS"), several each with a capital or a digit first ("American Water", "J.P. Morgan")
+    — as (the words as written, their positions); None when it does not."""
     at = runs.get("".join(start))
-    if at is None or len(at) != len(start) or not shown:
+    if at is None:
         return None
-    written = [shown[i] for i in sorted(at)]
-    return (" ".join(written), at) if all(w[0].isupper() or w[0].isdigit() for w in written) else None
+    if len(at) == 1:
+        word = "".join(start)
+        return (capitalised[word], at) if word in capitalised else None
+    written = [shown[i] for i in sorted(at)] if shown else []
+    if written and all(w[0].isupper() or w[0].isdigit() for w in written):
+        return " ".join(written), at
+    return None
 
 
 def _parties(named: np.ndarray, spans: Sequence[frozenset[int]]) -> list[tuple[np.ndarray, set[int]]]:
