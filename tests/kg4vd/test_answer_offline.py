@@ -16,8 +16,16 @@ from docgraph.methods.answers.citations import CitationBook
 from docgraph.methods.answers.extractive import OFFLINE_NOTICE
 from docgraph.methods.building.markdown_tables import rows_as_sentences
 from docgraph.methods.kg4vd import query
-from docgraph.methods.kg4vd.answer import Item, number_items, offline_passages, quotable, resolve_markers
-from docgraph.types import Answer, ComponentKind, Mention
+from docgraph.methods.kg4vd.answer import (
+    OFF_PAGE_MENTIONS,
+    Item,
+    number_items,
+    offline_passages,
+    quotable,
+    quoted_mentions,
+    resolve_markers,
+)
+from docgraph.types import Answer, ComponentKind, Entity, Mention
 
 
 @pytest.fixture(scope="module")
@@ -172,3 +180,19 @@ def test_quotable_components():
     assert quotable(comp(ComponentKind.HEADER, "Unit 4 A Global Middle Ages, 1200–1500 CE", True))
     assert not quotable(comp(ComponentKind.HEADER, "Preface 3", True))
     assert not quotable(comp(ComponentKind.FOOTER, "Access for free at openstax.org today", True))
+
+
+def test_a_hub_quotes_its_mentions_on_the_ranked_pages_and_a_few_others():
+    """An entity named on hundreds of pages gives passages from the pages the evidence ranks
+    and from its first few other mentions, in its own order; a small one from all of them."""
+    hub = Entity(
+        id="e",
+        name="stock units",
+        type="concept",
+        mentions=[Mention(doc_id="d", page=n, component_ids=["P1"]) for n in range(1, 301)],
+    )
+    ranked = {("d", 150), ("d", 7)}
+    first_others = [n for n in range(1, 301) if n not in (7, 150)][:OFF_PAGE_MENTIONS]
+    assert [m.page for m in quoted_mentions(hub, ranked)] == sorted([*first_others, 7, 150])
+    small = hub.model_copy(update={"mentions": hub.mentions[:4]})
+    assert quoted_mentions(small, set()) == small.mentions

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Literal
 from ...models.base import ChatModel, ImagePart, user
 from ...prompts import material, render_prompt
 from ...store.base import Store
-from ...types import Component, ComponentKind, Evidence, Mention, Page, Usage
+from ...types import Component, ComponentKind, Entity, Evidence, Mention, Page, Relation, Usage
 from ..answers.citations import CitationBook, marker
 from ..answers.extractive import NO_MODEL, EvidencePassage, compared_parties, extractive_answer, named_documents
 from ..building.markdown_tables import rows_as_sentences
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from ..base import MethodContext
 
 MENTIONS_PER_ITEM = 3
+OFF_PAGE_MENTIONS = 10  # mentions off the ranked pages an item's passages come from (``quoted_mentions``)
 EXCERPT_CHARS = 700
 STAGE_PRELIMINARY = "kg4vd.answer_preliminary"
 STAGE_FINAL = "kg4vd.answer_final"
@@ -267,11 +268,28 @@ def offline_passages(evidence: Evidence, book: CitationBook) -> list[EvidencePas
         page = book.page(scored.doc_id, scored.page)
         for comp in sorted(page.components, key=lambda c: c.order) if page else []:
             add(scored.doc_id, scored.page, [comp.id], scored.score)
-    for mention, score in [(m, s.score) for s in evidence.entities for m in s.entity.mentions] + [
-        (m, s.score) for s in evidence.relations for m in s.relation.mentions
+    ranked = {(p.doc_id, p.page) for p in evidence.pages}
+    for mention, score in [(m, s.score) for s in evidence.entities for m in quoted_mentions(s.entity, ranked)] + [
+        (m, s.score) for s in evidence.relations for m in quoted_mentions(s.relation, ranked)
     ]:
         add(mention.doc_id, mention.page, mention.component_ids, score)
     return passages
+
+
+def quoted_mentions(item: Entity | Relation, ranked: set[tuple[str, int]]) -> list[Mention]:
+    """The mentions of an entity or relation that give passages, in its order: every one on a
+    page the evidence ranks, and of the others the first ``OFF_PAGE_MENTIONS``. A hub of a
+    filing ("stock units", mentioned on thousands of pages) would otherwise make a passage of
+    every page it is named on, none of them chosen for the question."""
+    off_page = 0
+    kept = []
+    for mention in item.mentions:
+        if (mention.doc_id, mention.page) not in ranked:
+            off_page += 1
+            if off_page > OFF_PAGE_MENTIONS:
+                continue
+        kept.append(mention)
+    return kept
 
 
 def offline_answer(
