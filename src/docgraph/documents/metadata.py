@@ -297,20 +297,24 @@ def cover_ticker(text: str) -> _Found | None:
     table (the Section 12(g) block and the check boxes after it: "NONE", "YES")."""
     registered = _REGISTERED.search(text)
     if registered is not None:
-        block = text[registered.end() : registered.end() + 1200]
-        block = block[: _UNREGISTERED.search(block + " 12(g)").start()]
+        block = _before_unregistered(text[registered.end() : registered.end() + 1200])
         for row in _SYMBOL_BEFORE_EXCHANGE.finditer(block):
             if row.group(1) not in _EXCHANGES:
                 return _Found(row.group(1), "cover")
     head = _SYMBOL_HEAD.search(text)
     if head is None:
         return None
-    after = text[head.end() : head.end() + 400]
-    for cell in re.split(r"[\n|]", after[: _UNREGISTERED.search(after + " 12(g)").start()]):  # lines, or cells
+    for cell in re.split(r"[\n|]", _before_unregistered(text[head.end() : head.end() + 400])):  # lines, or cells
         cell = cell.strip()
         if _SYMBOL.fullmatch(cell) and cell not in _EXCHANGES:
             return _Found(cell, "cover")
     return None
+
+
+def _before_unregistered(text: str) -> str:
+    """``text`` up to the cover's Section 12(g) block (securities not listed: no symbol)."""
+    end = _UNREGISTERED.search(text)
+    return text if end is None else text[: end.start()]
 
 
 def cover_kind(text: str, landscape_share: float, words_per_page: float = 0.0) -> _Found | None:

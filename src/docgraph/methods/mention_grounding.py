@@ -67,7 +67,9 @@ class MentionGrounding:
         """From each node's mentions, in node order."""
         docs: dict[str, int] = {}
         components: dict[str, int] = {}
-        node_start, mention_start, keys = [0], [0], []
+        node_start: list[int] = [0]
+        mention_start: list[int] = [0]
+        keys: list[int] = []
         for mentions in mentions_per_node:
             for doc_id, page, component_ids in mentions:
                 if not 0 <= page < 1 << _PAGE_BITS:
