@@ -98,11 +98,11 @@ class MentionGrounding:
         row_of = np.fromiter(
             (chunk_of.get(self._unpack(int(key)), -1) for key in distinct), dtype=np.int64, count=len(distinct)
         )
-        rows = row_of[position] if len(self.keys) else np.zeros(0, dtype=np.int64)
+        rows = row_of[position]
         mention = np.repeat(np.arange(len(self.mention_start) - 1, dtype=np.int64), np.diff(self.mention_start))
         held = rows >= 0
-        pairs = np.unique(mention[held] * max(n_rows, 1) + rows[held])  # by mention, then row; no repeats
         width = max(n_rows, 1)
+        pairs = np.unique(mention[held] * width + rows[held])  # by mention, then row; no repeats
         start = np.searchsorted(pairs // width, self.node_start, side="left")  # node i: its mentions' pairs
         return ChunkGrounding(start=start.astype(np.int64), rows=(pairs % width).astype(np.int64))
 

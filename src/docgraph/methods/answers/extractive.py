@@ -107,14 +107,16 @@ def item_sentences(
     sentence that matches the question best (``rank_sentences``' score: "net income
     attributable to CVS Health" picks that row over "Net income"), for an input of a measure
     the fewest other words; then the best-ranked passage. Items the evidence lacks are skipped."""
+    if not items:
+        return []
     cands = _candidates(passages)
     words = [tuple(_stem(t) for t in tokenize(cand.sentence)) for cand in cands]
     asked = {_stem(t) for t in tokenize(question)}
-    match = _scores(question, cands) if question else [0.0] * len(cands)
+    wanted_items = [tuple(_stem(t) for t in tokenize(item)) for item in items]
+    named_items = [bool(wanted) and set(wanted) <= asked for wanted in wanted_items]
+    match = _scores(question, cands) if any(named_items) else []  # scored only when an item is named
     out: list[tuple[str, EvidencePassage]] = []
-    for item in items:
-        wanted = tuple(_stem(t) for t in tokenize(item))
-        named = set(wanted) <= asked
+    for wanted, named in zip(wanted_items, named_items):
         holding = [
             (
                 not any(t[0].isdigit() for t in w),
