@@ -319,11 +319,11 @@ class DocumentRouter:
                 if "".join(name) in runs:
                     score[i], reasons[i], spans[i] = 1.0, [written], runs["".join(name)]
                     break
-            if score[i] < 1.0:
-                for start in self.leading[i]:
-                    found = _capitalised_run(start, runs, capitalised, shown_words)
-                    if found is not None and score[i] < 0.5:
-                        score[i], reasons[i], spans[i] = 0.5, [found[0]], found[1]
+            if score[i] < 1.0:  # not named whole: by the first words its name starts with, the fewest first
+                starts = (_capitalised_run(start, runs, capitalised, shown_words) for start in self.leading[i])
+                found = next((run for run in starts if run is not None), None)
+                if found is not None:
+                    score[i], reasons[i], spans[i] = 0.5, [found[0]], found[1]
         for token in _ABBREVIATION.findall(cased):
             letters = token.lower().replace("&", "")
             for i, org in enumerate(self.organisations):
