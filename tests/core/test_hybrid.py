@@ -82,7 +82,7 @@ def test_a_long_page_is_found_by_its_last_chunk_and_every_page_is_ranked():
     assert top[0] == ("d", 1) and set(top) == {("d", 1), ("d", 2), ("d", 3), ("d", 9)}
     diffused = layer.rank_pages("scope one emissions 2020", query_vec, RetrievalSettings())
     assert diffused.diffused.max() == 1.0 and np.all(diffused.final <= 1.0)
-    assert layer.chunk_rows("d", 1, ["P1"]) == [layer.chunks.index(chunks[1])]
+    assert layer.component_chunk[("d", 1, "P1")] == layer.chunks.index(chunks[1])
 
 
 def test_hybrid_index_signals():

@@ -47,6 +47,18 @@ def test_spread_splits_each_nodes_mass_evenly_over_its_rows():
     assert not rows.spread(np.array([0]), np.array([0.0]), len(layer.chunks)).any(), "no mass, nothing spread"
 
 
+def test_mean_weighs_each_row_as_often_as_a_mention_lands_on_it():
+    layer = _layer()
+    grounding = MentionGrounding.build([[("d", 1, ["P0"]), ("d", 1, ["P1"]), ("e", 2, ["T1"])], [], [("e", 2, ["T1"])]])
+    rows = grounding.chunk_rows(layer.component_chunk, len(layer.chunks))
+    row = {c.id: i for i, c in enumerate(layer.chunks)}
+    values = np.zeros(len(layer.chunks))
+    values[row["d:1:P0"]], values[row["e:2:T1"]] = 1.0, 0.25
+    means = rows.mean(np.array([0, 1, 2]), values, default=0.5)
+    assert means.tolist() == pytest.approx([(1.0 + 1.0 + 0.25) / 3, 0.5, 0.25]), "a node without rows takes the default"
+    assert rows.mean(np.array([], dtype=np.int64), values).tolist() == []
+
+
 def test_a_page_beyond_what_a_key_holds_is_refused():
     with pytest.raises(ValueError, match="page"):
         MentionGrounding.build([[("d", 1 << 30, ["P0"])]])

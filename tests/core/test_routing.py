@@ -450,3 +450,32 @@ def test_the_routing_check_sorts_a_sets_questions_by_what_the_router_made_of_the
     assert "| abstains | 1 |" in out
     assert "1 question(s) name several parties, 1 of them comparing them" in out
     assert "q2 [named, wrong] top ['3M_2018_10K']" in out
+
+
+def test_kept_entities_and_relations_are_weighed_by_where_they_are_grounded(filings_library: Path):
+    """KG4VD keeps entities and relations for the answer as it keeps pages: weighed by the
+    routing weights of the pages they are grounded on, so Boeing's statement, which matches a
+    cash flow question as well as 3M's, falls behind the named filings' entities."""
+    from docgraph import Workspace
+
+    def kept(overrides: dict) -> tuple[list[set[str]], list[set[str]]]:
+        with Workspace(filings_library, overrides=overrides) as ws:
+            files = {d.id: Path(d.path).name for d in ws.documents()}
+            evidence = ws.retrieve(QUESTION, method="kg4vd")
+        entities = [{files[m.doc_id] for m in e.entity.mentions} for e in evidence.entities]
+        relations = [{files[m.doc_id] for m in r.relation.mentions} for r in evidence.relations]
+        return entities, relations
+
+    routed, routed_relations = kept({})
+    unrouted, _ = kept({"retrieval": {"route_floor": 1.0}})
+    boeing_only = [{"BOEING_2018_10K.pdf"}]
+    first_boeing = [i for i, docs in enumerate(routed) if docs in boeing_only]
+    first_boeing_unrouted = [i for i, docs in enumerate(unrouted) if docs in boeing_only]
+    assert first_boeing_unrouted and first_boeing_unrouted[0] < 5, "unrouted, Boeing's statement is among the first"
+    assert not first_boeing or first_boeing[0] > first_boeing_unrouted[0] + 5
+    assert routed[0] == {"3M_2022_10K.pdf"} and routed_relations[0] == {"3M_2022_10K.pdf"}
+
+    def named_share(lists: list[set[str]]) -> float:
+        return sum(bool(docs & {"3M_2018_10K.pdf", "3M_2022_10K.pdf"}) for docs in lists) / len(lists)
+
+    assert named_share(routed) > named_share(unrouted)

@@ -51,6 +51,20 @@ class ChunkGrounding:
         np.add.at(out, rows, np.repeat(mass / counts, counts))
         return out
 
+    def mean(self, nodes: np.ndarray, row_values: np.ndarray, default: float = 1.0) -> np.ndarray:
+        """Per node, the mean of ``row_values`` over its rows (a row as often as it is listed);
+        ``default`` for a node with none."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        out = np.full(len(nodes), default, dtype=np.float64)
+        counts = self.start[nodes + 1] - self.start[nodes] if len(nodes) else np.zeros(0, dtype=np.int64)
+        held = counts > 0
+        if held.any():
+            rows = np.concatenate([self.of(int(n)) for n in nodes[held]])
+            ends = np.cumsum(counts[held])
+            sums = np.add.reduceat(np.asarray(row_values, dtype=np.float64)[rows], ends - counts[held])
+            out[held] = sums / counts[held]
+        return out
+
 
 @dataclass(frozen=True)
 class MentionGrounding:

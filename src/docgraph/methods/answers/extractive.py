@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...text import sentences, tokenize
 from ...types import Evidence
@@ -34,6 +35,7 @@ OFFLINE_NOTICE = offline_notice()
 NOTHING_FOUND = nothing_found()
 FALLBACK_NOTICE = offline_notice(MODEL_FAILED)
 FALLBACK_NOTHING_FOUND = nothing_found(MODEL_FAILED)
+SENTENCE_CACHE = 2048  # passages whose split sentences are kept (one answer quotes up to a few hundred)
 
 
 @dataclass(frozen=True)
@@ -55,14 +57,20 @@ class _Candidate:
     tokens: frozenset[str]
 
 
+@lru_cache(maxsize=SENTENCE_CACHE)
+def _sentence_tokens(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """A passage's sentences with their token sets, those with no token left out: one
+    answer ranks the same passages for its items and for the question."""
+    split = ((sentence, frozenset(tokenize(sentence))) for sentence in sentences(text))
+    return tuple((sentence, tokens) for sentence, tokens in split if tokens)
+
+
 def _candidates(passages: list[EvidencePassage]) -> list[_Candidate]:
-    out = []
-    for rank, passage in enumerate(passages):
-        for sentence in sentences(passage.text):
-            tokens = frozenset(tokenize(sentence))
-            if tokens:
-                out.append(_Candidate(sentence, passage, rank, tokens))
-    return out
+    return [
+        _Candidate(sentence, passage, rank, tokens)
+        for rank, passage in enumerate(passages)
+        for sentence, tokens in _sentence_tokens(passage.text)
+    ]
 
 
 def _scores(question: str, cands: list[_Candidate]) -> list[float]:

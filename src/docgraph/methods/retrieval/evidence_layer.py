@@ -212,11 +212,6 @@ class EvidenceLayer:
             page_documents=page_documents,
         )
 
-    def chunk_rows(self, doc_id: str, page: int, component_ids: Sequence[str]) -> list[int]:
-        """Rows of the chunks holding any of the components (grounding of an entity mention)."""
-        rows = {self.component_chunk.get((doc_id, page, cid)) for cid in component_ids}
-        return sorted(row for row in rows if row is not None)
-
     def flat(
         self,
         query: str,

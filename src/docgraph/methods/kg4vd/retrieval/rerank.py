@@ -117,7 +117,31 @@ def rerank_candidates(
         weight,
         qvec,
         known,
+        candidate_routing(view, layer, ranking, pages, trace.subgraph, neighbourhood.relation_objects),
+    )
+
+
+def candidate_routing(
+    view: GraphView,
+    layer: EvidenceLayer,
+    ranking: PageRanking,
+    pages: list[PageKey],
+    nodes: np.ndarray,
+    relations: Sequence[Relation],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The routing weights (``methods.retrieval.routing``) of the candidates, or None without
+    routing: a page's is its document's; an entity's or a relation's the mean over its
+    mentions of their pages' weights — "stock units", named in every filing of a library,
+    weighs little for a question about one of them."""
+    if ranking.routing is None:
+        return None
+    chunk_routing = ranking.routing[layer.chunk_page]
+    entities = view.chunk_grounding(layer).mean(nodes, chunk_routing)
+    per_mention = [ranking.routing_of([(m.doc_id, m.page) for m in r.mentions], layer.page_position) for r in relations]
+    return (
         ranking.routing_of(pages, layer.page_position),
+        entities,
+        np.array([float(w.mean()) if len(w) else 1.0 for w in per_mention], dtype=np.float64),
     )
 
 
@@ -134,14 +158,15 @@ def _rerank(
     weight: float,
     qvec: np.ndarray,
     known: list[np.ndarray | None] | None,
-    page_routing: np.ndarray | None = None,
+    routing: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> None:
     """Step 5: one reranker call over all candidates, then budgets per kind: the pages, the
     subgraph's entities (``trace.subgraph``; by their indexed text, the objects of the kept
     ones read from the store) and ``relation_pool``: (relation indices, their objects, their
     priors). ``known``: the candidates' stored vectors (offline), so the fusion reranker
-    embeds nothing it has. ``page_routing``: the pages' routing weights (``methods.retrieval.routing``),
-    applied to their reranker scores as to their prior."""
+    embeds nothing it has. ``routing``: the pages', entities' and relations' routing weights
+    (``candidate_routing``), applied to their reranker scores as to their priors (a page's
+    prior holds its weight already)."""
     settings = trace.settings
     rels, relations, rel_prior = relation_pool
     texts = (
@@ -159,10 +184,16 @@ def _rerank(
         scores = np.asarray(ctx.models.reranker.rerank(query, texts), dtype=np.float64)
     n_p, n_e = len(pages), len(trace.subgraph)
     page_weight = ctx.settings.kg4vd.offline_page_rerank_weight if known is not None else weight  # step 5's note
-    page_scores = scores[:n_p] if page_routing is None else scores[:n_p] * page_routing
+    page_scores, ent_scores, rel_scores = scores[:n_p], scores[n_p : n_p + n_e], scores[n_p + n_e :]
+    ent_prior = trace.ppr
+    if routing is not None:
+        page_routing, ent_routing, rel_routing = routing
+        page_scores, ent_scores = page_scores * page_routing, ent_scores * ent_routing
+        rel_scores = rel_scores * rel_routing
+        ent_prior, rel_prior = ent_prior * ent_routing, rel_prior * rel_routing
     page_final = blend_rerank(page_scores, page_prior, page_weight)
-    ent_final = blend_rerank(scores[n_p : n_p + n_e], trace.ppr, weight)
-    rel_final = blend_rerank(scores[n_p + n_e :], rel_prior, weight)
+    ent_final = blend_rerank(ent_scores, ent_prior, weight)
+    rel_final = blend_rerank(rel_scores, rel_prior, weight)
 
     trace.pages = [
         ScoredPage(doc_id=pages[i][0], page=pages[i][1], score=float(page_final[i]))
