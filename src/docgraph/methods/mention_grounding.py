@@ -36,19 +36,24 @@ class ChunkGrounding:
     def of(self, node: int) -> np.ndarray:
         return self.rows[self.start[node] : self.start[node + 1]]
 
+    def counts(self, nodes: np.ndarray) -> np.ndarray:
+        """How many rows each of ``nodes`` has."""
+        return self.start[nodes + 1] - self.start[nodes] if len(nodes) else np.zeros(0, dtype=np.int64)
+
+    def rows_of(self, nodes: np.ndarray) -> np.ndarray:
+        """The rows of ``nodes``, one node's after another's (``counts`` long each)."""
+        return np.concatenate([self.of(int(n)) for n in nodes]) if len(nodes) else np.zeros(0, dtype=np.int64)
+
     def spread(self, nodes: np.ndarray, mass: np.ndarray, n_rows: int) -> np.ndarray:
         """Each node's ``mass`` split evenly over its rows (nodes with no positive mass or no
         rows give nothing); the sum per row, over ``n_rows`` rows."""
         out = np.zeros(n_rows, dtype=np.float64)
         nodes = np.asarray(nodes, dtype=np.int64)
         mass = np.asarray(mass, dtype=np.float64)
-        counts = self.start[nodes + 1] - self.start[nodes] if len(nodes) else np.zeros(0, dtype=np.int64)
+        counts = self.counts(nodes)
         keep = (mass > 0) & (counts > 0)
-        if not keep.any():
-            return out
-        nodes, mass, counts = nodes[keep], mass[keep], counts[keep]
-        rows = np.concatenate([self.of(int(n)) for n in nodes])
-        np.add.at(out, rows, np.repeat(mass / counts, counts))
+        if keep.any():
+            np.add.at(out, self.rows_of(nodes[keep]), np.repeat(mass[keep] / counts[keep], counts[keep]))
         return out
 
     def mean(self, nodes: np.ndarray, row_values: np.ndarray, default: float = 1.0) -> np.ndarray:
@@ -56,13 +61,12 @@ class ChunkGrounding:
         ``default`` for a node with none."""
         nodes = np.asarray(nodes, dtype=np.int64)
         out = np.full(len(nodes), default, dtype=np.float64)
-        counts = self.start[nodes + 1] - self.start[nodes] if len(nodes) else np.zeros(0, dtype=np.int64)
+        counts = self.counts(nodes)
         held = counts > 0
         if held.any():
-            rows = np.concatenate([self.of(int(n)) for n in nodes[held]])
-            ends = np.cumsum(counts[held])
-            sums = np.add.reduceat(np.asarray(row_values, dtype=np.float64)[rows], ends - counts[held])
-            out[held] = sums / counts[held]
+            values = np.asarray(row_values, dtype=np.float64)[self.rows_of(nodes[held])]
+            firsts = np.cumsum(counts[held]) - counts[held]
+            out[held] = np.add.reduceat(values, firsts) / counts[held]
         return out
 
 
